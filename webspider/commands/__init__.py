@@ -1,0 +1,1 @@
+"""Project commands (COMMANDS_MODULE): webspider's ``crawl`` replaces Scrapy's."""

@@ -1,0 +1,170 @@
+"""Spider arguments, the settings behind them, and their validation.
+
+Every spider argument (``-a name=value``) is also a ``WEBSPIDER_*`` setting;
+the argument wins. Components read only settings, so this is the one place
+that maps one onto the other. ``check_settings`` validates everything a crawl
+would otherwise discover deep inside a component, so that bad input is one
+clear line at start (the ``crawl`` command prints it and exits with status 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webspider.utils.url import BadURLError, normalize_seed
+from webspider.utils.urllist import URLListError, read_list
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: Spider arguments beat every other source, including ``-s`` (priority 40).
+ARGUMENT_PRIORITY = 50
+
+#: spider argument → setting. Later components add their own rows.
+SPIDER_ARGUMENTS: dict[str, str] = {
+    "start_urls": "WEBSPIDER_START_URLS",
+    "url": "WEBSPIDER_START_URLS",
+    "scope": "WEBSPIDER_SCOPE",
+    "output": "WEBSPIDER_OUTPUT",
+    "robots": "ROBOTSTXT_OBEY",
+}
+
+SCOPES = ("host", "domain", "all")
+SCOPE_ALIASES = {"local": "host"}
+
+
+class ConfigError(ValueError):
+    """Bad input from the user; the message is one line that says what to fix."""
+
+
+def apply_spider_arguments(settings: BaseSettings, kwargs: dict[str, Any]) -> None:
+    """Move known spider arguments into settings (removing them from kwargs).
+
+    Unknown arguments are an error, since a typo (``max_dept=2``) would
+    otherwise be silently ignored; names starting with ``_`` (scrapyd's
+    ``_job``) pass through to the spider untouched."""
+    unknown = sorted(k for k in kwargs if k not in SPIDER_ARGUMENTS and k[:1] != "_")
+    if unknown:
+        known = ", ".join(sorted(SPIDER_ARGUMENTS))
+        raise ConfigError(
+            f"unknown spider argument{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)} (known: {known})"
+        )
+    for name in list(kwargs):
+        if name in SPIDER_ARGUMENTS:
+            settings.set(SPIDER_ARGUMENTS[name], kwargs.pop(name), ARGUMENT_PRIORITY)
+
+
+def get_bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
+    """A boolean setting, with a clear error instead of Scrapy's ValueError."""
+    try:
+        return settings.getbool(name, default)
+    except ValueError:
+        raise ConfigError(
+            f"{_label(name)} must be 1/0, true/false, got {settings.get(name)!r}"
+        ) from None
+
+
+def get_int(
+    settings: BaseSettings, name: str, default: int = 0, *, minimum: int | None = None
+) -> int:
+    raw = settings.get(name, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{_label(name)} must be a whole number, got {raw!r}"
+        ) from None
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{_label(name)} must be at least {minimum}, got {value}")
+    return value
+
+
+def get_float(
+    settings: BaseSettings, name: str, default: float = 0.0, *, minimum: float = 0.0
+) -> float:
+    raw = settings.get(name, default)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{_label(name)} must be a number, got {raw!r}") from None
+    if not value >= minimum:  # also rejects NaN
+        raise ConfigError(f"{_label(name)} must be at least {minimum}, got {raw!r}")
+    return value
+
+
+def _label(setting: str) -> str:
+    args = [a for a, s in SPIDER_ARGUMENTS.items() if s == setting]
+    return f"{args[0]} ({setting})" if args else setting
+
+
+def get_start_urls(settings: BaseSettings) -> list[str]:
+    raw = settings.get("WEBSPIDER_START_URLS")
+    try:
+        values = read_list(raw)
+    except URLListError as exc:
+        raise ConfigError(str(exc)) from None
+    if not values:
+        raise ConfigError(
+            "start_urls is required: scrapy crawl webspider "
+            "-a start_urls=https://example.org/ (or -a url=…, or @file)"
+        )
+    urls: list[str] = []
+    for value in values:
+        try:
+            urls.append(normalize_seed(value))
+        except BadURLError as exc:
+            raise ConfigError(str(exc)) from None
+    return urls
+
+
+def get_scope(settings: BaseSettings) -> str:
+    raw = str(settings.get("WEBSPIDER_SCOPE") or "host").strip().lower()
+    scope = SCOPE_ALIASES.get(raw, raw)
+    if scope not in SCOPES:
+        accepted = ", ".join([*SCOPES, *SCOPE_ALIASES])
+        raise ConfigError(
+            f"unknown scope {settings.get('WEBSPIDER_SCOPE')!r} (accepted: {accepted})"
+        )
+    return scope
+
+
+def get_output_dir(settings: BaseSettings) -> Path:
+    raw = settings.get("WEBSPIDER_OUTPUT") or "output"
+    path = Path(str(raw)).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"output {str(raw)!r} exists and is not a folder")
+    return path
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    """The crawl-wide choices every component shares, validated once."""
+
+    start_urls: tuple[str, ...]
+    scope: str
+    output: Path
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> CrawlConfig:
+        return cls(
+            start_urls=tuple(get_start_urls(settings)),
+            scope=get_scope(settings),
+            output=get_output_dir(settings),
+        )
+
+
+#: Validators that components register for their own settings, run by
+#: ``check_settings`` before the crawl starts. Each raises ConfigError.
+VALIDATORS: list[Callable[[BaseSettings], object]] = [
+    CrawlConfig.from_settings,
+    lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
+]
+
+
+def check_settings(settings: BaseSettings) -> None:
+    for validate in VALIDATORS:
+        validate(settings)

@@ -1,0 +1,1 @@
+"""Downloader middlewares: which requests go out (scope, robots.txt, politeness)."""

@@ -1,0 +1,1 @@
+"""Extensions: crawl-wide services (skipped-URL log, progress, reports)."""

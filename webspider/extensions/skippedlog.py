@@ -1,0 +1,74 @@
+"""Tell the user why URLs were not crawled.
+
+Listens to ``webspider.signals.url_skipped``: logs the first skipped URL per
+reason and host at INFO (every one is counted in the stats by
+webspider.skips), and with ``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``)
+writes one JSON line per distinct URL to ``<output>/skipped.jsonl`` — what
+``wget --rejected-log`` gives its users.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import IO, TYPE_CHECKING
+
+from scrapy import signals as scrapy_signals
+
+from webspider import signals
+from webspider.config import get_bool, get_output_dir
+from webspider.utils.url import host_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+SKIPPED_FILE = "skipped.jsonl"
+
+
+class SkippedLog:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        self.write = get_bool(settings, "WEBSPIDER_LOG_SKIPPED", False)
+        self.path = get_output_dir(settings) / SKIPPED_FILE
+        self._logged: set[tuple[str, str]] = set()
+        self._written: set[str] = set()
+        self._file: IO[str] | None = None
+        crawler.signals.connect(self.url_skipped, signal=signals.url_skipped)
+        crawler.signals.connect(self.spider_opened, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=scrapy_signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def spider_opened(self) -> None:
+        if self.write:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Line-buffered: the file is complete up to the last skip even if
+            # the crawl is killed.
+            self._file = self.path.open("w", encoding="utf-8", buffering=1)
+
+    def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
+        key = (reason, host_of(url))
+        if key not in self._logged:
+            self._logged.add(key)
+            logger.info(
+                "Not crawling %s (reason: %s); further URLs of host %r skipped for "
+                "this reason are only counted",
+                url,
+                reason,
+                key[1],
+            )
+        if self._file is not None and url not in self._written:
+            self._written.add(url)
+            record = {"url": url, "reason": reason, "referer": referer}
+            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def spider_closed(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

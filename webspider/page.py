@@ -1,0 +1,66 @@
+"""The one parse of a response, shared by everything that needs it.
+
+The spider, the page-directive middleware, the mirror and the reports all call
+``parsed_page(response)``; the page is parsed on the first call and the result
+is kept (weakly) with the response, so no component parses it again.
+``response_of(item)`` gives pipelines the response an item was made from.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from scrapy.http import HtmlResponse, TextResponse
+
+from webspider.utils.html import ParsedPage, extract_css, extract_page
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+CSS_TYPES = frozenset({"text/css"})
+
+_pages: WeakKeyDictionary[Response, ParsedPage | None] = WeakKeyDictionary()
+_responses: WeakKeyDictionary[Any, Response] = WeakKeyDictionary()
+
+
+def media_type(response: Response) -> str | None:
+    """Media type of the Content-Type header, lower-cased, without parameters."""
+    raw = response.headers.get(b"Content-Type")
+    if not raw:
+        return None
+    value = raw.split(b";", 1)[0].strip().lower()
+    return value.decode("latin-1") if value else None
+
+
+def is_html(response: Response) -> bool:
+    mtype = media_type(response)
+    if mtype is None:
+        return isinstance(response, HtmlResponse)
+    return mtype in HTML_TYPES
+
+
+def parsed_page(response: Response) -> ParsedPage | None:
+    """The parsed HTML (or CSS) of a response; None for anything else."""
+    try:
+        return _pages[response]
+    except KeyError:
+        pass
+    page: ParsedPage | None = None
+    if isinstance(response, TextResponse):
+        if is_html(response):
+            page = extract_page(response.body, response.url, response.encoding)
+        elif media_type(response) in CSS_TYPES:
+            page = extract_css(response.text, response.url)
+    _pages[response] = page
+    return page
+
+
+def remember_response(item: Any, response: Response) -> None:
+    _responses[item] = response
+
+
+def response_of(item: Any) -> Response | None:
+    """The response an item was made from, while that item is alive."""
+    return _responses.get(item)

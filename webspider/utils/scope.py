@@ -1,0 +1,49 @@
+"""Which hosts a crawl may visit: ``host``, ``domain`` or ``all``."""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+
+from tldextract import TLDExtract
+
+# The public suffix list snapshot that ships with tldextract (a Scrapy
+# dependency); never fetched from the network.
+_extract = TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+@lru_cache(maxsize=4096)
+def registered_domain(host: str) -> str:
+    """``www.bbc.co.uk`` → ``bbc.co.uk``; an IP address or a name under an
+    unknown suffix (``site.test``) falls back to its last two labels."""
+    host = host.lower().rstrip(".")
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    result = _extract(host)
+    domain = result.top_domain_under_public_suffix
+    if domain:
+        return str(domain)
+    labels = host.split(".")
+    return ".".join(labels[-2:])
+
+
+class HostScope:
+    """Decides whether a host is within the crawl's scope."""
+
+    def __init__(self, scope: str, seed_hosts: set[str]) -> None:
+        self.scope = scope
+        self.hosts = {h.lower().rstrip(".") for h in seed_hosts}
+        self.domains = {registered_domain(h) for h in self.hosts}
+
+    def allows(self, host: str) -> bool:
+        if self.scope == "all":
+            return True
+        host = host.lower().rstrip(".")
+        if host in self.hosts:
+            return True
+        if self.scope == "domain":
+            return any(host == d or host.endswith("." + d) for d in self.domains)
+        return False

@@ -1,0 +1,122 @@
+"""URL helpers: canonical form for de-duplication, seed validation, scope keys.
+
+Pure functions (no Scrapy imports) so they can be tested with tables."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url, safe_url_string
+
+#: Schemes webspider ever requests. Everything else (mailto:, javascript:,
+#: data:, file:, ftp:, …) is a link we record at most, never a request.
+FETCHABLE_SCHEMES = frozenset({"http", "https"})
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+class BadURLError(ValueError):
+    """A URL given by the user that cannot be crawled; the message names it."""
+
+
+@lru_cache(maxsize=1 << 17)
+def canonical_url(url: str) -> str:
+    """The key under which a URL is de-duplicated.
+
+    w3lib's canonicalize_url (fragment dropped, host lower-cased and
+    IDNA-encoded, percent-encoding normalised, query arguments sorted) plus
+    what it leaves alone: the scheme's default port. Cached, because the same
+    URL is linked from many pages of a site (the Python docs link each index
+    entry hundreds of times)."""
+    canon = canonicalize_url(url)
+    parts = urlsplit(canon)
+    port = parts.port if parts.netloc else None
+    if port is not None and port == _DEFAULT_PORTS.get(parts.scheme):
+        host = parts.hostname or ""
+        if ":" in host:  # IPv6 literal
+            host = f"[{host}]"
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo}@{host}" if userinfo else host
+        canon = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    return canon
+
+
+def url_scheme(url: str) -> str:
+    """Lower-cased scheme of an absolute URL, or '' when it has none."""
+    match = _SCHEME_RE.match(url)
+    return match.group(0)[:-1].lower() if match else ""
+
+
+def normalize_seed(value: str) -> str:
+    """Validate a start URL given by the user and return it ready to request.
+
+    A bare host (``example.org``, ``127.0.0.1:8000/docs/``) means https://.
+    Raises BadURLError naming the value for anything that is not an http(s)
+    URL with a host."""
+    raw = value.strip()
+    if not raw:
+        raise BadURLError("empty start URL")
+    if any(ch.isspace() for ch in raw):
+        raise BadURLError(f"invalid start URL {value!r}: it contains white space")
+    scheme = url_scheme(raw)
+    # "localhost:8000" parses with scheme "localhost"; a scheme that is followed
+    # by digits only is really host:port.
+    if scheme and not re.match(r"^[^:]+:\d+(?:[/?#]|$)", raw):
+        if scheme not in FETCHABLE_SCHEMES:
+            raise BadURLError(
+                f"invalid start URL {value!r}: scheme {scheme!r} is not supported "
+                "(only http and https)"
+            )
+        if not raw[len(scheme) + 1 :].startswith("//"):
+            raise BadURLError(f"invalid start URL {value!r}: expected {scheme}://HOST/")
+    else:
+        raw = "https://" + raw
+    try:
+        parts = urlsplit(raw)
+        port = parts.port  # raises ValueError on a bad port
+    except ValueError as exc:
+        raise BadURLError(f"invalid start URL {value!r}: {exc}") from None
+    host = parts.hostname
+    if not host:
+        raise BadURLError(f"invalid start URL {value!r}: it has no host")
+    if not _valid_host(host):
+        raise BadURLError(f"invalid start URL {value!r}: bad host name {host!r}")
+    if port == 0:
+        raise BadURLError(f"invalid start URL {value!r}: port 0")
+    url = safe_url_string(raw)
+    if not urlsplit(url).path:
+        url += "/"
+    return url
+
+
+_HOST_LABEL_RE = re.compile(r"^(?!-)[\w-]{1,63}(?<!-)$", re.UNICODE)
+
+
+def _valid_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    labels = host.rstrip(".").split(".")
+    return all(_HOST_LABEL_RE.match(label) for label in labels)
+
+
+def host_of(url: str) -> str:
+    """Lower-case host name of a URL (no port), '' when it has none."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) — the unit robots.txt and politeness apply to."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    return scheme, (parts.hostname or ""), port
