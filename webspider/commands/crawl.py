@@ -5,6 +5,9 @@ Scrapy's own ``crawl`` command reports a bad spider argument with a traceback
 and spider argument first (webspider.config.check_settings) and, when
 something is wrong, prints ``webspider: error: <what to fix>`` to stderr and
 exits with status 2 before anything is crawled or written.
+
+With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
+3 when the crawl found broken internal links, for a site's CI.
 """
 
 from __future__ import annotations
@@ -14,16 +17,35 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from webspider.config import ConfigError, apply_spider_arguments, check_settings
+from webspider.config import (
+    ConfigError,
+    apply_spider_arguments,
+    check_settings,
+    get_bool,
+)
+from webspider.extensions.brokenlinks import STATS_BROKEN_INTERNAL
 from webspider.spiders.webspider import WebSpider
 
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
 EXIT_USAGE = 2
+#: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
+EXIT_BROKEN = 3
 
 
 class Command(ScrapyCrawlCommand):
+    crawler: Crawler | None = None
+
+    def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
+        # Kept to read its stats once the crawl is over (CrawlerProcess
+        # forgets its crawlers when they finish).
+        self.crawler = super()._create_crawler(spidercls)
+        return self.crawler
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) == 1 and self.crawler_process is not None:
             try:
@@ -41,3 +63,14 @@ class Command(ScrapyCrawlCommand):
                     self.exitcode = EXIT_USAGE
                     return
         super().run(args, opts)
+        if self.exitcode == 0 and self.broken_internal_links():
+            self.exitcode = EXIT_BROKEN
+
+    def broken_internal_links(self) -> int:
+        """Broken internal links found, when they should fail the command."""
+        crawler = self.crawler
+        if crawler is None or crawler.stats is None:
+            return 0
+        if not get_bool(crawler.settings, "WEBSPIDER_FAIL_ON_BROKEN", False):
+            return 0
+        return int(crawler.stats.get_value(STATS_BROKEN_INTERNAL, 0))

@@ -22,7 +22,9 @@ from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 
+from webspider import signals
 from webspider.config import CrawlConfig, apply_spider_arguments
+from webspider.extensions.duplicates import DuplicateContent
 from webspider.items import PageItem
 from webspider.page import media_type, parsed_page, remember_response
 from webspider.utils.html import LINK_RULES, LinkRule
@@ -58,6 +60,7 @@ class WebSpider(Spider):
         #: canonical URLs the scheduler has seen; set by URLDupeFilter.open()
         self.seen_urls: set[str] | None = None
         self.config: CrawlConfig
+        self._duplicates: DuplicateContent | bool | None = False  # False: not looked up
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -85,9 +88,15 @@ class WebSpider(Spider):
             )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        if response.meta.get("webspider_check_only"):
+            return  # a link check (check_external): never followed or exported
         page = parsed_page(response)
-        yield self.page_item(response, page)
-        if page is not None:
+        item = self.page_item(response, page)
+        yield item
+        if page is not None and item.duplicate_of is None:
+            self.crawler.signals.send_catch_log(
+                signals.links_extracted, response=response, page=page
+            )
             yield from self.follow_links(response, page)
 
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
@@ -107,10 +116,21 @@ class WebSpider(Spider):
             links=len(page.links) if page is not None else 0,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
+        item.duplicate_of = self.duplicate_of(response, item.content_hash)
         remember_response(item, response)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_PAGES)
         return item
+
+    def duplicate_of(self, response: Response, content_hash: str) -> str | None:
+        """URL of an earlier page with the same content (its links are not
+        followed again), or None; see webspider.extensions.duplicates."""
+        if self._duplicates is False:
+            self._duplicates = self.crawler.get_extension(DuplicateContent)
+        index = self._duplicates
+        if not isinstance(index, DuplicateContent):
+            return None
+        return index.duplicate_of(response, content_hash)
 
     def follow_links(self, response: Response, page: ParsedPage) -> Iterator[Request]:
         """Requests for the page's links that the scheduler has not seen."""
@@ -144,8 +164,15 @@ class WebSpider(Spider):
     def on_error(self, failure: Failure) -> None:
         """A request failed (HTTP error, download error, or filtered)."""
         error = failure.value
+        request = getattr(failure, "request", None)
+        if request is not None:
+            self.crawler.signals.send_catch_log(
+                signals.request_failed, request=request, failure=failure
+            )
         if isinstance(error, IgnoreRequest) and not isinstance(error, HttpError):
             return  # a middleware decided not to fetch it; it was counted there
+        if request is not None and request.meta.get("webspider_check_only"):
+            return  # a link check, not a page: reported as a broken link
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_FAILED)
         logger.debug("Failed: %s", failure.getErrorMessage())

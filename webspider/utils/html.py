@@ -89,6 +89,9 @@ class Link:
     #: rel="nofollow" on every element that gave this URL
     nofollow: bool = False
     fragment: str = ""
+    #: (fragment, text) of later elements linking other fragments of the URL
+    #: (``#a`` … ``#b``), for the missing-anchor check; None when there are none
+    more_fragments: list[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -191,6 +194,11 @@ class _Collector:
             link.nofollow = False
         if not link.text and text:
             link.text = text
+        if fragment and fragment != link.fragment:
+            if link.more_fragments is None:
+                link.more_fragments = [(fragment, text)]
+            elif (fragment, text) not in link.more_fragments:
+                link.more_fragments.append((fragment, text))
 
     def _resolve(self, href: str) -> str | None:
         href = href.strip(_WS)

@@ -1,0 +1,186 @@
+"""End to end: broken links, duplicates, summary.json and report.html from a
+crawl of a local site with known problems."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from tests.support.crawl import crawl
+from tests.support.server import Page, SeenRequest, TestServer, html
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def build_site(server: TestServer, other: TestServer) -> dict[str, str]:
+    refused = f"http://site.test:{closed_port()}/nothing-here"
+    up, down, nohead = other.url("/up"), other.url("/down"), other.url("/nohead")
+    server.add(
+        "/",
+        html(
+            '<a href="/a">A</a> <a href="/b">B</a>'
+            '<a href="/missing">Missing page</a>'
+            '<a href="/status/500">Server error</a>'
+            f'<a href="{refused}">Refused</a>'
+            '<a href="/loop">Loop</a>'
+            '<a href="/redirect/302?to=ftp://example.org/file">FTP</a>'
+            '<a href="/drop">Dropped</a>'
+            '<a href="/dup?utm=1">dup 1</a><a href="/dup?utm=2">dup 2</a>'
+            '<a href="/copy/one/">copy one</a>'
+            f'<a href="{up}">up</a><a href="{down}">down</a>'
+            f'<a href="{nohead}">no HEAD</a>',
+            title="Home",
+        ),
+    )
+    server.add(
+        "/a",
+        html(
+            '<a href="/missing">Gone</a><img src="/missing-img.png" alt="Logo">'
+            '<a href="/b#sec">B section</a><a href="/b#nope">No such section</a>'
+            '<a href="/copy/two/">copy two</a>',
+            title="A",
+        ),
+    )
+    server.add(
+        "/b",
+        html('<h2 id="sec">Section</h2><a href="/missing">another text</a>', "B"),
+    )
+    server.add("/loop", Page(b"", status=302, headers=[("Location", "/loop")]))
+    server.add("/dup", html("<p>same page, any parameters</p>", title="Dup"))
+    copy = html('<p>copied</p><a href="child">child</a>', title="Copy")
+    server.add("/copy/one/", copy)
+    server.add("/copy/two/", copy)
+    server.add("/copy/one/child", html("child", title="Child"))
+    server.add("/copy/two/child", html("child", title="Child"))
+
+    other.add("/up", html('<a href="/from-up">x</a>', title="Up"))
+    other.add("/down", Page(html("gone"), status=404))
+
+    def head_refused(seen: SeenRequest) -> Page:
+        if seen.method == "HEAD":
+            return Page(b"", status=405)
+        return Page(html('<a href="/from-nohead">x</a>', title="No HEAD"))
+
+    other.add("/nohead", head_refused)
+    return {"refused": refused, "up": up, "down": down, "nohead": nohead}
+
+
+def by_url(records: list[dict]) -> dict[str, dict]:
+    return {r["url"]: r for r in records}
+
+
+def refs(record: dict) -> set[tuple[str, str, str]]:
+    return {(r["url"], r["text"], r["tag"]) for r in record["referrers"]}
+
+
+@deferred_f_from_coro_f
+async def test_broken_links_duplicates_and_reports(tmp_path, server, other_server):
+    urls = build_site(server, other_server)
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        check_external="1",
+        check_anchors="1",
+    )
+    u = server.url
+    broken = by_url(result.exported("broken-links.jsonl"))
+
+    # every broken URL once, with all its referrers and their link texts
+    missing = broken[u("/missing")]
+    assert (missing["status"], missing["error"], missing["internal"]) == (
+        404,
+        None,
+        True,
+    )
+    assert refs(missing) == {
+        (u("/"), "Missing page", "a"),
+        (u("/a"), "Gone", "a"),
+        (u("/b"), "another text", "a"),
+    }
+    assert missing["referrer_count"] == 3
+    assert refs(broken[u("/missing-img.png")]) == {(u("/a"), "Logo", "img")}
+    assert broken[u("/status/500")]["status"] == 500
+    assert broken[urls["refused"]]["error"] == "connection_refused"
+    assert broken[urls["refused"]]["status"] is None
+    assert broken[u("/loop")]["error"] == "redirect_loop"
+    ftp = broken[u("/redirect/302?to=ftp://example.org/file")]
+    assert (ftp["status"], ftp["error"]) == (302, "redirect_scheme")
+    assert broken[u("/drop")]["error"] == "connection_lost"
+    anchor = broken[u("/b#nope")]
+    assert anchor["error"] == "missing_anchor"
+    assert refs(anchor) == {(u("/a"), "No such section", "a")}
+    assert u("/b#sec") not in broken
+
+    # external links: checked once each with HEAD (GET when HEAD is refused),
+    # never followed
+    down = broken[urls["down"]]
+    assert (down["status"], down["internal"]) == (404, False)
+    assert refs(down) == {(u("/"), "down", "a")}
+    assert urls["up"] not in broken and urls["nohead"] not in broken
+    seen = [(r.method, r.path) for r in other_server.log if r.path != "/robots.txt"]
+    assert sorted(seen) == [
+        ("GET", "/nohead"),
+        ("HEAD", "/down"),
+        ("HEAD", "/nohead"),
+        ("HEAD", "/up"),
+    ]
+    assert len(broken) == 9
+
+    # duplicates: flagged, and their links not followed again
+    pages = {p["url"]: p for p in result.exported()}
+    dup1, dup2 = pages[u("/dup?utm=1")], pages[u("/dup?utm=2")]
+    assert {dup1["duplicate_of"], dup2["duplicate_of"]} - {None} in (
+        {u("/dup?utm=1")},
+        {u("/dup?utm=2")},
+    )
+    # /copy/one/ and /copy/two/ have the same relative link "child"
+    first, second = sorted(
+        ("/copy/one/", "/copy/two/"), key=lambda p: pages[u(p)]["duplicate_of"] or ""
+    )
+    assert pages[u(first)]["duplicate_of"] is None
+    assert pages[u(second)]["duplicate_of"] == u(first)
+    assert first + "child" in server.requested()
+    assert second + "child" not in server.requested()
+    assert result.stats["webspider/duplicates/page_count"] == 2
+
+    # summary.json: stable keys, figures that match the files
+    summary = json.loads((result.output / "summary.json").read_text("utf-8"))
+    assert summary["broken"] == {
+        "total": 9,
+        "internal": 8,
+        "external": 1,
+        "missing_anchors": 1,
+    }
+    assert summary["duplicates"]["total"] == 2
+    assert summary["pages"] == len(pages)
+    # the three external links (and, today, other.test's robots.txt)
+    assert summary["skipped"]["by_reason"]["scope"] >= 3
+    assert summary["finish_reason"] == "finished"
+    for key in ("rounds", "deferred_remaining", "bytes", "elapsed_seconds"):
+        assert isinstance(summary[key], (int, float))
+    assert summary["status_codes"]["404"] >= 2
+    assert set(summary["outputs"]) >= {"pages", "broken_links", "summary", "report"}
+
+    # report.html: self-contained and about this crawl
+    report = (result.output / "report.html").read_text("utf-8")
+    assert "<svg" in report and "<style>" in report
+    assert "<script" not in report and "<link" not in report
+    assert "Missing page" in report and "/copy/two/" in report
+
+
+@deferred_f_from_coro_f
+async def test_external_links_not_checked_by_default(tmp_path, server, other_server):
+    build_site(server, other_server)
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    broken = by_url(result.exported("broken-links.jsonl"))
+    assert all(r["internal"] for r in broken.values())
+    assert server.url("/b#nope") not in broken  # anchors are off by default
+    assert other_server.log == []
+    assert result.stats["webspider/broken/url_count/internal"] == len(broken)
