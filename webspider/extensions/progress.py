@@ -10,9 +10,10 @@ Otherwise (a log file, scrapyd): one INFO line every
 WEBSPIDER_PROGRESS_INTERVAL seconds with the same figures.
 
 Figures: pages fetched (``webspider/pages/fetched_count``), pending
-(``scheduler/enqueued`` - ``scheduler/dequeued``), in flight (the
-downloader's active requests), deferred (``webspider/depth/deferred_remaining``,
-else ``webspider/depth/deferred_count``, else 0), skipped
+(``scheduler/enqueued`` - ``scheduler/dequeued``, plus requests waiting in a
+download slot), in flight (requests being transferred), deferred
+(``webspider/depth/deferred_remaining``, else ``webspider/depth/deferred_count``,
+else 0), skipped
 (``webspider/skipped/url_count``), broken (``webspider/broken/url_count``),
 pages per second over the last interval, and bytes downloaded
 (``downloader/response_bytes``).
@@ -113,7 +114,14 @@ class ProgressLine:
         self._last = (now, pages)
         rate = (pages - pages_then) / (now - then) if now > then else 0.0
         engine = self.crawler.engine
-        in_flight = len(engine.downloader.active) if engine is not None else 0
+        queued = in_flight = 0
+        if engine is not None:
+            downloader = engine.downloader
+            # active = waiting in a download slot (delay, concurrency) + on the wire
+            in_flight = sum(
+                len(slot.transferring) for slot in downloader.slots.values()
+            )
+            queued = max(0, len(downloader.active) - in_flight)
         deferred = 0
         for key in STATS_DEFERRED:
             value = get(key)
@@ -122,7 +130,8 @@ class ProgressLine:
                 break
         return Progress(
             pages=pages,
-            pending=max(
+            pending=queued
+            + max(
                 0, int(get("scheduler/enqueued", 0)) - int(get("scheduler/dequeued", 0))
             ),
             in_flight=in_flight,

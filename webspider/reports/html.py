@@ -62,7 +62,9 @@ h2{font-size:18px;margin:0 0 12px}
 .card.bad .n{color:#c0392b}
 section{background:#fff;border-radius:8px;padding:16px 18px;margin-bottom:18px;
  box-shadow:0 1px 2px rgba(20,30,50,.08)}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:18px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:18px;
+ margin-bottom:18px}
+section svg{max-width:100%;height:auto;display:block}
 .grid section{margin:0}
 table{width:100%;border-collapse:collapse;font-size:14px}
 th{text-align:left;font-weight:600;color:#5b6478;border-bottom:2px solid #e3e7ee;
@@ -77,7 +79,7 @@ ul.refs li{margin:1px 0}
 details summary{cursor:pointer;color:#3b5bdb;font-size:13px}
 .empty{color:#5b6478;font-style:italic}
 a{color:#2f55c4;text-decoration:none}
-svg text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+svg text{font:13px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
  fill:#1d2330}
 """
 
@@ -88,16 +90,16 @@ def status_color(code: int) -> str:
     )
 
 
-def bar_chart(rows: Sequence[tuple[str, int, str]], width: int = 480) -> str:
+def bar_chart(rows: Sequence[tuple[str, int, str]], width: int = 460) -> str:
     """Horizontal bars: (label, value, colour) each, as inline SVG."""
     if not rows:
         return '<p class="empty">Nothing to show.</p>'
-    label_w, value_w, row_h = 90, 60, 24
+    label_w, value_w, row_h = 80, 56, 26
     top = max(value for _, value, _ in rows) or 1
     bar_space = width - label_w - value_w
     height = row_h * len(rows) + 4
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img">'
     ]
     for i, (label, value, color) in enumerate(rows):
@@ -168,12 +170,19 @@ def _header(report: Report) -> str:
     starts = ", ".join(
         f'<a class="url" href="{escape(u)}">{escape(u)}</a>' for u in s.start_urls
     )
-    when = escape(s.finished_at or s.started_at)
+    when = escape(_readable_time(s.started_at))
     return (
         f"<h1>{escape(report.title)} {badge}</h1>"
-        f'<p class="sub">{starts or "—"} · {when} · '
+        f'<p class="sub">{starts or "—"} · started {when} · ran '
         f"{format_duration(s.elapsed_seconds)}</p>"
     )
+
+
+def _readable_time(iso: str) -> str:
+    """``2024-05-01T12:30:00+00:00`` → ``2024-05-01 12:30:00 UTC``."""
+    if iso.endswith("+00:00"):
+        return iso[:-6].replace("T", " ") + " UTC"
+    return iso.replace("T", " ")
 
 
 def _cards(s: Summary) -> str:
