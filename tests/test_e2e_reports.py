@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import time
+from pathlib import Path
 
 from scrapy.utils.defer import deferred_f_from_coro_f
 
@@ -184,3 +186,92 @@ async def test_external_links_not_checked_by_default(tmp_path, server, other_ser
     assert server.url("/b#nope") not in broken  # anchors are off by default
     assert other_server.log == []
     assert result.stats["webspider/broken/url_count/internal"] == len(broken)
+
+
+@deferred_f_from_coro_f
+async def test_normalized_duplicates_redirect_limit_and_timeout(tmp_path, server):
+    server.add(
+        "/",
+        html(
+            '<a href="/t1">t1</a><a href="/t2">t2</a>'
+            '<a href="/hop/0">hops</a><a href="/delay/3">slow</a>',
+            title="Home",
+        ),
+    )
+    server.add(
+        "/t1", html('<p>Same</p><!-- build 1 --> <p>at 12:00:01</p><a href="x1">')
+    )
+    server.add("/x1", html("x1", title="X1"))
+    server.add("/t2", html('<p>Same</p>\n  <p>at 13:14:15</p><a href="x1">'))
+    for i in range(6):
+        server.add(
+            f"/hop/{i}", Page(b"", status=302, headers=[("Location", f"/hop/{i + 1}")])
+        )
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={
+            "WEBSPIDER_DUPLICATES_NORMALIZE": True,
+            "REDIRECT_MAX_TIMES": 2,
+            "DOWNLOAD_TIMEOUT": 0.5,
+        },
+    )
+    pages = {p["url"]: p for p in result.exported()}
+    flagged = [
+        u for u in (server.url("/t1"), server.url("/t2")) if pages[u]["duplicate_of"]
+    ]
+    assert len(flagged) == 1
+    assert result.stats["webspider/duplicates/page_count/normalized"] == 1
+    broken = by_url(result.exported("broken-links.jsonl"))
+    hops = broken[server.url("/hop/0")]
+    assert hops["error"] == "too_many_redirects"
+    assert refs(hops) == {(server.url("/"), "hops", "a")}
+    assert broken[server.url("/delay/3")]["error"] == "timeout"
+    assert len(broken) == 2  # the hops after /hop/0 are nobody's links
+
+
+@deferred_f_from_coro_f
+async def test_reports_written_during_the_crawl_and_when_stopped_early(
+    tmp_path, server
+):
+    out = tmp_path / "out"
+    during: dict[str, str] = {}
+
+    def slow(seen: SeenRequest) -> Page:
+        # The crawl waits for this answer; meanwhile the periodic rewrite runs.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not _written_during(out, during):
+            time.sleep(0.05)
+        return Page(html('<a href="/next">next</a>', title="Slow"))
+
+    server.add("/", html('<a href="/gone">gone</a><a href="/slow">slow</a>', "Home"))
+    server.add("/slow", slow)
+    server.add("/next", html('<a href="/never">never</a>', title="Next"))
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={"WEBSPIDER_REPORT_INTERVAL": 0.1, "CLOSESPIDER_ITEMCOUNT": 2},
+    )
+    # while the crawl ran: complete files, the crawl marked as running
+    assert json.loads(during["summary.json"])["finish_reason"] is None
+    assert json.loads(during["broken-links.jsonl"])["url"] == server.url("/gone")
+    assert "running" in during["report.html"]
+    # stopped early: the files say so
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["finish_reason"] == "closespider_itemcount"
+    assert "stopped early: closespider_itemcount" in (out / "report.html").read_text()
+    assert "/never" not in server.requested()
+    assert len(result.exported("broken-links.jsonl")) == 1
+    assert not list(out.glob(".*.tmp"))
+
+
+def _written_during(out: Path, during: dict[str, str]) -> bool:
+    names = ("summary.json", "broken-links.jsonl", "report.html")
+    try:
+        texts = {name: (out / name).read_text("utf-8") for name in names}
+    except FileNotFoundError:
+        return False
+    if not texts["broken-links.jsonl"].strip():
+        return False
+    during.update(texts)
+    return True
