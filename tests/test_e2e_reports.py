@@ -275,3 +275,39 @@ def _written_during(out: Path, during: dict[str, str]) -> bool:
         return False
     during.update(texts)
     return True
+
+
+@deferred_f_from_coro_f
+async def test_broken_links_survive_a_pause(tmp_path, server):
+    """Stopped and resumed with JOBDIR: the URLs requested before the pause are
+    not requested again, and the report still has them with all referrers."""
+    server.add("/", html('<a href="/a">A</a><a href="/gone1">one</a>', "Home"))
+    server.add("/a", html('<a href="/b">B</a><a href="/gone2">two from a</a>', "A"))
+    server.add(
+        "/b", html('<a href="/gone1">one from b</a><a href="/gone2">two</a>', "B")
+    )
+    settings = {"JOBDIR": str(tmp_path / "job"), "CONCURRENT_REQUESTS": 1}
+    first = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={**settings, "CLOSESPIDER_ITEMCOUNT": 2},
+    )
+    assert json.loads((first.output / "summary.json").read_text())["finish_reason"] == (
+        "closespider_itemcount"
+    )
+    before_pause = server.requested_pages()
+    assert "/b" not in before_pause  # it is left for the resumed crawl
+    second = await crawl(tmp_path, start_urls=server.url("/"), settings=settings)
+    pages = server.requested_pages()
+    assert sorted(pages) == sorted(set(pages))  # nothing fetched twice
+    broken = by_url(second.exported("broken-links.jsonl"))
+    u = server.url
+    assert set(broken) == {u("/gone1"), u("/gone2")}
+    assert refs(broken[u("/gone1")]) == {
+        (u("/"), "one", "a"),
+        (u("/b"), "one from b", "a"),
+    }
+    assert refs(broken[u("/gone2")]) == {
+        (u("/a"), "two from a", "a"),
+        (u("/b"), "two", "a"),
+    }

@@ -13,6 +13,8 @@ even if the crawl is killed.
 
 Settings: WEBSPIDER_BROKEN_LINKS_ENABLED, WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS,
 WEBSPIDER_CHECK_ANCHORS, WEBSPIDER_CHECK_EXTERNAL, WEBSPIDER_REPORT_INTERVAL.
+With JOBDIR, the ledger is saved to ``<JOBDIR>/webspider-brokenlinks.json``
+when the crawl stops and read back when it resumes (missing anchors are not).
 Meta keys read: ``redirect_urls``, ``redirect_reasons``,
 ``webspider_check_only`` (the URL is outside the scope).
 Stats: ``webspider/broken/url_count`` (``/internal``, ``/external``),
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
@@ -31,6 +34,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.job import job_dir
 
 from webspider import signals, skips
 from webspider.config import get_bool, get_float, get_int, get_output_dir
@@ -53,6 +57,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BROKEN_LINKS_FILE = "broken-links.jsonl"
+#: the ledger of a paused crawl, in JOBDIR
+STATE_FILE = "webspider-brokenlinks.json"
 
 STATS_BROKEN = "webspider/broken/url_count"
 STATS_BROKEN_INTERNAL = "webspider/broken/url_count/internal"
@@ -94,6 +100,8 @@ class BrokenLinks:
         self.path = get_output_dir(settings) / BROKEN_LINKS_FILE
         self.interval = get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
         self._written: tuple[int, int] | None = None
+        directory = job_dir(settings)
+        self.state_path = Path(directory) / STATE_FILE if directory else None
         self._task: Any = None
         connect = crawler.signals.connect
         connect(self.links_extracted, signal=signals.links_extracted)
@@ -264,6 +272,14 @@ class BrokenLinks:
         self._written = version
 
     def spider_opened(self) -> None:
+        if self.state_path is not None and self.state_path.exists():
+            # A resumed crawl: the URLs it already requested are in the seen-set
+            # and will not be requested again, so their outcomes come from here.
+            with self.state_path.open(encoding="utf-8") as fh:
+                self.ledger.load(json.load(fh))
+            logger.info(
+                "Resuming with %d broken links already found", self.ledger.broken_count
+            )
         self._update_stats()
         self.flush(force=True)  # no stale file from an earlier crawl
         if self.interval > 0:
@@ -275,6 +291,11 @@ class BrokenLinks:
             self._task.stop()
         self._update_stats()
         self.flush(force=True)
+        if self.state_path is not None:
+            try:
+                write_atomic(self.state_path, json.dumps(self.ledger.dump()))
+            except OSError as exc:
+                logger.error("Cannot write %s: %s", self.state_path, exc)
         count = self.ledger.broken_count + self.missing_anchors
         if count:
             logger.warning(

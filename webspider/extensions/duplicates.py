@@ -11,18 +11,23 @@ white space (webspider.reports.duplicates documents the normalisation).
 Empty bodies are never duplicates.
 
 Settings: WEBSPIDER_DUPLICATES_ENABLED, WEBSPIDER_DUPLICATES_NORMALIZE,
-WEBSPIDER_DUPLICATES_IGNORE_RE. Stats: ``webspider/duplicates/page_count``
-(``/exact``, ``/normalized``).
+WEBSPIDER_DUPLICATES_IGNORE_RE. With JOBDIR the index is kept in
+``<JOBDIR>/webspider-duplicates.json`` across a pause.
+Stats: ``webspider/duplicates/page_count`` (``/exact``, ``/normalized``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
+from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, get_bool
 from webspider.page import is_html
@@ -32,6 +37,7 @@ from webspider.reports.duplicates import (
     ContentIndex,
     normalized_hash,
 )
+from webspider.reports.output import write_atomic
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -39,7 +45,11 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
+logger = logging.getLogger(__name__)
+
 STATS_DUPLICATES = "webspider/duplicates/page_count"
+#: the content index of a paused crawl, in JOBDIR
+STATE_FILE = "webspider-duplicates.json"
 
 #: duplicates kept for the report (all are counted, and all are in pages.jsonl)
 MAX_KEPT = 1000
@@ -82,6 +92,11 @@ class DuplicateContent:
         #: (url, first url, kind) of the first MAX_KEPT duplicates
         self.found: list[tuple[str, str, str]] = []
         self.count = 0
+        directory = job_dir(settings)
+        self.state_path = Path(directory) / STATE_FILE if directory else None
+        if self.state_path is not None:
+            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -109,3 +124,19 @@ class DuplicateContent:
             stats.inc_value(STATS_DUPLICATES)
             stats.inc_value(f"{STATS_DUPLICATES}/{kind}")
         return first
+
+    def spider_opened(self) -> None:
+        if self.state_path is not None and self.state_path.exists():
+            with self.state_path.open(encoding="utf-8") as fh:
+                data = json.load(fh)
+            self.exact.load(data.get("exact", {}))
+            self.normalized.load(data.get("normalized", {}))
+
+    def spider_closed(self) -> None:
+        if self.state_path is None:
+            return
+        data = {"exact": self.exact.dump(), "normalized": self.normalized.dump()}
+        try:
+            write_atomic(self.state_path, json.dumps(data))
+        except OSError as exc:
+            logger.error("Cannot write %s: %s", self.state_path, exc)

@@ -65,3 +65,9 @@ class ContentIndex:
 
     def __len__(self) -> int:
         return len(self._first)
+
+    def dump(self) -> dict[str, str]:
+        return self._first
+
+    def load(self, data: dict[str, str]) -> None:
+        self._first.update(data)

@@ -279,7 +279,11 @@ def _referrers(record: dict[str, Any]) -> str:
 
 
 def _broken(report: Report) -> str:
-    records = report.broken
+    # Internal first (the site owner can fix those), most linked first.
+    records = sorted(
+        report.broken,
+        key=lambda r: (not r.get("internal"), -int(r.get("referrer_count", 0))),
+    )
     if not records:
         return (
             "<section><h2>Broken links</h2>"

@@ -16,7 +16,7 @@ all the links of that page, and link texts are the strings the parser made.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -180,6 +180,42 @@ class LinkLedger:
             if outcome.redirected_to:
                 record["redirected_to"] = outcome.redirected_to
             yield record
+
+    # -- a paused crawl (JOBDIR) ----------------------------------------------------
+    def dump(self) -> dict[str, Any]:
+        """Everything the ledger knows, as JSON-able data (see ``load``)."""
+        good, skipped, targets = [], [], []
+        for key, state in self._state.items():
+            if state == _GOOD:
+                good.append(key)
+            elif state == _SKIPPED:
+                skipped.append(key)
+            elif isinstance(state, _Target):
+                outcome = asdict(state.outcome) if state.outcome is not None else None
+                targets.append([key, state.count, state.referrers, outcome])
+        return {
+            "version": 1,
+            "good": good,
+            "skipped": skipped,
+            "targets": targets,
+            "aliases": self._aliases,
+        }
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Continue from what ``dump`` returned (a crawl resumed from JOBDIR)."""
+        for key in data.get("good", ()):
+            self._state[key] = _GOOD
+        for key in data.get("skipped", ()):
+            self._state[key] = _SKIPPED
+        for key, count, referrers, outcome in data.get("targets", ()):
+            entry = _Target()
+            entry.count = count
+            entry.referrers = [tuple(r) for r in referrers]
+            self._state[key] = entry
+            if outcome is not None:
+                self.broken(key, Outcome(**outcome))
+        for target, aliases in data.get("aliases", {}).items():
+            self._aliases.setdefault(target, []).extend(tuple(a) for a in aliases)
 
 
 def _redirected(url: str, outcome: Outcome) -> Outcome:
