@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
@@ -60,7 +61,6 @@ class WebSpider(Spider):
         #: canonical URLs the scheduler has seen; set by URLDupeFilter.open()
         self.seen_urls: set[str] | None = None
         self.config: CrawlConfig
-        self._duplicates: DuplicateContent | bool | None = False  # False: not looked up
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -125,12 +125,13 @@ class WebSpider(Spider):
     def duplicate_of(self, response: Response, content_hash: str) -> str | None:
         """URL of an earlier page with the same content (its links are not
         followed again), or None; see webspider.extensions.duplicates."""
-        if self._duplicates is False:
-            self._duplicates = self.crawler.get_extension(DuplicateContent)
-        index = self._duplicates
-        if not isinstance(index, DuplicateContent):
-            return None
-        return index.duplicate_of(response, content_hash)
+        index = self._content_index
+        return index.duplicate_of(response, content_hash) if index else None
+
+    @cached_property
+    def _content_index(self) -> DuplicateContent | None:
+        # Looked up once, on the first page (extensions exist by then).
+        return self.crawler.get_extension(DuplicateContent)
 
     def follow_links(self, response: Response, page: ParsedPage) -> Iterator[Request]:
         """Requests for the page's links that the scheduler has not seen."""
