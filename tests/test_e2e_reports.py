@@ -52,7 +52,12 @@ def build_site(server: TestServer, other: TestServer) -> dict[str, str]:
     )
     server.add(
         "/b",
-        html('<h2 id="sec">Section</h2><a href="/missing">another text</a>', "B"),
+        html(
+            '<h2 id="sec">Section</h2><a href="/missing">another text</a>'
+            '<a href="#sec">here</a><a href="#gone">Local gone</a>'
+            '<a href="#gone">x</a>',
+            "B",
+        ),
     )
     server.add("/loop", Page(b"", status=302, headers=[("Location", "/loop")]))
     server.add("/dup", html("<p>same page, any parameters</p>", title="Dup"))
@@ -119,6 +124,9 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     assert anchor["error"] == "missing_anchor"
     assert refs(anchor) == {(u("/a"), "No such section", "a")}
     assert u("/b#sec") not in broken
+    local = broken[u("/b#gone")]
+    assert (local["error"], local["referrer_count"]) == ("missing_anchor", 1)
+    assert refs(local) == {(u("/b"), "Local gone", "a")}
 
     # external links: checked once each with HEAD (GET when HEAD is refused),
     # never followed
@@ -133,7 +141,7 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
         ("HEAD", "/nohead"),
         ("HEAD", "/up"),
     ]
-    assert len(broken) == 9
+    assert len(broken) == 10
 
     # duplicates: flagged, and their links not followed again
     pages = {p["url"]: p for p in result.exported()}
@@ -155,10 +163,10 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     # summary.json: stable keys, figures that match the files
     summary = json.loads((result.output / "summary.json").read_text("utf-8"))
     assert summary["broken"] == {
-        "total": 9,
-        "internal": 8,
+        "total": 10,
+        "internal": 9,
         "external": 1,
-        "missing_anchors": 1,
+        "missing_anchors": 2,
     }
     assert summary["duplicates"]["total"] == 2
     assert summary["pages"] == len(pages)

@@ -11,3 +11,13 @@ def test_every_fragment_of_a_url_is_kept_for_the_anchor_check():
     assert (b.url, b.fragment, b.text) == ("https://s/b", "one", "One")
     assert b.more_fragments == [("two", "Two")]  # "#one" again is the same anchor
     assert c.more_fragments is None
+
+
+def test_links_within_the_page_are_kept_apart():
+    page = extract_page(
+        b'<a href="#top">Top</a><a href=" #sec ">Sec</a><a href="#">nothing</a>'
+        b'<a href="/x#y">elsewhere</a>',
+        "https://s/page",
+    )
+    assert page.local_fragments == [("top", "Top"), ("sec", "Sec")]
+    assert [link.url for link in page.links] == ["https://s/x"]

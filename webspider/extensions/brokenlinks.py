@@ -139,6 +139,15 @@ class BrokenLinks:
                         anchors.add_link(
                             key, link.url, fragment, (referrer, text, link.tag)
                         )
+            if page.local_fragments:
+                # href="#x" points into the page itself (or its <base>)
+                base = page.base_url.partition("#")[0]
+                key = canonical_url(base)
+                first_text: dict[str, str] = {}
+                for fragment, text in page.local_fragments:
+                    first_text.setdefault(fragment, text)
+                for fragment, text in first_text.items():
+                    anchors.add_link(key, base, fragment, (referrer, text, "a"))
             self._update_stats()
 
     # -- outcomes -----------------------------------------------------------------
