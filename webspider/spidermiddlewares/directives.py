@@ -148,6 +148,8 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
     ) -> Request | None:
         if response is None or (directives := directives_of(response)) is None:
             return request
+        if not directives.nofollow and not directives.nofollow_links:
+            return request  # the common case, per request: keep it cheap
         reason = self.skip_reason(request, directives)
         if reason is None:
             return request
