@@ -30,6 +30,7 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "scope": "WEBSPIDER_SCOPE",
     "output": "WEBSPIDER_OUTPUT",
     "robots": "ROBOTSTXT_OBEY",
+    "export_noindex": "WEBSPIDER_EXPORT_NOINDEX",
     "check_external": "WEBSPIDER_CHECK_EXTERNAL",
     "check_anchors": "WEBSPIDER_CHECK_ANCHORS",
     "fail_on_broken": "WEBSPIDER_FAIL_ON_BROKEN",
@@ -190,6 +191,17 @@ def check_report_settings(settings: BaseSettings) -> None:
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     CrawlConfig.from_settings,
     lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
+    lambda s: [
+        get_bool(s, name)
+        for name in (
+            "WEBSPIDER_DIRECTIVES_ENABLED",
+            "WEBSPIDER_DIRECTIVES_META",
+            "WEBSPIDER_DIRECTIVES_HEADER",
+            "WEBSPIDER_DIRECTIVES_REL",
+            "WEBSPIDER_EXPORT_NOINDEX",
+            "WEBSPIDER_PAGE_EVENTS_ENABLED",
+        )
+    ],
     check_report_settings,
 ]
 

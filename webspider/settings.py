@@ -15,6 +15,13 @@ COMMANDS_MODULE = "webspider.commands"
 WEBSPIDER_START_URLS: list[str] = []
 WEBSPIDER_SCOPE = "host"
 WEBSPIDER_OUTPUT = "output"
+# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+WEBSPIDER_DIRECTIVES_ENABLED = True
+WEBSPIDER_DIRECTIVES_META = True
+WEBSPIDER_DIRECTIVES_HEADER = True
+WEBSPIDER_DIRECTIVES_REL = True
+WEBSPIDER_EXPORT_NOINDEX = False
+WEBSPIDER_PAGE_EVENTS_ENABLED = True
 
 # reports (docs/reports.md)
 WEBSPIDER_BROKEN_LINKS_ENABLED = True
@@ -68,7 +75,13 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 60,
 }
 # … spider middlewares decide what survives from each page.
-SPIDER_MIDDLEWARES: dict[str, int | None] = {}
+SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    # sees the output last (after depth etc.): links_queued lists what is
+    # really handed to the scheduler
+    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
+    # reads the page first (right after HttpErrorMiddleware, 50)
+    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+}
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
     "webspider.extensions.skippedlog.SkippedLog": 500,

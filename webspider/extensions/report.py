@@ -33,7 +33,6 @@ from webspider.config import (
     get_float,
     get_int,
     get_output_dir,
-    get_start_urls,
 )
 from webspider.extensions.brokenlinks import BROKEN_LINKS_FILE, BrokenLinks
 from webspider.extensions.duplicates import STATS_DUPLICATES, DuplicateContent
@@ -72,7 +71,6 @@ class CrawlReport:
         self.output = get_output_dir(settings)
         self.interval = get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
         self.keep_largest = get_int(settings, "WEBSPIDER_REPORT_LARGEST", 20, minimum=0)
-        self.start_urls = get_start_urls(settings)
         self.by_depth: Counter[int] = Counter()
         self.by_round: Counter[int] = Counter()
         #: min-heap of (size, url, content type): the largest files so far
@@ -112,7 +110,7 @@ class CrawlReport:
         spider = self.crawler.spider
         seen = getattr(spider, "seen_urls", None) or ()
         return Summary(
-            start_urls=list(self.start_urls),
+            start_urls=self.start_urls(),
             started_at=self.started_at,
             finished_at=_now(),
             finish_reason=reason,
@@ -145,6 +143,10 @@ class CrawlReport:
             },
             outputs=self.outputs(broken is not None),
         )
+
+    def start_urls(self) -> list[str]:
+        config = getattr(self.crawler.spider, "config", None)
+        return list(getattr(config, "start_urls", ()))
 
     def outputs(self, broken_links: bool) -> dict[str, str]:
         files: dict[str, str] = {}
