@@ -10,7 +10,6 @@ import pty
 import select
 import struct
 import subprocess
-import sys
 import termios
 import time
 from pathlib import Path
@@ -18,37 +17,21 @@ from pathlib import Path
 from scrapy.extensions.logstats import LogStats
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from tests.support.crawl import crawl
-from tests.support.resolver import RESOLVER
 from tests.support.server import Page, TestServer, html
 from webspider.commands.crawl import EXIT_BROKEN
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def scrapy_crawl(tmp_path: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "scrapy",
-        "crawl",
-        "webspider",
-        "-s",
-        f"DNS_RESOLVER={RESOLVER}",
-        "-s",
-        f"WEBSPIDER_OUTPUT={tmp_path / 'out'}",
-        "-s",
-        "RETRY_TIMES=0",
-        *args,
-    ]
+    return scrapy_command(
+        "-s", f"WEBSPIDER_OUTPUT={tmp_path / 'out'}", "-s", "RETRY_TIMES=0", *args
+    )
 
 
 def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT), env.get("PYTHONPATH")) if p
-    )
-    env.pop("COLUMNS", None)
+    env = scrapy_env()
+    env.pop("COLUMNS", None)  # the pseudo-terminal's size is what counts
     return env
 
 

@@ -1,4 +1,5 @@
-"""Validation of the report settings: one clear line before the crawl."""
+"""Validation of the report settings (webspider.config.check_report_settings):
+one clear line before the crawl."""
 
 import pytest
 from scrapy.settings import Settings
