@@ -70,9 +70,9 @@ DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
-    # Outermost but scope: sees the final answer to a HEAD check (after
-    # redirects and retries) and replaces a refused HEAD with a GET.
-    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 60,
+    # Before scope: lets the robots.txt of checked hosts out, and sees the
+    # final answer to a HEAD check (after redirects and retries).
+    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {

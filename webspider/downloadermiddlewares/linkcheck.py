@@ -11,7 +11,10 @@ a check's GET stops reading as soon as the headers arrived.
 The check requests carry ``allow_offsite`` (which ScopeMiddleware, like
 Scrapy's OffsiteMiddleware, lets through, redirects included) and
 ``webspider_check_only``. robots.txt and politeness apply to them as to any
-request. The seen-set keys HEAD apart from GET, so each URL is checked once.
+request: the robots.txt request of a host being checked gets
+``allow_offsite`` too (this middleware runs before the scope's), or the scope
+would drop it and robots.txt would silently allow everything. The seen-set
+keys HEAD apart from GET, so each URL is checked once.
 
 Settings: WEBSPIDER_CHECK_EXTERNAL. Meta keys set: ``webspider_check_only``,
 ``allow_offsite``, ``webspider_referer``. Stats:
@@ -28,6 +31,7 @@ from scrapy.exceptions import NotConfigured, StopDownload
 
 from webspider import signals, skips
 from webspider.config import get_bool
+from webspider.utils.url import origin_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -52,6 +56,8 @@ class LinkCheckMiddleware:
         crawler.signals.connect(
             self.headers_received, signal=scrapy_signals.headers_received
         )
+        #: (scheme, host, port) of the out-of-scope URLs checked
+        self.checked_origins: set[tuple[str, str, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -85,9 +91,19 @@ class LinkCheckMiddleware:
         engine = self.crawler.engine
         if engine is None or self.crawler.spider is None:
             return
+        self.checked_origins.add(origin_of(url))
         engine.crawl(self.check_request(url, referer))
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_CHECKS)
+
+    def process_request(self, request: Request) -> None:
+        if (
+            request.meta.get("dont_obey_robotstxt")
+            and self.checked_origins
+            and request.url.endswith("/robots.txt")
+            and origin_of(request.url) in self.checked_origins
+        ):
+            request.meta["allow_offsite"] = True
 
     def process_response(
         self, request: Request, response: Response
