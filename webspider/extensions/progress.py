@@ -25,6 +25,7 @@ WEBSPIDER_PROGRESS_REFRESH, WEBSPIDER_PROGRESS_INTERVAL.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import time
@@ -147,9 +148,17 @@ class ProgressLine:
         if not self.terminal:
             logger.info("%s", format_log(progress))
             return
-        width = shutil.get_terminal_size((100, 24)).columns
+        width = self._width()
         self._write("\r" + fit(format_line(progress), width) + "\x1b[K")
         self._shown = True
+
+    def _width(self) -> int:
+        # The size of the terminal the line goes to (stdout may be a pipe).
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+        return columns or shutil.get_terminal_size((100, 24)).columns
 
     def erase(self) -> None:
         if self._shown:
