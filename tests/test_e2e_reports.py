@@ -37,7 +37,8 @@ def build_site(server: TestServer, other: TestServer) -> dict[str, str]:
             '<a href="/dup?utm=1">dup 1</a><a href="/dup?utm=2">dup 2</a>'
             '<a href="/copy/one/">copy one</a>'
             f'<a href="{up}">up</a><a href="{down}">down</a>'
-            f'<a href="{nohead}">no HEAD</a>',
+            f'<a href="{nohead}">no HEAD</a>'
+            '<a href="/go">partner</a><a href="/go-up">partner up</a>',
             title="Home",
         ),
     )
@@ -60,6 +61,10 @@ def build_site(server: TestServer, other: TestServer) -> dict[str, str]:
         ),
     )
     server.add("/loop", Page(b"", status=302, headers=[("Location", "/loop")]))
+    # internal URLs that redirect out of the scope
+    away = other.url("/gone-away")
+    server.add("/go", Page(b"", status=302, headers=[("Location", away)]))
+    server.add("/go-up", Page(b"", status=302, headers=[("Location", up)]))
     server.add("/dup", html("<p>same page, any parameters</p>", title="Dup"))
     copy = html('<p>copied</p><a href="child">child</a>', title="Copy")
     server.add("/copy/one/", copy)
@@ -134,15 +139,22 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     assert (down["status"], down["internal"]) == (404, False)
     assert refs(down) == {(u("/"), "down", "a")}
     assert urls["up"] not in broken and urls["nohead"] not in broken
+    # an internal link that redirects to a dead external page is broken
+    go = broken[u("/go")]
+    assert (go["status"], go["internal"]) == (404, True)
+    assert go["redirected_to"] == other_server.url("/gone-away")
+    assert refs(go) == {(u("/"), "partner", "a")}
+    assert u("/go-up") not in broken
     seen = [(r.method, r.path) for r in other_server.log]
     assert sorted(seen) == [
         ("GET", "/nohead"),
         ("GET", "/robots.txt"),  # checks obey robots.txt
         ("HEAD", "/down"),
+        ("HEAD", "/gone-away"),
         ("HEAD", "/nohead"),
         ("HEAD", "/up"),
     ]
-    assert len(broken) == 10
+    assert len(broken) == 11
 
     # duplicates: flagged, and their links not followed again
     pages = {p["url"]: p for p in result.exported()}
@@ -164,8 +176,8 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     # summary.json: stable keys, figures that match the files
     summary = json.loads((result.output / "summary.json").read_text("utf-8"))
     assert summary["broken"] == {
-        "total": 10,
-        "internal": 9,
+        "total": 11,
+        "internal": 10,
         "external": 1,
         "missing_anchors": 2,
     }

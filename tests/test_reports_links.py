@@ -68,8 +68,10 @@ def test_redirect_hops_only_reported_when_linked():
     ledger.broken("a", broken("a", redirected_to="b"))
     ledger.broken("b", broken("b", requested=False))
     assert [r["url"] for r in ledger.records()] == ["a"]
+    assert ledger.broken_count == 1  # counts what the file lists
     ledger.add_page("q", [("b", "B", "a")])
     assert [r["url"] for r in ledger.records()] == ["a", "b"]
+    assert ledger.broken_count == 2
 
 
 def test_redirect_to_an_already_requested_url_shares_its_outcome():

@@ -8,6 +8,10 @@ LinkChecker. The answer is never parsed, followed, exported or mirrored: the
 spider's callback returns nothing for ``webspider_check_only`` responses, and
 a check's GET stops reading as soon as the headers arrived.
 
+An internal URL that redirects out of the scope is checked the same way (its
+redirect becomes a check instead of being skipped), so a link to ``/go`` that
+ends on a dead external page is reported as broken, with ``/go``'s referrers.
+
 The check requests carry ``allow_offsite`` (which ScopeMiddleware, like
 Scrapy's OffsiteMiddleware, lets through, redirects included) and
 ``webspider_check_only``. robots.txt and politeness apply to them as to any
@@ -17,7 +21,7 @@ would drop it and robots.txt would silently allow everything. The seen-set
 keys HEAD apart from GET, so each URL is checked once.
 
 Settings: WEBSPIDER_CHECK_EXTERNAL. Meta keys set: ``webspider_check_only``,
-``allow_offsite``, ``webspider_referer``. Stats:
+``allow_offsite``, ``webspider_referer``, ``webspider_redirected_out``. Stats:
 ``webspider/linkcheck/request_count``, ``webspider/linkcheck/get_fallback_count``.
 """
 
@@ -31,6 +35,7 @@ from scrapy.exceptions import NotConfigured, StopDownload
 
 from webspider import signals, skips
 from webspider.config import get_bool
+from webspider.downloadermiddlewares.scope import ScopeMiddleware
 from webspider.utils.url import origin_of
 
 if TYPE_CHECKING:
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 CHECK_ONLY = "webspider_check_only"
+#: set on the check of an internal URL's redirect out of the scope
+REDIRECTED_OUT = "webspider_redirected_out"
 
 STATS_CHECKS = "webspider/linkcheck/request_count"
 STATS_GET_FALLBACK = "webspider/linkcheck/get_fallback_count"
@@ -96,14 +103,41 @@ class LinkCheckMiddleware:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_CHECKS)
 
-    def process_request(self, request: Request) -> None:
+    def process_request(self, request: Request) -> Request | None:
+        meta = request.meta
         if (
-            request.meta.get("dont_obey_robotstxt")
+            meta.get("dont_obey_robotstxt")
             and self.checked_origins
             and request.url.endswith("/robots.txt")
             and origin_of(request.url) in self.checked_origins
         ):
-            request.meta["allow_offsite"] = True
+            meta["allow_offsite"] = True
+        elif (
+            meta.get("redirect_urls")
+            and not meta.get(CHECK_ONLY)
+            and self.redirect_leaves_scope(request)
+        ):
+            return self.redirect_check(request)
+        return None
+
+    def redirect_leaves_scope(self, request: Request) -> bool:
+        """A page's redirect that the scope middleware would not let out."""
+        scope = self.crawler.get_downloader_middleware(ScopeMiddleware)
+        return scope is not None and not scope.should_follow(request)
+
+    def redirect_check(self, request: Request) -> Request:
+        """Check, instead of fetching, where an internal URL redirects out of
+        the scope: the link to the internal URL is broken when that is."""
+        self.checked_origins.add(origin_of(request.url))
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(STATS_CHECKS)
+        meta = {
+            **request.meta,
+            CHECK_ONLY: True,
+            "allow_offsite": True,
+            REDIRECTED_OUT: True,
+        }
+        return request.replace(method="HEAD", meta=meta)
 
     def process_response(
         self, request: Request, response: Response

@@ -198,8 +198,12 @@ class BrokenLinks:
             detail = " → ".join([*redirects, request.url])
             self.broken(request, status, errors.REDIRECT_LOOP, detail)
             return
+        meta = request.meta
+        internal = not meta.get("webspider_check_only") or bool(
+            meta.get("webspider_redirected_out")
+        )
         for url, key in zip(redirects, keys, strict=True):
-            self.ledger.redirected(key, url, target)
+            self.ledger.redirected(key, url, target, internal)
         self._update_stats()
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
@@ -216,7 +220,10 @@ class BrokenLinks:
         detail: str | None,
     ) -> None:
         """Record ``request`` (and the redirects that led to it) as broken."""
-        internal = not request.meta.get("webspider_check_only")
+        meta = request.meta
+        internal = not meta.get("webspider_check_only")
+        # An internal URL redirected out of the scope: the hops are internal.
+        hops_internal = internal or bool(meta.get("webspider_redirected_out"))
         final = request.url
         before = self.ledger.broken_count
         for i, url in enumerate(self._chain(request)):
@@ -225,7 +232,7 @@ class BrokenLinks:
                 status=status,
                 error=error,
                 detail=detail,
-                internal=internal,
+                internal=internal if url == final else hops_internal,
                 redirected_to=final if url != final else None,
                 requested=i == 0,
             )

@@ -68,9 +68,9 @@ class LinkLedger:
     def __init__(self, max_referrers: int = DEFAULT_MAX_REFERRERS) -> None:
         self.max_referrers = max_referrers
         self._state: dict[str, _Target | int] = {}
-        #: target → (key, URL) of URLs that redirected to it after it was
-        #: requested, while its outcome was still unknown
-        self._aliases: dict[str, list[tuple[str, str]]] = {}
+        #: target → (key, URL, internal) of URLs that redirected to it after
+        #: it was requested, while its outcome was still unknown
+        self._aliases: dict[str, list[tuple[str, str, bool | None]]] = {}
         self.broken_internal = 0
         self.broken_external = 0
         #: bumped whenever the broken records change (to know when to rewrite)
@@ -92,8 +92,11 @@ class LinkLedger:
             entry.count += 1
             if len(entry.referrers) < cap:
                 entry.referrers.append((referrer, text, tag))
-            if entry.outcome is not None:
+            outcome = entry.outcome
+            if outcome is not None:
                 changed = True
+                if entry.count == 1 and not outcome.requested:
+                    self._count(outcome)  # a redirect hop, now linked: reported
         if changed:
             self.version += 1
 
@@ -103,7 +106,7 @@ class LinkLedger:
         if self._is_broken(key):
             return  # e.g. a redirect hop that also failed on another path
         self._state[key] = _GOOD
-        for alias_key, _ in self._aliases.pop(key, ()):
+        for alias_key, _, _ in self._aliases.pop(key, ()):
             self.good(alias_key)
 
     def skipped(self, key: str) -> None:
@@ -120,24 +123,32 @@ class LinkLedger:
         if state.outcome is not None:
             return  # the first failure is the one reported
         state.outcome = outcome
-        if outcome.internal:
-            self.broken_internal += 1
-        else:
-            self.broken_external += 1
+        if outcome.requested or state.count:
+            self._count(outcome)
         self.version += 1
-        for alias_key, alias_url in self._aliases.pop(key, ()):
-            self.broken(alias_key, _redirected(alias_url, outcome))
+        for alias_key, alias_url, internal in self._aliases.pop(key, ()):
+            self.broken(alias_key, _redirected(alias_url, outcome, internal))
 
-    def redirected(self, key: str, url: str, target_key: str) -> None:
+    def redirected(
+        self, key: str, url: str, target_key: str, internal: bool | None = None
+    ) -> None:
         """``key`` (requested as ``url``) redirected to ``target_key``, which
-        was requested before: ``key`` shares whatever ``target_key`` gets."""
+        was requested before: ``key`` shares whatever ``target_key`` gets
+        (``internal``: whether ``key`` is, when it differs from the target)."""
         state = self._state.get(target_key)
         if state == _GOOD:
             self.good(key)
         elif isinstance(state, _Target) and state.outcome is not None:
-            self.broken(key, _redirected(url, state.outcome))
+            self.broken(key, _redirected(url, state.outcome, internal))
         else:
-            self._aliases.setdefault(target_key, []).append((key, url))
+            self._aliases.setdefault(target_key, []).append((key, url, internal))
+
+    def _count(self, outcome: Outcome) -> None:
+        # Counts what records() reports (a hop nobody links to is not).
+        if outcome.internal:
+            self.broken_internal += 1
+        else:
+            self.broken_external += 1
 
     def _is_broken(self, key: str) -> bool:
         state = self._state.get(key)
@@ -215,16 +226,20 @@ class LinkLedger:
             if outcome is not None:
                 self.broken(key, Outcome(**outcome))
         for target, aliases in data.get("aliases", {}).items():
-            self._aliases.setdefault(target, []).extend(tuple(a) for a in aliases)
+            for alias in aliases:
+                key, url, *internal = alias
+                self._aliases.setdefault(target, []).append(
+                    (key, url, internal[0] if internal else None)
+                )
 
 
-def _redirected(url: str, outcome: Outcome) -> Outcome:
+def _redirected(url: str, outcome: Outcome, internal: bool | None = None) -> Outcome:
     return Outcome(
         url=url,
         status=outcome.status,
         error=outcome.error,
         detail=outcome.detail,
-        internal=outcome.internal,
+        internal=outcome.internal if internal is None else internal,
         redirected_to=outcome.redirected_to or outcome.url,
         requested=True,
     )
