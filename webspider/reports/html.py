@@ -301,7 +301,7 @@ def _broken(report: Report) -> str:
     more = _more(len(records), "broken-links.jsonl")
     return (
         f"<section><h2>Broken links ({len(records)})</h2>"
-        '<table><tr><th style="width:28%">URL</th><th style="width:16%">Result</th>'
+        '<table><tr><th style="width:25%">URL</th><th style="width:21%">Result</th>'
         '<th>Where</th><th class="num">Links</th><th>Linked from</th></tr>'
         f"{''.join(rows)}</table>{more}</section>"
     )
