@@ -8,7 +8,7 @@ from scrapy.exceptions import (
 )
 from twisted.internet import error as net
 from twisted.python.failure import Failure
-from twisted.web._newclient import ResponseNeverReceived
+from twisted.web.client import ResponseNeverReceived
 
 from webspider.reports import errors
 

@@ -27,7 +27,7 @@ from scrapy.exceptions import (
 )
 from twisted.internet import error as net
 from twisted.internet.defer import TimeoutError as DeferTimeoutError
-from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from webspider.utils.url import FETCHABLE_SCHEMES, url_scheme
 
