@@ -15,6 +15,13 @@ COMMANDS_MODULE = "webspider.commands"
 WEBSPIDER_START_URLS: list[str] = []
 WEBSPIDER_SCOPE = "host"
 WEBSPIDER_OUTPUT = "output"
+# depth cap and rounds (docs/depth-and-rounds.md); None: no cap / no limit
+WEBSPIDER_DEPTH_ENABLED = True
+WEBSPIDER_DEPTH_MAX: int | None = None
+WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
+WEBSPIDER_DEPTH_DEFER = True
+WEBSPIDER_DEPTH_STRICT = True
+WEBSPIDER_SHUFFLE_ENABLED = False
 
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
@@ -36,11 +43,14 @@ METAREFRESH_ENABLED = False
 # --- only http and https are ever requested ----------------------------------
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 
-# --- breadth-first: shallow pages first ----------------------------------------
-DEPTH_PRIORITY = 1
+# --- breadth-first: shallow pages first, level by level, in rounds -------------
+# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
+# holds each level until the one before is done and feeds later rounds from
+# the deferred frontier.
+SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
 DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------
@@ -49,10 +59,17 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
 }
 # … spider middlewares decide what survives from each page.
-SPIDER_MIDDLEWARES: dict[str, int | None] = {}
+SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # shuffle before the depth middleware sees the links; depth after every
+    # other filter (a link dropped for good must not be deferred)
+    "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
+    "webspider.spidermiddlewares.depth.DepthMiddleware": 100,
+}
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
     "webspider.extensions.skippedlog.SkippedLog": 500,
+    "webspider.extensions.rounds.RoundControl": 510,
 }
 
 # --- output --------------------------------------------------------------------
