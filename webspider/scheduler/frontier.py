@@ -105,8 +105,13 @@ class DeferredFrontier:
         return True
 
     def __contains__(self, key: object) -> bool:
-        row = self._db.execute("SELECT 1 FROM deferred WHERE key = ?", (key,))
-        return row.fetchone() is not None
+        return self.round_of(str(key)) is not None
+
+    def round_of(self, key: str) -> int | None:
+        """The round ``key`` was deferred in, None when it is not waiting."""
+        row = self._db.execute("SELECT round FROM deferred WHERE key = ?", (key,))
+        found = row.fetchone()
+        return None if found is None else int(found[0])
 
     def waiting_before(self, round_: int) -> bool:
         """Whether URLs deferred before ``round_`` are waiting."""

@@ -197,6 +197,15 @@ class RoundScheduler(Scheduler):
             )
         )
 
+    def is_seed(self, request: Request) -> bool:
+        """Whether ``request``'s URL is a seed of this round not queued yet:
+        it starts the round at depth 0, so a link to it found meanwhile on
+        another seed is not followed (it would get depth 1)."""
+        if not self._seeding or self.frontier is None:
+            return False
+        round_ = self.frontier.round_of(canonical_url(request.url))
+        return round_ is not None and round_ < self.round
+
     def start_round(self) -> bool:
         """Begin the next round from the deferred frontier. False (and no new
         round) when no deferred URL is left to fetch."""

@@ -121,10 +121,12 @@ class DepthMiddleware(BaseSpiderMiddleware):
             return request
         meta["depth"] = 0 if depth_reset else response.meta.get("depth", 0) + 1
         meta["webspider_round"] = response.meta.get("webspider_round", 0)
+        scheduler = self.scheduler
+        if scheduler is not None and scheduler.is_seed(request):
+            return None  # it comes as a seed of this round, at depth 0
         if not self.beyond_cap(request, response):
             return request
         stats = self.crawler.stats
-        scheduler = self.scheduler
         if self.defer and scheduler is not None and scheduler.frontier is not None:
             if scheduler.defer(request):
                 if stats is not None:
