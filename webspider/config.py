@@ -200,7 +200,8 @@ def get_depth_options(settings: BaseSettings) -> DepthOptions:
         from webspider.scheduler.scheduler import RoundScheduler  # noqa: PLC0415
 
         scheduler = load_object(settings["SCHEDULER"])
-        if not (isinstance(scheduler, type) and issubclass(scheduler, RoundScheduler)):
+        # (issubclass would not do: Scrapy's scheduler metaclass duck-types it)
+        if RoundScheduler not in getattr(scheduler, "__mro__", ()):
             raise ConfigError(
                 "max_depth defers links to later rounds, which needs SCHEDULER = "
                 "webspider.scheduler.scheduler.RoundScheduler (or -a defer=0)"
