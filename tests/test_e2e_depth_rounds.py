@@ -38,9 +38,11 @@ def make_site() -> Site:
     site["/style.css"] = Node(requisites=["/bg.png"], content_type="text/css")
     site["/logo.png"] = Node(content_type="image/png")
     site["/bg.png"] = Node(content_type="image/png")
-    # deferred as a page link of /tree/1, fetched as a requisite of /tree/2
+    # deferred as a page link of /tree/1 (level 2), then fetched as a requisite
+    # of a frame-like requisite of /tree/2 (found on level 3, after the deferral)
     site["/tree/1"].links.append("/shared.png")
-    site["/tree/2"].requisites = ["/shared.png"]
+    site["/tree/2"].requisites = ["/frame.html"]
+    site["/frame.html"] = Node(requisites=["/shared.png"])
     site["/shared.png"] = Node(content_type="image/png")
     # diamond: the short path is slow, the long one fast
     site["/dia/slow"] = Node(["/dia/t"], delay=0.4)
@@ -91,7 +93,7 @@ async def test_prediction_of_the_test_site_itself() -> None:
     assert p.fetched["/dia/t"] == (0, 2)
     assert p.fetched["/dia/u"] == (1, 0)
     assert p.fetched["/bg.png"] == (0, 4)
-    assert p.fetched["/shared.png"] == (0, 3)
+    assert p.fetched["/shared.png"] == (0, 4)
     assert p.fetched["/cycle/2"] == (1, 0)
     assert p.fetched["/cycle/3"] == (1, 1)
     assert p.fetched["/tree/3/2/leaf"] == (1, 1)
@@ -141,7 +143,7 @@ async def test_defer_0_drops_exactly_the_over_depth_pages(tmp_path, server):
     skipped = {path_of(server, s["url"]) for s in result.exported("skipped.jsonl")}
     over = {"/chain/2", "/tree/0/0", "/dia/u", "/cycle/2"}
     assert over <= skipped
-    # /shared.png is dropped as /tree/1's link, fetched as /tree/2's image
+    # /shared.png is dropped as /tree/1's link, fetched as /frame.html's image
     assert skipped & set(predicted.fetched) == {"/shared.png"}
     assert result.stats["webspider/skipped/url_count/depth_limit"] >= len(skipped)
     assert "webspider/depth/deferred_count" not in result.stats
