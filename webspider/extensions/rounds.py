@@ -93,12 +93,13 @@ class RoundControl:
                 self.max_rounds,
             )
             return
+        waiting = len(scheduler.frontier)
         if scheduler.start_round():
             logger.info(
                 "Round %d done; round %d starts from %d deferred URLs",
                 finished,
                 scheduler.round,
-                len(scheduler.frontier),
+                waiting,
             )
             raise DontCloseSpider
 
