@@ -230,3 +230,22 @@ async def test_shuffle_queues_links_in_random_order(tmp_path, server):
     assert order[0] == "/"
     assert sorted(order[1:]) == sorted(links)
     assert order[1:] != links  # 1 chance in 30! to fail
+
+
+@deferred_f_from_coro_f
+async def test_out_of_scope_links_are_skipped_not_deferred(
+    tmp_path, server, other_server
+):
+    site = Site(
+        {
+            "/": Node(["/a", other_server.url("/x")]),
+            "/a": Node(["/b", other_server.url("/y")]),  # both at depth 2 > 1
+            "/b": Node(),
+        }
+    )
+    site.serve(server)
+    result = await crawl(tmp_path, start_urls=server.url("/"), max_depth="1")
+    assert fetched(server, result) == {"/": (0, 0), "/a": (0, 1), "/b": (1, 0)}
+    assert other_server.requested() == []
+    assert result.stats["webspider/depth/deferred_count"] == 1  # /b only
+    assert result.stats["webspider/skipped/url_count/scope"] == 2
