@@ -5,18 +5,15 @@ both runs. ``scrapy crawl`` runs in a subprocess (it owns its reactor)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from tests.support.site import Node, Site
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def binary_tree(levels: int, delay_from: int, delay: float) -> Site:
@@ -39,30 +36,17 @@ def binary_tree(levels: int, delay_from: int, delay: float) -> Site:
 
 
 def scrapy_crawl(url: str, out: Path, jobdir: Path) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "scrapy",
-        "crawl",
-        "webspider",
-        "-a",
-        f"start_urls={url}",
-        "-a",
-        "max_depth=1",
-        "-a",
-        f"output={out}",
-        "-s",
-        f"JOBDIR={jobdir}",
-        "-s",
-        "DNS_RESOLVER=tests.support.resolver.LoopbackTestResolver",
-        "-s",
-        "CONCURRENT_REQUESTS=2",
-        "-s",
-        "RETRY_TIMES=0",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = scrapy_command(
+        *("-a", f"start_urls={url}", "-a", "max_depth=1", "-a", f"output={out}"),
+        *("-s", f"JOBDIR={jobdir}", "-s", "CONCURRENT_REQUESTS=2"),
+        *("-s", "RETRY_TIMES=0"),
+    )
     return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command,
+        cwd=ROOT,
+        env=scrapy_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
 
 
