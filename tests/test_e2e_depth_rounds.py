@@ -173,13 +173,15 @@ async def test_max_rounds_stops_and_writes_the_rest(tmp_path, server):
     assert result.stats["webspider/depth/deferred_left_count"] == 1
     assert result.stats["webspider/depth/round_completed_count"] == 2
 
-    # a later crawl starts from deferred.jsonl
+    # a later crawl into the same output starts from deferred.jsonl; when it
+    # ends with nothing deferred, the file goes
     server.clear()
     deferred = result.output / "deferred.jsonl"
-    again = await crawl(tmp_path / "again", start_urls=f"@{deferred}", max_depth="2")
+    again = await crawl(tmp_path, start_urls=f"@{deferred}", max_depth="2")
     rest = {f"/chain/{i}" for i in range(5, 12)}
     assert_each_once(server, rest)
     assert fetched(server, again)["/chain/11"] == (2, 0)
+    assert not deferred.exists()
 
 
 @deferred_f_from_coro_f

@@ -108,8 +108,12 @@ class RoundScheduler(Scheduler):
             # A JOBDIR job stopped by Ctrl-C is paused, not over: the frontier
             # waits in JOBDIR for the same command to resume it.
             paused = bool(self.jobdir) and reason == "shutdown"
-            if left and not paused:
-                self.write_deferred(self.output / DEFERRED_FILE)
+            if not paused:
+                path = self.output / DEFERRED_FILE
+                if left:
+                    self.write_deferred(path)
+                else:  # not a leftover of an earlier crawl into this output
+                    path.unlink(missing_ok=True)
             self.frontier.set_state("round", self.round)
             self.frontier.close()
         return super().close(reason)
