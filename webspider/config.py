@@ -34,6 +34,7 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "max_rounds": "WEBSPIDER_DEPTH_MAX_ROUNDS",
     "defer": "WEBSPIDER_DEPTH_DEFER",
     "shuffle": "WEBSPIDER_SHUFFLE_ENABLED",
+    "export_noindex": "WEBSPIDER_EXPORT_NOINDEX",
 }
 
 SCOPES = ("host", "domain", "all")
@@ -216,6 +217,17 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
     get_depth_options,
     lambda s: get_bool(s, "WEBSPIDER_SHUFFLE_ENABLED", False),
+    lambda s: [
+        get_bool(s, name)
+        for name in (
+            "WEBSPIDER_DIRECTIVES_ENABLED",
+            "WEBSPIDER_DIRECTIVES_META",
+            "WEBSPIDER_DIRECTIVES_HEADER",
+            "WEBSPIDER_DIRECTIVES_REL",
+            "WEBSPIDER_EXPORT_NOINDEX",
+            "WEBSPIDER_PAGE_EVENTS_ENABLED",
+        )
+    ],
 ]
 
 

@@ -22,6 +22,13 @@ WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
 WEBSPIDER_DEPTH_DEFER = True
 WEBSPIDER_DEPTH_STRICT = True
 WEBSPIDER_SHUFFLE_ENABLED = False
+# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+WEBSPIDER_DIRECTIVES_ENABLED = True
+WEBSPIDER_DIRECTIVES_META = True
+WEBSPIDER_DIRECTIVES_HEADER = True
+WEBSPIDER_DIRECTIVES_REL = True
+WEBSPIDER_EXPORT_NOINDEX = False
+WEBSPIDER_PAGE_EVENTS_ENABLED = True
 
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
@@ -61,10 +68,16 @@ DOWNLOADER_MIDDLEWARES = {
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
-    # shuffle before the depth middleware sees the links; depth after every
-    # other filter (a link dropped for good must not be deferred)
+    # Spider output passes these from the highest number to the lowest.
+    # Shuffle before anyone sees a page's links (so deferral order is random too).
     "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
-    "webspider.spidermiddlewares.depth.DepthMiddleware": 100,
+    # reads the page first (right after HttpErrorMiddleware, 50)
+    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+    # depth after every filter (a link dropped for good must not be deferred)
+    "webspider.spidermiddlewares.depth.DepthMiddleware": 80,
+    # sees the output last (after depth etc.): links_queued lists what is
+    # really handed to the scheduler
+    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
 }
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
