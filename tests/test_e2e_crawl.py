@@ -195,6 +195,7 @@ async def test_item_fields_describe_what_the_server_sent(tmp_path, site):
         "links",
         "path",
         "fetched_at",
+        "noindex",
     }
 
 
