@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
+from tests.support.server import html
 from tests.support.site import Node, Site
 
 if TYPE_CHECKING:
@@ -251,3 +252,15 @@ async def test_out_of_scope_links_are_skipped_not_deferred(
     assert other_server.requested() == []
     assert result.stats["webspider/depth/deferred_count"] == 1  # /b only
     assert result.stats["webspider/skipped/url_count/scope"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_nofollow_links_beyond_the_cap_are_not_deferred(tmp_path, server):
+    server.add("/", html('<a href="/a">a</a>'))
+    server.add("/a", html('<a href="/b">b</a><a rel="nofollow" href="/nf">nf</a>'))
+    server.add("/b", html("b"))
+    server.add("/nf", html("nf"))
+    result = await crawl(tmp_path, start_urls=server.url("/"), max_depth="1")
+    assert server.requested_pages() == ["/", "/a", "/b"]
+    assert result.stats["webspider/depth/deferred_count"] == 1  # /b only
+    assert result.stats["webspider/skipped/url_count/nofollow_link"] == 1
