@@ -331,3 +331,15 @@ async def test_broken_links_survive_a_pause(tmp_path, server):
         (u("/a"), "two from a", "a"),
         (u("/b"), "two", "a"),
     }
+
+
+@deferred_f_from_coro_f
+async def test_rounds_in_the_summary_and_report(tmp_path, server):
+    result = await crawl(tmp_path, start_urls=server.url("/chain/0?n=5"), max_depth="1")
+    summary = json.loads((result.output / "summary.json").read_text("utf-8"))
+    assert summary["pages"] == 5
+    assert summary["rounds"] == result.stats["webspider/depth/round_completed_count"]
+    assert summary["rounds"] >= 2
+    assert summary["deferred_remaining"] == 0
+    report = (result.output / "report.html").read_text("utf-8")
+    assert ">round 1<" in report

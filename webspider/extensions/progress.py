@@ -11,9 +11,8 @@ WEBSPIDER_PROGRESS_INTERVAL seconds with the same figures.
 
 Figures: pages fetched (``webspider/pages/fetched_count``), pending
 (``scheduler/enqueued`` - ``scheduler/dequeued``, plus requests waiting in a
-download slot), in flight (requests being transferred), deferred
-(``webspider/depth/deferred_remaining``, else ``webspider/depth/deferred_count``,
-else 0), skipped
+download slot), in flight (requests being transferred), deferred (URLs waiting in
+the depth rounds' frontier, 0 without them), skipped
 (``webspider/skipped/url_count``), broken (``webspider/broken/url_count``),
 pages per second over the last interval, and bytes downloaded
 (``downloader/response_bytes``).
@@ -36,6 +35,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from webspider.config import ConfigError, get_float
+from webspider.extensions.report import deferred_waiting
 from webspider.reports.progress import Progress, fit, format_line, format_log
 
 if TYPE_CHECKING:
@@ -51,10 +51,6 @@ CLEAR_LINE = "\r\x1b[K"
 STATS_PAGES = "webspider/pages/fetched_count"
 STATS_SKIPPED = "webspider/skipped/url_count"
 STATS_BROKEN = "webspider/broken/url_count"
-STATS_DEFERRED = (
-    "webspider/depth/deferred_remaining",
-    "webspider/depth/deferred_count",
-)
 
 
 def get_mode(settings: BaseSettings) -> str:
@@ -123,12 +119,7 @@ class ProgressLine:
                 len(slot.transferring) for slot in downloader.slots.values()
             )
             queued = max(0, len(downloader.active) - in_flight)
-        deferred = 0
-        for key in STATS_DEFERRED:
-            value = get(key)
-            if value is not None:
-                deferred = int(value)
-                break
+        deferred = deferred_waiting(self.crawler)
         return Progress(
             pages=pages,
             pending=queued

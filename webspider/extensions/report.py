@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
+from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
@@ -36,14 +37,15 @@ from webspider.config import (
 )
 from webspider.extensions.brokenlinks import BROKEN_LINKS_FILE, BrokenLinks
 from webspider.extensions.duplicates import STATS_DUPLICATES, DuplicateContent
+from webspider.extensions.rounds import STATS_ROUNDS
 from webspider.items import PageItem
 from webspider.reports.duplicates import EXACT, NORMALIZED
 from webspider.reports.html import Report, render
 from webspider.reports.output import write_atomic
 from webspider.reports.summary import Summary
+from webspider.scheduler.scheduler import STATS_DEFERRED_LEFT
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
@@ -53,9 +55,15 @@ REPORT_FILE = "report.html"
 
 STATS_PAGES = "webspider/pages/fetched_count"
 STATS_LINKS = "webspider/links/extracted_count"
-STATS_ROUNDS = "webspider/depth/rounds_completed"
-STATS_DEFERRED_REMAINING = "webspider/depth/deferred_remaining"
 _STATUS_PREFIX = "downloader/response_status_count/"
+
+
+def deferred_waiting(crawler: Crawler) -> int:
+    """URLs waiting in the deferred frontier for a later round (0 without
+    depth rounds)."""
+    engine = crawler.engine
+    frontier = getattr(getattr(engine, "scheduler", None), "frontier", None)
+    return len(frontier) if frontier is not None else 0
 
 
 def _now() -> str:
@@ -134,7 +142,10 @@ class CrawlReport:
                 if key.startswith(prefix)
             },
             rounds=int(stats.get(STATS_ROUNDS, 0)),
-            deferred_remaining=int(stats.get(STATS_DEFERRED_REMAINING, 0)),
+            # set when the scheduler closes; while the crawl runs, the frontier
+            deferred_remaining=int(
+                stats.get(STATS_DEFERRED_LEFT, deferred_waiting(self.crawler))
+            ),
             status_codes={
                 int(key[len(_STATUS_PREFIX) :]): int(value)
                 for key, value in stats.items()

@@ -33,6 +33,7 @@ from webspider.config import CrawlConfig, apply_spider_arguments
 from webspider.extensions.duplicates import DuplicateContent
 from webspider.items import PageItem
 from webspider.page import directives_of, media_type, parsed_page, remember_response
+from webspider.scheduler.dupefilter import is_resumed_job
 from webspider.utils.html import LINK_RULES, LinkRule
 from webspider.utils.url import canonical_url
 
@@ -75,9 +76,11 @@ class WebSpider(Spider):
         config = CrawlConfig.from_settings(settings)
         if not settings.get("FEEDS"):
             feed = config.output / "pages.jsonl"
+            # a resumed job (JOBDIR) adds to the pages its first part wrote
+            overwrite = not is_resumed_job(settings)
             settings.set(
                 "FEEDS",
-                {str(feed): {"format": "jsonlines", "overwrite": True}},
+                {str(feed): {"format": "jsonlines", "overwrite": overwrite}},
                 priority="spider",
             )
         spider = super().from_crawler(crawler, *args, **kwargs)
