@@ -191,6 +191,7 @@ async def test_item_fields_describe_what_the_server_sent(tmp_path, site):
         "content_type",
         "size",
         "content_hash",
+        "duplicate_of",
         "title",
         "links",
         "path",

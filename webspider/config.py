@@ -35,6 +35,9 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "defer": "WEBSPIDER_DEPTH_DEFER",
     "shuffle": "WEBSPIDER_SHUFFLE_ENABLED",
     "export_noindex": "WEBSPIDER_EXPORT_NOINDEX",
+    "check_external": "WEBSPIDER_CHECK_EXTERNAL",
+    "check_anchors": "WEBSPIDER_CHECK_ANCHORS",
+    "fail_on_broken": "WEBSPIDER_FAIL_ON_BROKEN",
 }
 
 SCOPES = ("host", "domain", "all")
@@ -210,6 +213,31 @@ def get_depth_options(settings: BaseSettings) -> DepthOptions:
     return options
 
 
+def check_report_settings(settings: BaseSettings) -> None:
+    """The settings of the reports (docs/reports.md)."""
+    # Imported here: those modules import this one.
+    from webspider.extensions.duplicates import get_ignore_patterns  # noqa: PLC0415
+    from webspider.extensions.progress import get_mode  # noqa: PLC0415
+
+    for name in (
+        "WEBSPIDER_BROKEN_LINKS_ENABLED",
+        "WEBSPIDER_CHECK_EXTERNAL",
+        "WEBSPIDER_CHECK_ANCHORS",
+        "WEBSPIDER_FAIL_ON_BROKEN",
+        "WEBSPIDER_DUPLICATES_ENABLED",
+        "WEBSPIDER_DUPLICATES_NORMALIZE",
+        "WEBSPIDER_REPORT_ENABLED",
+    ):
+        get_bool(settings, name)
+    get_int(settings, "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS", 1000, minimum=1)
+    get_int(settings, "WEBSPIDER_REPORT_LARGEST", 20, minimum=0)
+    get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
+    get_float(settings, "WEBSPIDER_PROGRESS_REFRESH", 2.0, minimum=0.05)
+    get_float(settings, "WEBSPIDER_PROGRESS_INTERVAL", 60.0, minimum=0.05)
+    get_mode(settings)
+    get_ignore_patterns(settings)
+
+
 #: Validators that components register for their own settings, run by
 #: ``check_settings`` before the crawl starts. Each raises ConfigError.
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
@@ -228,6 +256,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
             "WEBSPIDER_PAGE_EVENTS_ENABLED",
         )
     ],
+    check_report_settings,
 ]
 
 

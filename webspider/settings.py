@@ -30,6 +30,22 @@ WEBSPIDER_DIRECTIVES_REL = True
 WEBSPIDER_EXPORT_NOINDEX = False
 WEBSPIDER_PAGE_EVENTS_ENABLED = True
 
+# reports (docs/reports.md)
+WEBSPIDER_BROKEN_LINKS_ENABLED = True
+WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS = 1000
+WEBSPIDER_CHECK_EXTERNAL = False
+WEBSPIDER_CHECK_ANCHORS = False
+WEBSPIDER_FAIL_ON_BROKEN = False
+WEBSPIDER_DUPLICATES_ENABLED = True
+WEBSPIDER_DUPLICATES_NORMALIZE = False
+WEBSPIDER_DUPLICATES_IGNORE_RE: list[str] = []
+WEBSPIDER_PROGRESS = "auto"
+WEBSPIDER_PROGRESS_REFRESH = 2.0
+WEBSPIDER_PROGRESS_INTERVAL = 60.0
+WEBSPIDER_REPORT_ENABLED = True
+WEBSPIDER_REPORT_INTERVAL = 60.0
+WEBSPIDER_REPORT_LARGEST = 20
+
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
 USER_AGENT = f"webspider/{__version__} (+{PROJECT_URL})"
@@ -64,6 +80,9 @@ DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
+    # Before scope: lets the robots.txt of checked hosts out, and sees the
+    # final answer to a HEAD check (after redirects and retries).
+    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
@@ -83,6 +102,12 @@ ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
     "webspider.extensions.skippedlog.SkippedLog": 500,
     "webspider.extensions.rounds.RoundControl": 510,
+    "webspider.extensions.brokenlinks.BrokenLinks": 520,
+    "webspider.extensions.duplicates.DuplicateContent": 530,
+    "webspider.extensions.report.CrawlReport": 540,
+    # The progress line replaces LogStats (same figures and more, once).
+    "scrapy.extensions.logstats.LogStats": None,
+    "webspider.extensions.progress.ProgressLine": 550,
 }
 
 # --- output --------------------------------------------------------------------

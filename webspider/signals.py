@@ -24,3 +24,14 @@ links_queued = object()
 #: with ``url``, ``status`` (the HTTP status, None when no response came) and
 #: ``error`` (None, or the error text when the download failed).
 page_complete = object()
+
+#: The spider is about to follow the links of a page (not sent for duplicate
+#: pages nor link checks). Sent with ``response`` and ``page`` (its
+#: webspider.utils.html.ParsedPage); handlers must be cheap, they run once
+#: per page.
+links_extracted = object()
+
+#: A request of the spider failed: an HTTP error, a download error, or a
+#: middleware's decision not to fetch it (IgnoreRequest). Sent by the spider's
+#: errback with ``request`` and ``failure``.
+request_failed = object()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
@@ -29,6 +30,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments
+from webspider.extensions.duplicates import DuplicateContent
 from webspider.items import PageItem
 from webspider.page import directives_of, media_type, parsed_page, remember_response
 from webspider.scheduler.dupefilter import is_resumed_job
@@ -95,9 +97,15 @@ class WebSpider(Spider):
             )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        if response.meta.get("webspider_check_only"):
+            return  # a link check (check_external): never followed or exported
         page = parsed_page(response)
-        yield self.page_item(response, page)
-        if page is not None:
+        item = self.page_item(response, page)
+        yield item
+        if page is not None and item.duplicate_of is None:
+            self.crawler.signals.send_catch_log(
+                signals.links_extracted, response=response, page=page
+            )
             yield from self.follow_links(response, page)
 
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
@@ -117,10 +125,22 @@ class WebSpider(Spider):
             links=len(page.links) if page is not None else 0,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
+        item.duplicate_of = self.duplicate_of(response, item.content_hash)
         remember_response(item, response)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_PAGES)
         return item
+
+    def duplicate_of(self, response: Response, content_hash: str) -> str | None:
+        """URL of an earlier page with the same content (its links are not
+        followed again), or None; see webspider.extensions.duplicates."""
+        index = self._content_index
+        return index.duplicate_of(response, content_hash) if index else None
+
+    @cached_property
+    def _content_index(self) -> DuplicateContent | None:
+        # Looked up once, on the first page (extensions exist by then).
+        return self.crawler.get_extension(DuplicateContent)
 
     def follow_links(self, response: Response, page: ParsedPage) -> Iterator[Request]:
         """Requests for the page's links that the scheduler has not seen and
@@ -166,15 +186,21 @@ class WebSpider(Spider):
     def on_error(self, failure: Failure) -> None:
         """A request failed (HTTP error, download error, or filtered)."""
         error = failure.value
+        request = getattr(failure, "request", None)
+        if request is not None:
+            self.crawler.signals.send_catch_log(
+                signals.request_failed, request=request, failure=failure
+            )
         if isinstance(error, IgnoreRequest) and not isinstance(error, HttpError):
             return  # a middleware decided not to fetch it; it was counted there
+        if request is not None and request.meta.get("webspider_check_only"):
+            return  # a link check, not a page: reported as a broken link
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_FAILED)
         logger.debug("Failed: %s", failure.getErrorMessage())
         if not isinstance(error, HttpError):
             # No response, so no spider middleware sees this page end (for
             # HTTP errors PageEventsMiddleware sends page_complete).
-            request = getattr(failure, "request", None)
             self.crawler.signals.send_catch_log(
                 signals.page_complete,
                 url=request.url if request is not None else None,
