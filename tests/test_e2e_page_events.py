@@ -209,3 +209,29 @@ def test_the_documented_example_runs(tmp_path):
     assert "/gone" in requested
     assert f"404 {server.url('/gone')}" in proc.stdout
     assert (tmp_path / "out" / "pages.jsonl").exists()
+
+
+class RecordingSpider(WebSpider):
+    """Records every page its directives hook is asked about."""
+
+    adjusted: list[str]
+
+    def adjust_directives(self, response, directives):
+        type(self).adjusted.append(response.url)
+
+
+@deferred_f_from_coro_f
+async def test_link_checks_of_outside_urls_are_not_pages_of_the_crawl(
+    tmp_path, server, other_server
+):
+    other_server.add("/up", html("outside", title="Outside"))
+    server.add("/", html(f'<a href="{other_server.url("/up")}">out</a>', title="Home"))
+    RecordingSpider.adjusted = []
+    await crawl(
+        tmp_path,
+        spidercls=RecordingSpider,
+        start_urls=server.url("/"),
+        check_external="1",
+    )
+    assert "/up" in other_server.requested("HEAD")  # it was checked…
+    assert RecordingSpider.adjusted == [server.url("/")]  # …but is no page of ours

@@ -38,6 +38,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from webspider import signals, skips
 from webspider.config import get_bool
+from webspider.downloadermiddlewares.linkcheck import CHECK_ONLY
 from webspider.page import directives_of, parsed_page, set_directives
 from webspider.utils.directives import (
     Directives,
@@ -116,6 +117,8 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         return directives
 
     def process_spider_input(self, response: Response) -> None:
+        if response.meta.get(CHECK_ONLY):
+            return  # a link check of an outside URL, not a page of the crawl
         directives = self.page_directives(response)
         said = (directives.noindex, directives.nofollow)
         spider = self.crawler.spider

@@ -27,6 +27,7 @@ from scrapy.exceptions import NotConfigured
 
 from webspider import signals, skips
 from webspider.config import get_bool
+from webspider.downloadermiddlewares.linkcheck import CHECK_ONLY
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -49,6 +50,11 @@ class PageEventsMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        if response.meta.get(CHECK_ONLY):
+            # a link check of an outside URL, not a page of the crawl
+            async for output in result:
+                yield output
+            return
         send = self.crawler.signals.send_catch_log
         requests: list[Request] = []
         try:
