@@ -14,9 +14,14 @@ host.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from webspider.utils.url import FETCHABLE_SCHEMES, canonical_url, url_scheme
+
+# "localhost:8000/docs" parses with scheme "localhost": a "scheme" followed by
+# a port number is a host.
+_HOST_PORT_RE = re.compile(r"^[^:/]+:\d+(?:[/?#]|$)")
 
 
 class BadPrefixError(ValueError):
@@ -34,10 +39,14 @@ def normalize_prefix(prefix: str, case_sensitive: bool = False) -> list[str]:
     if not raw or any(ch.isspace() for ch in raw):
         raise BadPrefixError(f"invalid URL prefix {prefix!r}")
     scheme = url_scheme(raw)
-    if scheme and raw[len(scheme) + 1 : len(scheme) + 3] == "//":
+    if scheme and not _HOST_PORT_RE.match(raw):
         if scheme not in FETCHABLE_SCHEMES:
             raise BadPrefixError(
                 f"invalid URL prefix {prefix!r}: only http and https are crawled"
+            )
+        if raw[len(scheme) + 1 : len(scheme) + 3] != "//":
+            raise BadPrefixError(
+                f"invalid URL prefix {prefix!r}: expected {scheme}://HOST/…"
             )
         candidates = [raw]
     else:
