@@ -87,6 +87,9 @@ class PolitenessMiddleware:
         crawler.signals.connect(
             self.request_reached_downloader, scrapy_signals.request_reached_downloader
         )
+        crawler.signals.connect(
+            self.response_downloaded, scrapy_signals.response_downloaded
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -146,6 +149,20 @@ class PolitenessMiddleware:
             self._hold(key, slot)
 
     # -- Retry-After ---------------------------------------------------------------
+    def response_downloaded(self, response: Response, request: Request) -> None:
+        # Sent before the downloader frees the transfer slot and starts the
+        # next queued request; process_response would be too late (with
+        # CONCURRENT_REQUESTS_PER_DOMAIN=1 the next request would already be
+        # on its way).
+        if response.status in BACKPRESSURE_STATUSES:
+            seconds = self.retry_after(response)
+            if seconds is not None:
+                self.pause(request, min(seconds, self.max_pause))
+
+    def retry_after(self, response: Response) -> float | None:
+        """Seconds the server asks us to wait, or None."""
+        return retry_after_seconds(response.headers.get(b"Retry-After"), time())
+
     def process_response(
         self, request: Request, response: Response
     ) -> Response | Request:
@@ -153,11 +170,13 @@ class PolitenessMiddleware:
             return response
         if request.meta.get("webspider_robotstxt"):
             return response  # the robots.txt middleware has its own retries
-        seconds = retry_after_seconds(response.headers.get(b"Retry-After"), time())
-        if seconds is None:
-            return response
+        if self.retry_after(response) is None:
+            return response  # Scrapy's RetryMiddleware decides
         retries = int(request.meta.get(RETRY_KEY, 0))
         if retries >= self.retry_times:
+            # Passed on as the failure it is; Scrapy's RetryMiddleware would
+            # otherwise retry it at once, ignoring the Retry-After.
+            request.meta["dont_retry"] = True
             self._inc(STATS_GAVE_UP)
             host = urlparse_cached(request).netloc
             if host not in self._gave_up_logged:
@@ -171,7 +190,6 @@ class PolitenessMiddleware:
                     host,
                 )
             return response
-        self.pause(request, min(seconds, self.max_pause))
         retry = request.replace(dont_filter=True)
         retry.meta[RETRY_KEY] = retries + 1
         self._inc(STATS_RETRIED)
