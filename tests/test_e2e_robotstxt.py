@@ -237,3 +237,82 @@ async def test_one_fetch_per_origin(tmp_path, server, www_server):
     await crawl(tmp_path, start_urls=server.url("/"), scope="domain")
     assert server.requested() == ["/robots.txt", "/"]
     assert www_server.requested() == ["/robots.txt", "/x"]
+
+
+def sitemap(*urls: str) -> Page:
+    locs = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    )
+    return Page(body, content_type="application/xml")
+
+
+@deferred_f_from_coro_f
+async def test_sitemaps_seed_the_crawl_within_scope(tmp_path, server, other_server):
+    server.add("/", html("home"))
+    for path in ("/docs/a", "/docs/b", "/docs/private", "/blog/x"):
+        server.add(path, html(path))
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{server.url('/sitemap-docs.xml')}</loc></sitemap>"
+        "</sitemapindex>"
+    )
+    server.add(
+        "/robots.txt",
+        robots(
+            "User-agent: *\nDisallow: /docs/private\n"
+            f"Sitemap: {server.url('/sitemap.xml')}\n"
+        ),
+    )
+    server.add("/sitemap.xml", Page(index, content_type="application/xml"))
+    server.add(
+        "/sitemap-docs.xml",
+        sitemap(
+            server.url("/docs/a"),
+            server.url("/docs/b"),
+            server.url("/docs/private"),  # robots.txt says no
+            server.url("/blog/x"),  # outside the include list
+            other_server.url("/docs/a"),  # out of scope
+        ),
+    )
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/docs/"),
+        include=server.url("/docs/"),
+        sitemaps="1",
+    )
+    assert sorted(server.requested()) == [
+        "/docs/",
+        "/docs/a",
+        "/docs/b",
+        "/robots.txt",
+        "/sitemap-docs.xml",
+        "/sitemap.xml",
+    ]
+    assert other_server.requested() == []
+    assert sorted(i["url"] for i in result.items) == [
+        server.url("/docs/a"),
+        server.url("/docs/b"),
+    ]
+    assert result.stats["webspider/sitemaps/url_count"] == 5
+
+
+@deferred_f_from_coro_f
+async def test_rules_are_fetched_again_after_the_cache_ttl(tmp_path, server):
+    for i in range(4):
+        link = f'<a href="/c{i + 1}">next</a>' if i < 3 else "end"
+        server.add(f"/c{i}", Page(html(link), delay=0.4))
+    answers = ["User-agent: *\nDisallow: /nothing\n", "User-agent: *\nDisallow: /c3\n"]
+    server.add(
+        "/robots.txt",
+        lambda seen: robots(answers.pop(0) if len(answers) > 1 else answers[0]),
+    )
+    await crawl(
+        tmp_path,
+        settings={"WEBSPIDER_ROBOTSTXT_CACHE_TTL": 1},
+        start_urls=server.url("/c0"),
+    )
+    # c0, c1, c2 take 1.2 s: the rules read again before c3 forbid it
+    assert server.requested() == ["/robots.txt", "/c0", "/c1", "/c2", "/robots.txt"]

@@ -82,6 +82,7 @@ SPIDER_MIDDLEWARES: dict[str, int | None] = {}
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
     "webspider.extensions.skippedlog.SkippedLog": 500,
+    "webspider.extensions.sitemaps.SitemapSeeder": 510,
 }
 
 # --- output --------------------------------------------------------------------

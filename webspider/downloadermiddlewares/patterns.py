@@ -6,7 +6,8 @@ Python regex syntax, searched anywhere in the URL as requested. An invalid
 pattern is a one-line error at start (webspider.config.get_exclude_patterns).
 
 Settings: ``WEBSPIDER_EXCLUDE_RE`` (a regex, or a list of them).
-Meta keys honoured: ``webspider_robotstxt`` (robots.txt requests pass),
+Meta keys honoured: ``webspider_robotstxt``, ``webspider_sitemap`` (robots.txt
+and sitemap files pass),
 ``webspider_referer``.
 Stats: ``webspider/skipped/url_count/exclude_re``.
 """
@@ -48,7 +49,8 @@ class ExcludePatternMiddleware:
         return any(pattern.search(url) for pattern in self.patterns)
 
     def process_request(self, request: Request) -> None:
-        if request.meta.get("webspider_robotstxt"):
+        meta = request.meta
+        if meta.get("webspider_robotstxt") or meta.get("webspider_sitemap"):
             return
         if self.is_excluded(request):
             skips.skip_request(self.crawler, request, skips.EXCLUDE_RE)

@@ -9,7 +9,8 @@ links, redirect targets and requests a user's own code yields.
 Settings: ``WEBSPIDER_INCLUDE``, ``WEBSPIDER_EXCLUDE`` (lists, or
 ``a,b``/``@file`` strings), ``WEBSPIDER_PREFIXES_CASE_SENSITIVE``,
 ``WEBSPIDER_PREFIXES_ENABLED``.
-Meta keys honoured: ``webspider_robotstxt`` (robots.txt requests pass),
+Meta keys honoured: ``webspider_robotstxt``, ``webspider_sitemap`` (robots.txt
+and sitemap files pass),
 ``webspider_referer``.
 Stats: ``webspider/skipped/url_count/include``, ``…/exclude``.
 """
@@ -66,7 +67,8 @@ class PrefixMiddleware:
         return None
 
     def process_request(self, request: Request) -> None:
-        if request.meta.get("webspider_robotstxt"):
+        meta = request.meta
+        if meta.get("webspider_robotstxt") or meta.get("webspider_sitemap"):
             return
         reason = self.skip_reason(request)
         if reason is not None:

@@ -20,7 +20,7 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   most 24 h), then fetched again before the next request to that origin.
 - ``Crawl-delay`` is announced with webspider.signals.crawl_delay_found
   (the politeness middleware applies it); ``Sitemap:`` lines seed the crawl
-  with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.downloadermiddlewares.sitemaps).
+  with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.extensions.sitemaps).
 
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
