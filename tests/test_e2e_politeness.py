@@ -203,3 +203,38 @@ async def test_past_the_retry_budget_is_a_failure(tmp_path, server, caplog):
     assert result.stats["webspider/politeness/retry_after_gave_up_count"] == 1
     assert result.stats["webspider/pages/failed_count"] == 1
     assert "Gave up on" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_waiting_requests_do_not_block_other_hosts(
+    tmp_path, server, other_server
+):
+    """With CONCURRENT_REQUESTS=2, twenty requests waiting out site.test's
+    pause would fill the downloader; they wait aside, and other.test's
+    chain of pages goes on during the pause."""
+    answered: list[float] = []
+
+    def busy(seen: SeenRequest) -> Page:
+        if answered:
+            return Page(html("ok"))
+        answered.append(time.monotonic())
+        return Page("busy", status=429, headers=[("Retry-After", "1")])
+
+    server.add("/", busy)
+    links = "".join(f'<a href="{server.url(f"/x{i}")}">x</a>' for i in range(20))
+    other_server.add("/", html(links + '<a href="/c0">c</a>'))
+    for i in range(8):
+        link = f'<a href="/c{i + 1}">next</a>' if i < 7 else "end"
+        other_server.add(f"/c{i}", Page(html(link), delay=0.1))
+    result = await crawl(
+        tmp_path,
+        settings={"CONCURRENT_REQUESTS": 2},
+        start_urls=f"{server.url('/')},{other_server.url('/')}",
+        scope="all",
+    )
+    pause_start = answered[0]
+    during = [t for t in starts(other_server, "/c") if t < pause_start + 1]
+    assert len(during) >= 4
+    assert min(r.time for r in server.log[2:]) >= pause_start + 1 - TOLERANCE
+    assert len(server.requested_pages()) == 22  # "/" twice and the 20 links
+    assert result.stats["webspider/politeness/retry_after_waited_request_count"] >= 2

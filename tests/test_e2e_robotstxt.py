@@ -13,10 +13,16 @@ from tests.support.server import Page, TestServer, html
 ROBOTS_SKIP = "webspider/skipped/url_count/robots"
 UNREACHABLE_SKIP = "webspider/skipped/url_count/robots_unreachable"
 #: retry an unreachable robots.txt once, quickly
+#: timers may fire a little early, and the clock is read a little late
+TOLERANCE = 0.05
 FAST_RETRY = {
     "WEBSPIDER_ROBOTSTXT_RETRY_TIMES": 1,
     "WEBSPIDER_ROBOTSTXT_RETRY_DELAY": 0.1,
 }
+
+
+def starts(server: TestServer, path_prefix: str) -> list[float]:
+    return [r.time for r in server.log if r.path.startswith(path_prefix)]
 
 
 def robots(text: str | bytes, status: int = 200, **kwargs: object) -> Page:
@@ -316,3 +322,30 @@ async def test_rules_are_fetched_again_after_the_cache_ttl(tmp_path, server):
     )
     # c0, c1, c2 take 1.2 s: the rules read again before c3 forbid it
     assert server.requested() == ["/robots.txt", "/c0", "/c1", "/c2", "/robots.txt"]
+
+
+@deferred_f_from_coro_f
+async def test_waiting_for_robots_does_not_block_other_hosts(
+    tmp_path, server, other_server
+):
+    """With CONCURRENT_REQUESTS=2, twenty requests waiting for site.test's
+    slow robots.txt would fill the downloader; they wait aside, and
+    other.test's chain of pages goes on meanwhile."""
+    server.add("/robots.txt", robots("User-agent: *\n", delay=1))
+    links = "".join(f'<a href="{server.url(f"/x{i}")}">x</a>' for i in range(20))
+    other_server.add("/", html(links + '<a href="/c0">c</a>'))
+    for i in range(8):
+        link = f'<a href="/c{i + 1}">next</a>' if i < 7 else "end"
+        other_server.add(f"/c{i}", Page(html(link), delay=0.1))
+    await crawl(
+        tmp_path,
+        settings={"CONCURRENT_REQUESTS": 2},
+        start_urls=other_server.url("/"),
+        scope="all",
+    )
+    robots_start = server.log[0].time
+    assert server.log[0].path == "/robots.txt"
+    during = [t for t in starts(other_server, "/c") if t < robots_start + 1]
+    assert len(during) >= 4
+    assert len(server.requested_pages()) == 20
+    assert min(r.time for r in server.log[1:]) >= robots_start + 1 - TOLERANCE

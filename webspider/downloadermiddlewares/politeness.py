@@ -3,10 +3,8 @@
 Both are enforced on Scrapy's own downloader slots (one per host, see
 ``Downloader.get_slot_key``), because that is where request *starts* are
 scheduled: a slot with a delay starts one request per delay whatever
-CONCURRENT_REQUESTS_PER_DOMAIN says, and a held slot starts none. Waiting
-there keeps the requests out of the downloader's transfer slots; waiting in
-``process_request`` instead would let requests already queued in the slot
-slip through during a pause.
+CONCURRENT_REQUESTS_PER_DOMAIN says, and a held slot starts none — not even
+the requests already queued in it when the 429 came back.
 
 - Crawl-delay (announced by the robots.txt middleware): the slot's delay
   becomes ``max(Crawl-delay, DOWNLOAD_DELAY)`` with no random jitter, so
@@ -15,8 +13,10 @@ slip through during a pause.
   with ``WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "skip"``, the origin is
   not crawled (reason ``crawl_delay``).
 - A 429 or 503 with ``Retry-After`` (seconds or an HTTP date) holds the slot
-  for that long (at most ``WEBSPIDER_POLITENESS_RETRY_AFTER_MAX``) and the
-  request is retried after the pause; other hosts carry on. After
+  for that long (at most ``WEBSPIDER_POLITENESS_RETRY_AFTER_MAX``), and new
+  requests for it wait in ``process_request`` without holding a place in
+  CONCURRENT_REQUESTS (see .waiting); the request is retried after the
+  pause; other hosts carry on. After
   ``WEBSPIDER_POLITENESS_RETRY_TIMES`` such retries the response goes on to
   the spider as the failure it is (an HttpError, counted as a failed page).
   429/503 without Retry-After are left to Scrapy's RetryMiddleware.
@@ -36,9 +36,11 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
 from webspider.config import politeness_settings
+from webspider.downloadermiddlewares.waiting import WaitingRoom
 from webspider.utils.retryafter import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ STATS_PAUSED = "webspider/politeness/retry_after_pause_count"
 STATS_RETRIED = "webspider/politeness/retry_after_retried_count"
 STATS_GAVE_UP = "webspider/politeness/retry_after_gave_up_count"
 STATS_MAX_PAUSE = "webspider/politeness/retry_after_max_seconds"
+STATS_WAITED = "webspider/politeness/retry_after_waited_request_count"
 
 RETRY_KEY = "webspider_retry_after_times"
 BACKPRESSURE_STATUSES = frozenset({429, 503})
@@ -83,6 +86,7 @@ class PolitenessMiddleware:
         self.paused: dict[str, float] = {}
         self._holds: dict[str, CallLaterResult] = {}
         self._gave_up_logged: set[str] = set()
+        self.waiting_room = WaitingRoom(crawler)
         crawler.signals.connect(self.crawl_delay_found, signals.crawl_delay_found)
         crawler.signals.connect(
             self.request_reached_downloader, scrapy_signals.request_reached_downloader
@@ -127,10 +131,21 @@ class PolitenessMiddleware:
         self._inc(STATS_CRAWL_DELAY)
         self.delays[origin] = max(delay, self.download_delay)
 
-    def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> None:
         if self.skipped_origins and _origin(request) in self.skipped_origins:
             skips.skip_request(self.crawler, request, skips.CRAWL_DELAY)
             raise IgnoreRequest(f"Crawl-delay over the cap: {request.url}")
+        if self.paused:
+            # Wait here rather than in the slot's queue: the waiting room
+            # does not hold a place in CONCURRENT_REQUESTS, the queue does.
+            key = self.downloader.get_slot_key(request)
+            until = self.paused.get(key, 0.0)
+            while until > monotonic():
+                wake: Deferred[None] = Deferred()
+                call_later(until - monotonic(), wake.callback, None)
+                self._inc(STATS_WAITED)
+                await self.waiting_room.wait(request, wake)
+                until = self.paused.get(key, 0.0)
 
     def request_reached_downloader(self, request: Request) -> None:
         # Sent after the downloader picked the slot and before it queues the

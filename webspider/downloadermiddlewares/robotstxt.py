@@ -5,8 +5,9 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
 "complete disallow". Here:
 
 - robots.txt is fetched once per origin (scheme, host, port), before any
-  other request to it; requests to that origin wait (in ``process_request``)
-  for the answer, requests to other origins do not.
+  other request to it; requests to that origin wait (in ``process_request``,
+  without holding a place in CONCURRENT_REQUESTS, see .waiting) for the
+  answer, requests to other origins do not.
 - 2xx: parsed with protego; 4xx other than 429: no rules; 5xx, 429 or a
   network error: nothing of the origin is requested, robots.txt is retried
   with a doubling delay, and when it stays unreachable every request to the
@@ -43,12 +44,13 @@ from protego import Protego
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import sleep
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
 from webspider.config import get_bool, robots_settings
+from webspider.downloadermiddlewares.waiting import WaitingRoom
 from webspider.utils.retryafter import retry_after_seconds
 from webspider.utils.robots import (
     ALLOW_ALL,
@@ -124,6 +126,7 @@ class RobotsTxtMiddleware:
         )
         self.token = product_token(str(settings.get("USER_AGENT") or ""))
         self._origins: dict[Origin, OriginRobots] = {}
+        self.waiting_room = WaitingRoom(crawler)
         self._fetches: set[Deferred[None]] = set()
 
     @classmethod
@@ -147,7 +150,7 @@ class RobotsTxtMiddleware:
             self._inc(STATS_WAITED)
             waiter: Deferred[None] = Deferred()
             entry.waiters.append(waiter)
-            await maybe_deferred_to_future(waiter)
+            await self.waiting_room.wait(request, waiter)
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise IgnoreRequest(f"robots.txt unreachable: {request.url}")

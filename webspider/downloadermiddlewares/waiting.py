@@ -1,0 +1,72 @@
+"""Requests that wait inside a downloader middleware without blocking others.
+
+The engine stops taking requests from the scheduler when CONCURRENT_REQUESTS
+of them are in the downloader, and a request waiting in ``process_request``
+counts as in the downloader. So 16 requests waiting for one origin's
+robots.txt (or for its Retry-After pause to end) would stop the whole crawl,
+though the other origins have nothing to wait for. A ``WaitingRoom`` takes
+its waiting requests out of that count (up to
+``WEBSPIDER_MAX_WAITING_REQUESTS``, so a long wait cannot drain the whole
+scheduler into memory), puts them back when the wait ends, and keeps the
+engine from closing the spider as idle meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from webspider.config import get_int
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from twisted.internet.defer import Deferred
+
+
+class WaitingRoom:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.limit = get_int(
+            crawler.settings, "WEBSPIDER_MAX_WAITING_REQUESTS", 1000, minimum=0
+        )
+        #: requests waiting now (counted or not)
+        self.waiting = 0
+        #: of which taken out of the downloader's count
+        self.uncounted = 0
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
+
+    async def wait(self, request: Request, until: Deferred[Any]) -> None:
+        """Wait for ``until`` to fire, without holding a place in the
+        downloader's CONCURRENT_REQUESTS while room is left."""
+        engine = self.crawler.engine
+        active = engine.downloader.active if engine is not None else set()
+        uncounted = self.uncounted < self.limit and request in active
+        self.waiting += 1
+        if uncounted:
+            active.discard(request)
+            self.uncounted += 1
+            self._wake_engine()
+        try:
+            await maybe_deferred_to_future(until)
+        finally:
+            self.waiting -= 1
+            if uncounted:
+                self.uncounted -= 1
+                active.add(request)  # Downloader.fetch removes it when done
+
+    def spider_idle(self) -> None:
+        # Uncounted requests are invisible to the engine's idle check.
+        if self.waiting:
+            raise DontCloseSpider
+
+    def _wake_engine(self) -> None:
+        # The engine looks for more requests when one finishes, or every 5 s;
+        # a place freed here is neither, so tell it (private API, guarded).
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
