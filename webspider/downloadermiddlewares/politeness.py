@@ -156,12 +156,15 @@ class PolitenessMiddleware:
         slot = self.downloader.slots.get(key) if isinstance(key, str) else None
         if slot is None or key is None:
             return
+        self._enforce_delay(request, slot)
+        if key in self.paused:
+            self._hold(key, slot)
+
+    def _enforce_delay(self, request: Request, slot: Slot) -> None:
         delay = self.delays.get(_origin(request))
         if delay is not None and (slot.delay < delay or slot.jitter):
             # Jitter would start some requests sooner than the Crawl-delay.
             slot.delay, slot.jitter = max(slot.delay, delay), 0.0
-        if key in self.paused:
-            self._hold(key, slot)
 
     # -- Retry-After ---------------------------------------------------------------
     def response_downloaded(self, response: Response, request: Request) -> None:
@@ -169,6 +172,13 @@ class PolitenessMiddleware:
         # next queued request; process_response would be too late (with
         # CONCURRENT_REQUESTS_PER_DOMAIN=1 the next request would already be
         # on its way).
+        if self.delays:
+            # AutoThrottle (an extension, so its handler ran first) may just
+            # have lowered the slot's delay below the Crawl-delay.
+            key = request.meta.get("download_slot")
+            slot = self.downloader.slots.get(key) if isinstance(key, str) else None
+            if slot is not None:
+                self._enforce_delay(request, slot)
         if response.status in BACKPRESSURE_STATUSES:
             seconds = self.retry_after(response)
             if seconds is not None:
