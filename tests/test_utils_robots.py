@@ -1,4 +1,5 @@
 import pytest
+from protego import Protego
 
 from webspider.utils.robots import (
     ALLOW_ALL,
@@ -6,6 +7,7 @@ from webspider.utils.robots import (
     REDIRECT,
     UNREACHABLE,
     backoff,
+    drop_partial_token_groups,
     outcome_of_status,
     product_token,
     robots_text,
@@ -68,3 +70,35 @@ def test_product_token(user_agent, token):
 def test_backoff_doubles_up_to_a_maximum():
     assert [backoff(i, 5) for i in range(4)] == [5, 10, 20, 40]
     assert backoff(30, 5, maximum=60) == 60
+
+
+@pytest.mark.parametrize(
+    ("robots", "forbidden"),
+    [
+        ("User-agent: *\nDisallow: /star\n", "/star"),
+        (
+            "User-agent: webspider\nDisallow: /own\n\nUser-agent: *\nDisallow: /star",
+            "/own",
+        ),
+        (
+            "User-agent: WEBSPIDER\nDisallow: /own\n\nUser-agent: *\nDisallow: /star",
+            "/own",
+        ),
+        # a group for a prefix of the token is not ours
+        ("User-agent: web\nDisallow: /web\n\nUser-agent: *\nDisallow: /star", "/star"),
+        ("User-agent: spider\nDisallow: /s\n\nUser-agent: *\nDisallow: /star", "/star"),
+        (
+            "User-agent: webspider-pro\nDisallow: /pro\n\n"
+            "User-agent: *\nDisallow: /star",
+            "/star",
+        ),
+    ],
+)
+def test_group_choice(robots, forbidden):
+    parser = Protego.parse(robots)
+    drop_partial_token_groups(parser, "webspider")
+    paths = ["/own", "/star", "/web", "/s", "/pro"]
+    blocked = [
+        p for p in paths if not parser.can_fetch("http://x.org" + p, "webspider")
+    ]
+    assert blocked == [forbidden]

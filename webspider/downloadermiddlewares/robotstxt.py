@@ -58,6 +58,7 @@ from webspider.utils.robots import (
     PARSE,
     REDIRECT,
     backoff,
+    drop_partial_token_groups,
     outcome_of_status,
     product_token,
     robots_text,
@@ -277,7 +278,9 @@ class RobotsTxtMiddleware:
                 len(response.body),
                 self.max_bytes,
             )
-        return Protego.parse(text)
+        parser = Protego.parse(text)
+        drop_partial_token_groups(parser, self.token)
+        return parser
 
     def _announce(self, origin: Origin, parser: Protego) -> None:
         delay = parser.crawl_delay(self.token)

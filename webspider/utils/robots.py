@@ -12,6 +12,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from protego import Protego
+
 #: RFC 9309 2.5: crawlers SHOULD follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
 
@@ -62,3 +67,20 @@ def product_token(user_agent: str) -> str:
 def backoff(attempt: int, base: float, maximum: float = 3600.0) -> float:
     """Seconds before retry ``attempt`` (0 for the first retry): doubling."""
     return float(min(maximum, base * 2.0**attempt))
+
+
+def drop_partial_token_groups(parser: Protego, token: str) -> None:
+    """Forget groups whose name is only a prefix of ``token``.
+
+    protego matches a group name at the start of a word of the user agent, so
+    ``User-agent: web`` would apply to ``webspider``; RFC 9309 2.2.1 matches
+    the product token as a whole. (protego keeps its groups in a private
+    dict; if that changes, its own matching is used as it is.)"""
+    groups = getattr(parser, "_user_agents", None)
+    if not isinstance(groups, dict):
+        return
+    for name in [g for g in groups if g not in ("*", token) and token.startswith(g)]:
+        del groups[name]
+    cache = getattr(parser, "_matched_rule_set", None)
+    if isinstance(cache, dict):
+        cache.clear()
