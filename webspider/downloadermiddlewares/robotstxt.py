@@ -80,8 +80,8 @@ STATS_UNREACHABLE = "webspider/robotstxt/unreachable_origin_count"
 STATS_TRUNCATED = "webspider/robotstxt/truncated_count"
 STATS_WAITED = "webspider/robotstxt/waited_request_count"
 
-#: robots.txt goes before anything else already queued.
-ROBOTS_PRIORITY = 1_000_000
+#: longest Retry-After a robots.txt answer may impose between retries
+MAX_ROBOTS_RETRY_AFTER = 3600.0
 
 Origin = tuple[str, str, int]
 
@@ -208,7 +208,8 @@ class RobotsTxtMiddleware:
                     skips.ROBOTS_UNREACHABLE,
                 )
                 break
-            delay = max(backoff(attempt, self.retry_delay), min(wait or 0.0, 3600.0))
+            delay = backoff(attempt, self.retry_delay)
+            delay = max(delay, min(wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
             logger.info(
                 "robots.txt of %s unavailable (%s); its requests wait, retrying in %gs",
                 base,
@@ -232,7 +233,6 @@ class RobotsTxtMiddleware:
         for _hop in range(MAX_REDIRECTS + 1):
             request = Request(
                 url,
-                priority=ROBOTS_PRIORITY,
                 dont_filter=True,
                 meta={
                     "webspider_robotstxt": True,
@@ -244,6 +244,8 @@ class RobotsTxtMiddleware:
                 },
             )
             try:
+                # Straight to the downloader (not through the scheduler): the
+                # requests waiting for these rules must not queue before it.
                 response = await self.crawler.engine.download_async(request)
             except Exception as exc:  # refused, timeout, DNS, cancelled…
                 return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
