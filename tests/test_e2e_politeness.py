@@ -111,67 +111,86 @@ def once_then_ok(answer: Page) -> object:
     return route
 
 
+def busy_once(
+    status: int, retry_after: str | None = None
+) -> tuple[object, list[float]]:
+    """A route answering ``status`` with Retry-After once, then a page; and
+    the list it records the (monotonic) answer time in. With no value given,
+    Retry-After is an HTTP date 2 s ahead (1 to 2 s, dates are whole seconds)
+    and the recorded time is when that date is reached."""
+    answered: list[float] = []
+
+    def route(seen: SeenRequest) -> Page:
+        if answered:
+            return Page(html("ok"))
+        value = retry_after
+        answered.append(time.monotonic())
+        if value is None:
+            wall = time.time()
+            date = int(wall) + 2
+            answered.append(answered[0] + (date - wall))
+            value = formatdate(date, usegmt=True)
+        return Page("busy", status=status, headers=[("Retry-After", value)])
+
+    return route, answered
+
+
+#: Pages of one depth leave the scheduler together (the strict level barrier,
+#: docs/depth-and-rounds.md), so "the others carry on" is shown with pages of
+#: the same depth; slot delays spread them out so the pause has something to
+#: hold back (without one they would all be on the wire before the 429).
+SLOTS = {
+    "site.test": {"delay": 0.2, "jitter": 0},
+    "other.test": {"delay": 0.1, "jitter": 0},
+}
+
+
+def siblings(server: TestServer, prefix: str, n: int) -> None:
+    server.add("/", html("".join(f'<a href="/{prefix}{i}">x</a>' for i in range(n))))
+    for i in range(n):
+        server.add(f"/{prefix}{i}", html(f"{prefix}{i}"))
+
+
 @deferred_f_from_coro_f
 async def test_retry_after_seconds_pauses_the_host_only(tmp_path, server, other_server):
     """/p0 answers 429 Retry-After: 1 once. For that second nothing goes to
-    the host: the links found meanwhile (/q*, on the slow /p1) wait, and /p0
-    is retried after it; the other host is crawled meanwhile."""
-    answered: list[float] = []
-
-    def busy(seen: SeenRequest) -> Page:
-        if answered:
-            return Page(html("ok"))
-        answered.append(time.monotonic())
-        return Page("busy", status=429, headers=[("Retry-After", "1")])
-
-    server.add("/", html('<a href="/p0">0</a><a href="/p1">1</a>'))
-    server.add("/p0", busy)
-    q_links = "".join(f'<a href="/q{i}">{i}</a>' for i in range(3))
-    server.add("/p1", Page(html(q_links), delay=0.3))
-    for i in range(3):
-        server.add(f"/q{i}", html("q"))
-    # a chain of slow pages on the other host: 8 x 0.2 s
-    for i in range(8):
-        link = f'<a href="/c{i + 1}">next</a>' if i < 7 else "end"
-        other_server.add(f"/c{i}", Page(html(link), delay=0.2))
+    the host (its other pages wait), then /p0 is retried; the other host is
+    crawled meanwhile."""
+    siblings(server, "p", 4)
+    route, answered = busy_once(429, "1")
+    server.add("/p0", route)
+    siblings(other_server, "o", 12)
     result = await crawl(
         tmp_path,
-        start_urls=f"{server.url('/')},{other_server.url('/c0')}",
+        settings={"DOWNLOAD_SLOTS": SLOTS},
+        start_urls=f"{server.url('/')},{other_server.url('/')}",
         scope="all",
     )
     pause_start = answered[0]
     # requests already on their way when the 429 left are not held back
     later = [r for r in server.log if r.time > pause_start + 0.05]
-    assert sorted(r.path for r in later) == ["/p0", "/q0", "/q1", "/q2"]
+    assert sorted(r.path for r in later) == ["/p0", "/p1", "/p2", "/p3"]
     assert min(r.time for r in later) >= pause_start + 1 - TOLERANCE
-    assert any(pause_start < t < pause_start + 1 for t in starts(other_server))
+    # all of other.test is done before site.test's pause is over
+    during = [t for t in starts(other_server, "/o") if t < pause_start + 1]
+    assert len(during) >= 4
     assert result.stats["webspider/politeness/retry_after_retried_count"] == 1
     assert result.stats["webspider/politeness/retry_after_pause_count"] == 1
-    assert len(result.items) == 6 + 8
+    assert len(result.items) == 5 + 13
 
 
 @deferred_f_from_coro_f
 async def test_retry_after_http_date(tmp_path, server):
-    resume: list[float] = []
-
-    def busy(seen: SeenRequest) -> Page:
-        if resume:
-            return Page(html("ok"))
-        wall, now = time.time(), time.monotonic()
-        date = int(wall) + 2  # HTTP dates have whole seconds: 1 to 2 s from now
-        resume.append(now + (date - wall))
-        header = formatdate(date, usegmt=True)
-        return Page("busy", status=503, headers=[("Retry-After", header)])
-
-    server.add("/", html('<a href="/p0">0</a><a href="/p1">1</a>'))
-    server.add("/p0", busy)
-    server.add("/p1", Page(html('<a href="/q0">q</a>'), delay=0.3))
-    server.add("/q0", html("q"))
-    await crawl(tmp_path, start_urls=server.url("/"))
-    first = next(r.time for r in server.log if r.path == "/p0")
-    later = [r for r in server.log if r.time > first + 0.2]
-    assert sorted(r.path for r in later) == ["/p0", "/q0"]
-    assert min(r.time for r in later) >= resume[0] - TOLERANCE
+    siblings(server, "p", 3)
+    route, answered = busy_once(503)
+    server.add("/p0", route)
+    await crawl(
+        tmp_path, settings={"DOWNLOAD_SLOTS": SLOTS}, start_urls=server.url("/")
+    )
+    pause_start, resume = answered
+    later = [r for r in server.log if r.time > pause_start + 0.05]
+    assert sorted(r.path for r in later) == ["/p0", "/p1", "/p2"]
+    assert min(r.time for r in later) >= resume - TOLERANCE
 
 
 @deferred_f_from_coro_f
@@ -209,32 +228,30 @@ async def test_past_the_retry_budget_is_a_failure(tmp_path, server, caplog):
 async def test_waiting_requests_do_not_block_other_hosts(
     tmp_path, server, other_server
 ):
-    """With CONCURRENT_REQUESTS=2, twenty requests waiting out site.test's
-    pause would fill the downloader; they wait aside, and other.test's
-    chain of pages goes on during the pause."""
-    answered: list[float] = []
-
-    def busy(seen: SeenRequest) -> Page:
-        if answered:
-            return Page(html("ok"))
-        answered.append(time.monotonic())
-        return Page("busy", status=429, headers=[("Retry-After", "1")])
-
-    server.add("/", busy)
-    links = "".join(f'<a href="{server.url(f"/x{i}")}">x</a>' for i in range(20))
-    other_server.add("/", html(links + '<a href="/c0">c</a>'))
-    for i in range(8):
-        link = f'<a href="/c{i + 1}">next</a>' if i < 7 else "end"
-        other_server.add(f"/c{i}", Page(html(link), delay=0.1))
+    """With CONCURRENT_REQUESTS=2, the ten requests waiting out site.test's
+    pause and then its Crawl-delay would fill the downloader; they wait
+    aside, and other.test's pages (of the same depth) go on meanwhile."""
+    server.add("/robots.txt", robots("User-agent: *\nCrawl-delay: 0.2\n"))
+    route, answered = busy_once(429, "1")
+    server.add("/first", route)
+    links = [server.url("/first")] + [server.url(f"/x{i}") for i in range(10)]
+    links += [other_server.url(f"/o{i}") for i in range(10)]
+    other_server.add("/", html("".join(f'<a href="{u}">x</a>' for u in links)))
     result = await crawl(
         tmp_path,
-        settings={"CONCURRENT_REQUESTS": 2},
-        start_urls=f"{server.url('/')},{other_server.url('/')}",
+        settings={
+            "CONCURRENT_REQUESTS": 2,
+            "DOWNLOAD_SLOTS": {"other.test": {"delay": 0.05, "jitter": 0}},
+        },
+        start_urls=other_server.url("/"),
         scope="all",
     )
     pause_start = answered[0]
-    during = [t for t in starts(other_server, "/c") if t < pause_start + 1]
-    assert len(during) >= 4
-    assert min(r.time for r in server.log[2:]) >= pause_start + 1 - TOLERANCE
-    assert len(server.requested_pages()) == 22  # "/" twice and the 20 links
-    assert result.stats["webspider/politeness/retry_after_waited_request_count"] >= 2
+    # all of other.test is done before site.test's pause is over
+    during = [t for t in starts(other_server, "/o") if t < pause_start + 1]
+    assert len(during) == 10
+    later = [r.time for r in server.log if r.time > pause_start + 0.05]
+    assert len(later) == 11  # /first again and the ten
+    assert min(later) >= pause_start + 1 - TOLERANCE
+    assert min(gaps(later)) >= 0.2 - TOLERANCE
+    assert result.stats["webspider/politeness/waited_request_count"] >= 10

@@ -333,22 +333,24 @@ async def test_waiting_for_robots_does_not_block_other_hosts(
 ):
     """With CONCURRENT_REQUESTS=2, twenty requests waiting for site.test's
     slow robots.txt would fill the downloader; they wait aside, and
-    other.test's chain of pages goes on meanwhile."""
+    other.test's pages (of the same depth, see the level barrier in
+    docs/depth-and-rounds.md) go on meanwhile."""
     server.add("/robots.txt", robots("User-agent: *\n", delay=1))
-    links = "".join(f'<a href="{server.url(f"/x{i}")}">x</a>' for i in range(20))
-    other_server.add("/", html(links + '<a href="/c0">c</a>'))
-    for i in range(8):
-        link = f'<a href="/c{i + 1}">next</a>' if i < 7 else "end"
-        other_server.add(f"/c{i}", Page(html(link), delay=0.1))
+    links = [server.url(f"/x{i}") for i in range(20)]
+    links += [other_server.url(f"/o{i}") for i in range(10)]
+    other_server.add("/", html("".join(f'<a href="{u}">x</a>' for u in links)))
     await crawl(
         tmp_path,
-        settings={"CONCURRENT_REQUESTS": 2},
+        settings={
+            "CONCURRENT_REQUESTS": 2,
+            "DOWNLOAD_SLOTS": {"other.test": {"delay": 0.05, "jitter": 0}},
+        },
         start_urls=other_server.url("/"),
         scope="all",
     )
     robots_start = server.log[0].time
     assert server.log[0].path == "/robots.txt"
-    during = [t for t in starts(other_server, "/c") if t < robots_start + 1]
-    assert len(during) >= 4
+    during = [t for t in starts(other_server, "/o") if t < robots_start + 1]
+    assert len(during) == 10
     assert len(server.requested_pages()) == 20
     assert min(r.time for r in server.log[1:]) >= robots_start + 1 - TOLERANCE

@@ -35,3 +35,6 @@ class PageItem:
     path: str | None = None
     #: ISO 8601 UTC time the response was processed
     fetched_at: str = ""
+    #: the page asked not to be indexed (only ever true with
+    #: WEBSPIDER_EXPORT_NOINDEX; otherwise such pages are not exported)
+    noindex: bool = False

@@ -15,6 +15,20 @@ COMMANDS_MODULE = "webspider.commands"
 WEBSPIDER_START_URLS: list[str] = []
 WEBSPIDER_SCOPE = "host"
 WEBSPIDER_OUTPUT = "output"
+# depth cap and rounds (docs/depth-and-rounds.md); None: no cap / no limit
+WEBSPIDER_DEPTH_ENABLED = True
+WEBSPIDER_DEPTH_MAX: int | None = None
+WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
+WEBSPIDER_DEPTH_DEFER = True
+WEBSPIDER_DEPTH_STRICT = True
+WEBSPIDER_SHUFFLE_ENABLED = False
+# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+WEBSPIDER_DIRECTIVES_ENABLED = True
+WEBSPIDER_DIRECTIVES_META = True
+WEBSPIDER_DIRECTIVES_HEADER = True
+WEBSPIDER_DIRECTIVES_REL = True
+WEBSPIDER_EXPORT_NOINDEX = False
+WEBSPIDER_PAGE_EVENTS_ENABLED = True
 WEBSPIDER_LOG_SKIPPED = False
 #: the skipped-URL log names at most this many hosts per reason at INFO
 WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
@@ -63,11 +77,14 @@ METAREFRESH_ENABLED = False
 # --- only http and https are ever requested ----------------------------------
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 
-# --- breadth-first: shallow pages first ----------------------------------------
-DEPTH_PRIORITY = 1
+# --- breadth-first: shallow pages first, level by level, in rounds -------------
+# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
+# holds each level until the one before is done and feeds later rounds from
+# the deferred frontier.
+SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
 DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------
@@ -83,11 +100,24 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.downloadermiddlewares.politeness.PolitenessMiddleware": 560,
 }
 # … spider middlewares decide what survives from each page.
-SPIDER_MIDDLEWARES: dict[str, int | None] = {}
+SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # Spider output passes these from the highest number to the lowest.
+    # Shuffle before anyone sees a page's links (so deferral order is random too).
+    "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
+    # reads the page first (right after HttpErrorMiddleware, 50)
+    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+    # depth after every filter (a link dropped for good must not be deferred)
+    "webspider.spidermiddlewares.depth.DepthMiddleware": 80,
+    # sees the output last (after depth etc.): links_queued lists what is
+    # really handed to the scheduler
+    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
+}
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {
     "webspider.extensions.skippedlog.SkippedLog": 500,
-    "webspider.extensions.sitemaps.SitemapSeeder": 510,
+    "webspider.extensions.rounds.RoundControl": 510,
+    "webspider.extensions.sitemaps.SitemapSeeder": 520,
 }
 
 # --- output --------------------------------------------------------------------

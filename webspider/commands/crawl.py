@@ -2,9 +2,10 @@
 
 Scrapy's own ``crawl`` command reports a bad spider argument with a traceback
 (raised deep inside the crawler start-up). This one validates every setting
-and spider argument first (webspider.config.check_settings) and, when
-something is wrong, prints ``webspider: error: <what to fix>`` to stderr and
-exits with status 2 before anything is crawled or written.
+and spider argument first (webspider.config.check_settings), before Scrapy
+starts its crawler process and logging, and, when something is wrong, prints
+``webspider: error: <what to fix>`` to stderr and exits with status 2 before
+anything is crawled or written.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.settings import Settings
+from scrapy.spiderloader import get_spider_loader
 
 from webspider.config import ConfigError, apply_spider_arguments, check_settings
 from webspider.spiders.webspider import WebSpider
@@ -24,20 +27,22 @@ EXIT_USAGE = 2
 
 
 class Command(ScrapyCrawlCommand):
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if len(args) == 1 and self.crawler_process is not None:
-            try:
-                spidercls = self.crawler_process.spider_loader.load(args[0])
-            except KeyError:
-                spidercls = None  # Scrapy's own command reports it
-            if spidercls is not None and issubclass(spidercls, WebSpider):
-                settings = self.crawler_process.settings.copy()
-                spidercls.update_settings(settings)
-                try:
-                    apply_spider_arguments(settings, dict(opts.spargs))
-                    check_settings(settings)
-                except ConfigError as exc:
-                    print(f"webspider: error: {exc}", file=sys.stderr)
-                    self.exitcode = EXIT_USAGE
-                    return
-        super().run(args, opts)
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        if len(args) != 1:
+            return  # Scrapy's own usage message
+        try:
+            spidercls = get_spider_loader(self.settings or Settings()).load(args[0])
+        except KeyError:
+            return  # Scrapy reports an unknown spider
+        if not issubclass(spidercls, WebSpider):
+            return
+        assert self.settings is not None
+        settings = self.settings.copy()
+        spidercls.update_settings(settings)
+        try:
+            apply_spider_arguments(settings, dict(opts.spargs))
+            check_settings(settings)
+        except ConfigError as exc:
+            print(f"webspider: error: {exc}", file=sys.stderr)
+            sys.exit(EXIT_USAGE)

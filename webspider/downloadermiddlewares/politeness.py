@@ -40,7 +40,7 @@ from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
 from webspider.config import politeness_settings
-from webspider.downloadermiddlewares.waiting import WaitingRoom
+from webspider.downloadermiddlewares.waiting import StartGate, WaitingRoom
 from webspider.utils.retryafter import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ STATS_PAUSED = "webspider/politeness/retry_after_pause_count"
 STATS_RETRIED = "webspider/politeness/retry_after_retried_count"
 STATS_GAVE_UP = "webspider/politeness/retry_after_gave_up_count"
 STATS_MAX_PAUSE = "webspider/politeness/retry_after_max_seconds"
-STATS_WAITED = "webspider/politeness/retry_after_waited_request_count"
+STATS_WAITED = "webspider/politeness/waited_request_count"
 
 RETRY_KEY = "webspider_retry_after_times"
 BACKPRESSURE_STATUSES = frozenset({429, 503})
@@ -85,6 +85,8 @@ class PolitenessMiddleware:
         #: downloader slot key → monotonic time its Retry-After pause ends
         self.paused: dict[str, float] = {}
         self._holds: dict[str, CallLaterResult] = {}
+        #: slot key → the turn of requests waiting for its next start
+        self._gates: dict[str, StartGate] = {}
         self._gave_up_logged: set[str] = set()
         self.waiting_room = WaitingRoom(crawler)
         crawler.signals.connect(self.crawl_delay_found, signals.crawl_delay_found)
@@ -135,17 +137,52 @@ class PolitenessMiddleware:
         if self.skipped_origins and _origin(request) in self.skipped_origins:
             skips.skip_request(self.crawler, request, skips.CRAWL_DELAY)
             raise IgnoreRequest(f"Crawl-delay over the cap: {request.url}")
-        if self.paused:
-            # Wait here rather than in the slot's queue: the waiting room
-            # does not hold a place in CONCURRENT_REQUESTS, the queue does.
-            key = self.downloader.get_slot_key(request)
-            until = self.paused.get(key, 0.0)
-            while until > monotonic():
-                wake: Deferred[None] = Deferred()
-                call_later(until - monotonic(), wake.callback, None)
-                self._inc(STATS_WAITED)
-                await self.waiting_room.wait(request, wake)
-                until = self.paused.get(key, 0.0)
+        if not self.delays and not self.paused:
+            return
+        key = self.downloader.get_slot_key(request)
+        delay = self.delays.get(_origin(request), 0.0)
+        if not delay and key not in self.paused:
+            return
+        # Requests wait their turn here, in the waiting room, rather than in
+        # the downloader slot's queue: a queued request holds a place in
+        # CONCURRENT_REQUESTS, so a host with a long Crawl-delay or pause
+        # and many queued requests would stop every other host.
+        gate = self._gates.get(key)
+        if gate is None:
+            gate = self._gates[key] = StartGate()
+        now = monotonic()
+        if not gate.queue and self._ready(key, gate) <= now:
+            gate.next_start = now + delay
+            return
+        turn: Deferred[None] = Deferred()
+        gate.queue.append((turn, delay))
+        if gate.timer is None:
+            self._schedule(key, gate)
+        self._inc(STATS_WAITED)
+        await self.waiting_room.wait(request, turn)
+
+    def _ready(self, key: str, gate: StartGate) -> float:
+        return max(gate.next_start, self.paused.get(key, 0.0))
+
+    def _schedule(self, key: str, gate: StartGate) -> None:
+        if gate.timer is not None:
+            gate.timer.cancel()
+        wait = max(0.0, self._ready(key, gate) - monotonic())
+        gate.timer = call_later(wait, self._release, key, gate)
+
+    def _release(self, key: str, gate: StartGate) -> None:
+        """Let the next waiting request of a slot go, when its turn has come."""
+        gate.timer = None
+        now = monotonic()
+        if self._ready(key, gate) > now:  # a pause began meanwhile
+            self._schedule(key, gate)
+            return
+        if gate.queue:
+            turn, delay = gate.queue.popleft()
+            gate.next_start = now + delay
+            turn.callback(None)
+        if gate.queue:
+            self._schedule(key, gate)
 
     def request_reached_downloader(self, request: Request) -> None:
         # Sent after the downloader picked the slot and before it queues the

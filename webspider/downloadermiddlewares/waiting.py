@@ -13,6 +13,8 @@ engine from closing the spider as idle meanwhile.
 
 from __future__ import annotations
 
+from collections import deque
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -24,6 +26,7 @@ from webspider.config import get_int
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
 
 
@@ -70,3 +73,14 @@ class WaitingRoom:
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()
+
+
+@dataclass
+class StartGate:
+    """The requests of one downloader slot waiting for their start, in order:
+    (Deferred fired when it may go, the delay to keep after it)."""
+
+    queue: deque[tuple[Deferred[None], float]] = field(default_factory=deque)
+    #: monotonic time before which the next request may not start
+    next_start: float = 0.0
+    timer: CallLaterResult | None = None
