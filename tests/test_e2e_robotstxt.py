@@ -354,3 +354,23 @@ async def test_waiting_for_robots_does_not_block_other_hosts(
     assert len(during) == 10
     assert len(server.requested_pages()) == 20
     assert min(r.time for r in server.log[1:]) >= robots_start + 1 - TOLERANCE
+
+
+@deferred_f_from_coro_f
+async def test_a_round_ends_only_after_its_waiting_requests(
+    tmp_path, server, other_server
+):
+    """Requests waiting for a robots.txt are still the round's: the next
+    round (of deferred links) starts only after they went out."""
+    server.add("/robots.txt", robots("User-agent: *\n", delay=1))
+    server.add("/x", html("x"))
+    other_server.add("/", html(f'<a href="{server.url("/x")}">x</a><a href="/a">a</a>'))
+    other_server.add("/a", html('<a href="/b">b</a>'))  # /b: depth 2, deferred
+    other_server.add("/b", html("b"))
+    result = await crawl(
+        tmp_path, start_urls=other_server.url("/"), scope="all", max_depth="1"
+    )
+    x_time = next(r.time for r in server.log if r.path == "/x")
+    b_time = next(r.time for r in other_server.log if r.path == "/b")
+    assert b_time > x_time
+    assert result.stats["webspider/depth/round_completed_count"] == 2

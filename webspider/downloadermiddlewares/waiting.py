@@ -3,12 +3,13 @@
 The engine stops taking requests from the scheduler when CONCURRENT_REQUESTS
 of them are in the downloader, and a request waiting in ``process_request``
 counts as in the downloader. So 16 requests waiting for one origin's
-robots.txt (or for its Retry-After pause to end) would stop the whole crawl,
-though the other origins have nothing to wait for. A ``WaitingRoom`` takes
-its waiting requests out of that count (up to
-``WEBSPIDER_MAX_WAITING_REQUESTS``, so a long wait cannot drain the whole
-scheduler into memory), puts them back when the wait ends, and keeps the
-engine from closing the spider as idle meanwhile.
+robots.txt (or for its Retry-After pause or Crawl-delay turn) would stop the
+whole crawl, though the other origins have nothing to wait for. While a
+request waits in a ``WaitingRoom`` the downloader's limit is raised by one,
+so it holds no place (up to ``WEBSPIDER_MAX_WAITING_REQUESTS`` per room, so
+a long wait cannot drain the whole scheduler into memory). The request stays
+in the downloader's ``active`` set, so the engine still sees the crawl as
+busy (it neither closes the spider nor starts the next round meanwhile).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from webspider.config import get_int
@@ -38,19 +37,23 @@ class WaitingRoom:
         )
         #: requests waiting now (counted or not)
         self.waiting = 0
-        #: of which taken out of the downloader's count
+        #: of which hold no place in CONCURRENT_REQUESTS
         self.uncounted = 0
-        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
     async def wait(self, request: Request, until: Deferred[Any]) -> None:
         """Wait for ``until`` to fire, without holding a place in the
         downloader's CONCURRENT_REQUESTS while room is left."""
         engine = self.crawler.engine
-        active = engine.downloader.active if engine is not None else set()
-        uncounted = self.uncounted < self.limit and request in active
+        downloader = engine.downloader if engine is not None else None
+        uncounted = (
+            downloader is not None
+            and downloader.total_concurrency > 0  # 0: no limit to make room in
+            and self.uncounted < self.limit
+        )
         self.waiting += 1
         if uncounted:
-            active.discard(request)
+            assert downloader is not None
+            downloader.total_concurrency += 1
             self.uncounted += 1
             self._wake_engine()
         try:
@@ -58,17 +61,13 @@ class WaitingRoom:
         finally:
             self.waiting -= 1
             if uncounted:
+                assert downloader is not None
+                downloader.total_concurrency -= 1
                 self.uncounted -= 1
-                active.add(request)  # Downloader.fetch removes it when done
-
-    def spider_idle(self) -> None:
-        # Uncounted requests are invisible to the engine's idle check.
-        if self.waiting:
-            raise DontCloseSpider
 
     def _wake_engine(self) -> None:
         # The engine looks for more requests when one finishes, or every 5 s;
-        # a place freed here is neither, so tell it (private API, guarded).
+        # a place made here is neither, so tell it (private API, guarded).
         slot = getattr(self.crawler.engine, "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
