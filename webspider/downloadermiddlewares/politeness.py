@@ -1,10 +1,16 @@
 """Per-origin spacing: robots.txt ``Crawl-delay`` and ``Retry-After`` pauses.
 
-Both are enforced on Scrapy's own downloader slots (one per host, see
-``Downloader.get_slot_key``), because that is where request *starts* are
-scheduled: a slot with a delay starts one request per delay whatever
-CONCURRENT_REQUESTS_PER_DOMAIN says, and a held slot starts none — not even
-the requests already queued in it when the 429 came back.
+Two layers, per downloader slot (one per host, ``Downloader.get_slot_key``):
+
+- the turn: in ``process_request`` the requests of a slot with a
+  Crawl-delay or a pause wait their turn (a StartGate, one request per
+  delay, none during a pause) in a waiting room that holds no place in
+  CONCURRENT_REQUESTS (see .waiting) — had they waited in the slot's queue,
+  a slow host would fill the downloader and stop every other host;
+- the guarantee: the slot itself gets the delay (Scrapy starts one request
+  per slot delay whatever CONCURRENT_REQUESTS_PER_DOMAIN says) and is held
+  during a pause, which also stops the requests already queued in it when
+  the 429 came back.
 
 - Crawl-delay (announced by the robots.txt middleware): the slot's delay
   becomes ``max(Crawl-delay, DOWNLOAD_DELAY)`` with no random jitter, so
@@ -12,11 +18,9 @@ the requests already queued in it when the 429 came back.
   ``WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX`` is cut to it with a warning, or,
   with ``WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "skip"``, the origin is
   not crawled (reason ``crawl_delay``).
-- A 429 or 503 with ``Retry-After`` (seconds or an HTTP date) holds the slot
-  for that long (at most ``WEBSPIDER_POLITENESS_RETRY_AFTER_MAX``), and new
-  requests for it wait in ``process_request`` without holding a place in
-  CONCURRENT_REQUESTS (see .waiting); the request is retried after the
-  pause; other hosts carry on. After
+- A 429 or 503 with ``Retry-After`` (seconds or an HTTP date) pauses the
+  slot for that long (at most ``WEBSPIDER_POLITENESS_RETRY_AFTER_MAX``); the
+  request is retried after the pause; other hosts carry on. After
   ``WEBSPIDER_POLITENESS_RETRY_TIMES`` such retries the response goes on to
   the spider as the failure it is (an HttpError, counted as a failed page).
   429/503 without Retry-After are left to Scrapy's RetryMiddleware.
