@@ -47,8 +47,8 @@ WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
 WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
 WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
 WEBSPIDER_ROBOTSTXT_SITEMAPS = False
-# requests waiting for a robots.txt or a Retry-After pause that do not count
-# against CONCURRENT_REQUESTS (webspider.downloadermiddlewares.waiting)
+# requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
+# hold no place in CONCURRENT_REQUESTS (webspider.downloadermiddlewares.waiting)
 WEBSPIDER_MAX_WAITING_REQUESTS = 1000
 
 # --- Crawl-delay and Retry-After (webspider.downloadermiddlewares.politeness) ----
