@@ -255,3 +255,21 @@ async def test_waiting_requests_do_not_block_other_hosts(
     assert min(later) >= pause_start + 1 - TOLERANCE
     assert min(gaps(later)) >= 0.2 - TOLERANCE
     assert result.stats["webspider/politeness/waited_request_count"] >= 10
+
+
+@deferred_f_from_coro_f
+async def test_closing_drops_requests_waiting_for_their_turn(tmp_path, server):
+    """A crawl that closes (here: CLOSESPIDER_PAGECOUNT) does not sit out the
+    Crawl-delay turns of the requests still waiting; they are dropped."""
+    star(server, 10)
+    server.add("/robots.txt", robots("User-agent: *\nCrawl-delay: 1\n"))
+    started = time.monotonic()
+    result = await crawl(
+        tmp_path,
+        settings={"CLOSESPIDER_PAGECOUNT": 3},
+        start_urls=server.url("/"),
+    )
+    assert time.monotonic() - started < 5  # not the ten seconds of turns
+    assert len(server.requested_pages()) < 5
+    assert result.stats["webspider/politeness/dropped_at_close_count"] >= 5
+    assert result.stats["finish_reason"] == "closespider_pagecount"

@@ -33,6 +33,7 @@ Stats: ``webspider/politeness/<event>_count`` (the STATS_* constants).
 from __future__ import annotations
 
 import logging
+from collections import deque
 from time import monotonic, time
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,9 @@ STATS_RETRIED = "webspider/politeness/retry_after_retried_count"
 STATS_GAVE_UP = "webspider/politeness/retry_after_gave_up_count"
 STATS_MAX_PAUSE = "webspider/politeness/retry_after_max_seconds"
 STATS_WAITED = "webspider/politeness/waited_request_count"
+STATS_DROPPED_AT_CLOSE = "webspider/politeness/dropped_at_close_count"
+#: seconds between checks, while requests wait, that the crawl is not closing
+CLOSE_CHECK = 5.0
 
 RETRY_KEY = "webspider_retry_after_times"
 BACKPRESSURE_STATUSES = frozenset({429, 503})
@@ -91,6 +95,7 @@ class PolitenessMiddleware:
         self._holds: dict[str, CallLaterResult] = {}
         #: slot key → the turn of requests waiting for its next start
         self._gates: dict[str, StartGate] = {}
+        self._drop_logged = False
         self._gave_up_logged: set[str] = set()
         self.waiting_room = WaitingRoom(crawler)
         crawler.signals.connect(self.crawl_delay_found, signals.crawl_delay_found)
@@ -163,7 +168,10 @@ class PolitenessMiddleware:
         if gate.timer is None:
             self._schedule(key, gate)
         self._inc(STATS_WAITED)
-        await self.waiting_room.wait(request, turn)
+        try:
+            await self.waiting_room.wait(request, turn)
+        except CrawlClosing:
+            raise IgnoreRequest(f"crawl closing: {request.url}") from None
 
     def _ready(self, key: str, gate: StartGate) -> float:
         return max(gate.next_start, self.paused.get(key, 0.0))
@@ -171,14 +179,18 @@ class PolitenessMiddleware:
     def _schedule(self, key: str, gate: StartGate) -> None:
         if gate.timer is not None:
             gate.timer.cancel()
-        wait = max(0.0, self._ready(key, gate) - monotonic())
+        # Wake up at least every few seconds to notice the crawl closing.
+        wait = min(CLOSE_CHECK, max(0.0, self._ready(key, gate) - monotonic()))
         gate.timer = call_later(wait, self._release, key, gate)
 
     def _release(self, key: str, gate: StartGate) -> None:
         """Let the next waiting request of a slot go, when its turn has come."""
         gate.timer = None
+        if _closing(self.crawler):
+            self._drop(gate)
+            return
         now = monotonic()
-        if self._ready(key, gate) > now:  # a pause began meanwhile
+        if self._ready(key, gate) > now:  # not yet, or a pause began meanwhile
             self._schedule(key, gate)
             return
         if gate.queue:
@@ -187,6 +199,24 @@ class PolitenessMiddleware:
             turn.callback(None)
         if gate.queue:
             self._schedule(key, gate)
+
+    def _drop(self, gate: StartGate) -> None:
+        # A closing crawl waits for every request in progress; these would
+        # go out one Crawl-delay apart (up to WEBSPIDER_MAX_WAITING_REQUESTS
+        # of them), or after a pause of up to ten minutes. Like the
+        # scheduler's queue they have not started: drop them.
+        waiting, gate.queue = gate.queue, deque()
+        if waiting and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(STATS_DROPPED_AT_CLOSE, len(waiting))
+        if waiting and not self._drop_logged:
+            self._drop_logged = True
+            logger.info(
+                "Crawl closing: requests waiting for a Crawl-delay turn or a "
+                "Retry-After pause are dropped (stat %s)",
+                STATS_DROPPED_AT_CLOSE,
+            )
+        for turn, _delay in waiting:
+            turn.errback(CrawlClosing())
 
     def request_reached_downloader(self, request: Request) -> None:
         # Sent after the downloader picked the slot and before it queues the
@@ -307,6 +337,17 @@ class PolitenessMiddleware:
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key)
+
+
+class CrawlClosing(Exception):
+    """The crawl closes while a request waits for its turn."""
+
+
+def _closing(crawler: Crawler) -> bool:
+    # Scrapy has no signal for "the engine started closing"; its slot's
+    # ``closing`` Deferred is set then (private API, guarded).
+    slot = getattr(crawler.engine, "_slot", None)
+    return getattr(slot, "closing", None) is not None
 
 
 def _origin(request: Request) -> Origin:
