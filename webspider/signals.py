@@ -25,9 +25,9 @@ links_queued = object()
 #: ``error`` (None, or the error text when the download failed).
 page_complete = object()
 
-#: robots.txt of an origin asks for a ``Crawl-delay``. Sent with ``origin``
-#: (scheme, host, port) and ``delay`` (seconds, as written in robots.txt);
-#: the politeness middleware spaces requests to that origin accordingly.
+#: robots.txt of an origin was read. Sent with ``origin`` (scheme, host, port)
+#: and ``delay``: its ``Crawl-delay`` in seconds, 0 when it has none; the
+#: politeness middleware spaces requests to that origin accordingly.
 crawl_delay_found = object()
 
 #: robots.txt of an origin was parsed. Sent with ``origin`` (scheme, host,

@@ -117,6 +117,10 @@ class PolitenessMiddleware:
 
     # -- Crawl-delay ---------------------------------------------------------------
     def crawl_delay_found(self, origin: Origin, delay: float) -> None:
+        if delay <= 0:
+            self.delays.pop(origin, None)
+            self.skipped_origins.discard(origin)
+            return
         host = _origin_text(origin)
         if delay > self.max_crawl_delay:
             if self.over_max == "skip":

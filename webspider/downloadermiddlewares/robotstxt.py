@@ -285,11 +285,12 @@ class RobotsTxtMiddleware:
         return parser
 
     def _announce(self, origin: Origin, parser: Protego) -> None:
-        delay = parser.crawl_delay(self.token)
-        if delay:
-            self.crawler.signals.send_catch_log(
-                signals.crawl_delay_found, origin=origin, delay=float(delay)
-            )
+        # Sent also without a Crawl-delay (0), so a re-read robots.txt that
+        # dropped it lifts it.
+        delay = parser.crawl_delay(self.token) or 0.0
+        self.crawler.signals.send_catch_log(
+            signals.crawl_delay_found, origin=origin, delay=float(delay)
+        )
         self.crawler.signals.send_catch_log(
             signals.robots_rules_found, origin=origin, parser=parser
         )
