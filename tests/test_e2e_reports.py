@@ -119,8 +119,12 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     assert missing["referrer_count"] == 3
     assert refs(broken[u("/missing-img.png")]) == {(u("/a"), "Logo", "img")}
     assert broken[u("/status/500")]["status"] == 500
-    assert broken[urls["refused"]]["error"] == "connection_refused"
-    assert broken[urls["refused"]]["status"] is None
+    # nothing listens there, so its robots.txt is unreachable and RFC 9309
+    # forbids the page: reported broken, with the reason and its referrer
+    refused = broken[urls["refused"]]
+    assert (refused["status"], refused["error"]) == (None, "robots_unreachable")
+    assert "refused" in refused["detail"].lower()
+    assert refs(refused) == {(u("/"), "Refused", "a")}
     assert broken[u("/loop")]["error"] == "redirect_loop"
     ftp = broken[u("/redirect/302?to=ftp://example.org/file")]
     assert (ftp["status"], ftp["error"]) == (302, "redirect_scheme")
@@ -183,7 +187,8 @@ async def test_broken_links_duplicates_and_reports(tmp_path, server, other_serve
     }
     assert summary["duplicates"]["total"] == 2
     assert summary["pages"] == len(pages)
-    assert summary["skipped"]["by_reason"] == {"scope": 3}  # the external links
+    # the external links, and the page of a host whose robots.txt is unreachable
+    assert summary["skipped"]["by_reason"] == {"scope": 3, "robots_unreachable": 1}
     assert summary["finish_reason"] == "finished"
     for key in ("rounds", "deferred_remaining", "bytes", "elapsed_seconds"):
         assert isinstance(summary[key], (int, float))

@@ -9,11 +9,13 @@ clear line at start (the ``crawl`` command prints it and exits with status 2).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from webspider.utils.prefixes import BadPrefixError, PrefixSet
 from webspider.utils.url import BadURLError, normalize_seed
 from webspider.utils.urllist import URLListError, read_list
 
@@ -38,6 +40,11 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "check_external": "WEBSPIDER_CHECK_EXTERNAL",
     "check_anchors": "WEBSPIDER_CHECK_ANCHORS",
     "fail_on_broken": "WEBSPIDER_FAIL_ON_BROKEN",
+    "include": "WEBSPIDER_INCLUDE",
+    "exclude": "WEBSPIDER_EXCLUDE",
+    "exclude_re": "WEBSPIDER_EXCLUDE_RE",
+    "sitemaps": "WEBSPIDER_ROBOTSTXT_SITEMAPS",
+    "log_skipped": "WEBSPIDER_LOG_SKIPPED",
 }
 
 SCOPES = ("host", "domain", "all")
@@ -146,6 +153,118 @@ def get_output_dir(settings: BaseSettings) -> Path:
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output {str(raw)!r} exists and is not a folder")
     return path
+
+
+def get_prefixes(settings: BaseSettings, name: str) -> PrefixSet:
+    """An include/exclude prefix list (``a,b`` or ``@file``, or a list)."""
+    try:
+        values = read_list(settings.get(name))
+        case_sensitive = settings.getbool("WEBSPIDER_PREFIXES_CASE_SENSITIVE", False)
+        return PrefixSet(values, case_sensitive)
+    except (URLListError, BadPrefixError) as exc:
+        raise ConfigError(f"{_label(name)}: {exc}") from None
+    except ValueError:
+        raise ConfigError(
+            "WEBSPIDER_PREFIXES_CASE_SENSITIVE must be 1/0, true/false, got "
+            f"{settings.get('WEBSPIDER_PREFIXES_CASE_SENSITIVE')!r}"
+        ) from None
+
+
+def get_exclude_patterns(settings: BaseSettings) -> tuple[re.Pattern[str], ...]:
+    """``exclude_re``: one regex from the command line (commas are regex
+    syntax, so it is not split), or a list of them in the settings."""
+    raw = settings.get("WEBSPIDER_EXCLUDE_RE")
+    if not raw:
+        return ()
+    sources = [raw] if isinstance(raw, str) else list(raw)
+    patterns: list[re.Pattern[str]] = []
+    for source in sources:
+        try:
+            patterns.append(re.compile(str(source)))
+        except re.error as exc:
+            label = _label("WEBSPIDER_EXCLUDE_RE")
+            raise ConfigError(
+                f"{label}: invalid regex {str(source)!r}: {exc}"
+            ) from None
+    return tuple(patterns)
+
+
+def filter_reason(
+    url: str,
+    include: PrefixSet,
+    exclude: PrefixSet,
+    patterns: tuple[re.Pattern[str], ...],
+) -> str | None:
+    """Why the user's lists keep ``url`` from being requested (the reason
+    names of webspider.skips), in the order the middlewares decide it."""
+    if include or exclude:
+        key = include.key(url) if include else exclude.key(url)
+        if exclude and exclude.matches_key(key):
+            return "exclude"
+        if include and not include.matches_key(key):
+            return "include"
+    if any(p.search(url) for p in patterns):
+        return "exclude_re"
+    return None
+
+
+def get_dropped_seeds(settings: BaseSettings) -> list[tuple[str, str]]:
+    """Start URLs the include/exclude lists and exclude_re keep out, with
+    their reason; a ConfigError when that leaves no start URL at all."""
+    urls = get_start_urls(settings)
+    include = get_prefixes(settings, "WEBSPIDER_INCLUDE")
+    exclude = get_prefixes(settings, "WEBSPIDER_EXCLUDE")
+    patterns = get_exclude_patterns(settings)
+    dropped: list[tuple[str, str]] = []
+    for url in urls:
+        reason = filter_reason(url, include, exclude, patterns)
+        if reason is not None:
+            dropped.append((url, reason))
+    if dropped and len(dropped) == len(urls):
+        names = ", ".join(f"{url} ({reason})" for url, reason in dropped)
+        raise ConfigError(
+            f"no start URL is left after include/exclude/exclude_re: {names}"
+        )
+    return dropped
+
+
+#: RFC 9309 2.5: a robots.txt parsing limit MUST be at least 500 KiB.
+ROBOTS_MIN_PARSE_BYTES = 500 * 1024
+#: RFC 9309 2.4: robots.txt SHOULD NOT be cached for more than 24 hours.
+ROBOTS_MAX_CACHE_TTL = 24 * 3600
+CRAWL_DELAY_OVER_MAX_CHOICES = ("cap", "skip")
+
+
+def robots_settings(settings: BaseSettings) -> tuple[int, float, int, float]:
+    """(max bytes, cache ttl, retry times, retry delay), validated."""
+    max_bytes = get_int(
+        settings, "WEBSPIDER_ROBOTSTXT_MAX_BYTES", minimum=ROBOTS_MIN_PARSE_BYTES
+    )
+    ttl = get_float(
+        settings, "WEBSPIDER_ROBOTSTXT_CACHE_TTL", ROBOTS_MAX_CACHE_TTL, minimum=1
+    )
+    if ttl > ROBOTS_MAX_CACHE_TTL:
+        raise ConfigError(
+            f"WEBSPIDER_ROBOTSTXT_CACHE_TTL must be at most {ROBOTS_MAX_CACHE_TTL} "
+            f"(24 hours, RFC 9309), got {ttl:g}"
+        )
+    retries = get_int(settings, "WEBSPIDER_ROBOTSTXT_RETRY_TIMES", 3, minimum=0)
+    delay = get_float(settings, "WEBSPIDER_ROBOTSTXT_RETRY_DELAY", 5.0)
+    return max_bytes, ttl, retries, delay
+
+
+def politeness_settings(settings: BaseSettings) -> tuple[float, str, float, int]:
+    """(crawl-delay cap, over-cap choice, pause cap, retry budget), validated."""
+    cap = get_float(settings, "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX", 60.0)
+    over = str(settings.get("WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX") or "cap")
+    if over.strip().lower() not in CRAWL_DELAY_OVER_MAX_CHOICES:
+        raise ConfigError(
+            "WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX must be cap or skip, "
+            f"got {over!r}"
+        )
+    pause = get_float(settings, "WEBSPIDER_POLITENESS_RETRY_AFTER_MAX", 600.0)
+    retries = get_int(settings, "WEBSPIDER_POLITENESS_RETRY_TIMES", 5, minimum=0)
+    return cap, over.strip().lower(), pause, retries
 
 
 @dataclass(frozen=True)
@@ -257,6 +376,9 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
         )
     ],
     check_report_settings,
+    get_dropped_seeds,
+    robots_settings,
+    politeness_settings,
 ]
 
 

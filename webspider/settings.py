@@ -29,6 +29,34 @@ WEBSPIDER_DIRECTIVES_HEADER = True
 WEBSPIDER_DIRECTIVES_REL = True
 WEBSPIDER_EXPORT_NOINDEX = False
 WEBSPIDER_PAGE_EVENTS_ENABLED = True
+WEBSPIDER_LOG_SKIPPED = False
+#: the skipped-URL log names at most this many hosts per reason at INFO
+WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
+
+# --- include / exclude lists (webspider.downloadermiddlewares.prefixes, .patterns)
+WEBSPIDER_PREFIXES_ENABLED = True
+WEBSPIDER_INCLUDE: list[str] = []
+WEBSPIDER_EXCLUDE: list[str] = []
+WEBSPIDER_PREFIXES_CASE_SENSITIVE = False
+WEBSPIDER_EXCLUDE_RE: list[str] = []
+
+# --- robots.txt, RFC 9309 (webspider.downloadermiddlewares.robotstxt) -----------
+# parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
+WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
+WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
+WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
+WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
+WEBSPIDER_ROBOTSTXT_SITEMAPS = False
+# requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
+# hold no place in CONCURRENT_REQUESTS (webspider.downloadermiddlewares.waiting)
+WEBSPIDER_MAX_WAITING_REQUESTS = 1000
+
+# --- Crawl-delay and Retry-After (webspider.downloadermiddlewares.politeness) ----
+WEBSPIDER_POLITENESS_ENABLED = True
+WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX = 60.0
+WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "cap"
+WEBSPIDER_POLITENESS_RETRY_AFTER_MAX = 600.0
+WEBSPIDER_POLITENESS_RETRY_TIMES = 5
 
 # reports (docs/reports.md)
 WEBSPIDER_BROKEN_LINKS_ENABLED = True
@@ -50,7 +78,6 @@ WEBSPIDER_REPORT_LARGEST = 20
 # The product token ("webspider") is what robots.txt groups are matched on.
 USER_AGENT = f"webspider/{__version__} (+{PROJECT_URL})"
 ROBOTSTXT_OBEY = True
-ROBOTSTXT_PARSER = "scrapy.robotstxt.ProtegoRobotParser"
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_DELAY = 0
@@ -83,6 +110,13 @@ DOWNLOADER_MIDDLEWARES = {
     # Before scope: lets the robots.txt of checked hosts out, and sees the
     # final answer to a HEAD check (after redirects and retries).
     "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
+    "webspider.downloadermiddlewares.prefixes.PrefixMiddleware": 60,
+    "webspider.downloadermiddlewares.patterns.ExcludePatternMiddleware": 70,
+    # RFC 9309 robots.txt instead of Scrapy's (which allows all on 5xx/errors)
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "webspider.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+    # process_response before RetryMiddleware (550) sees 429/503
+    "webspider.downloadermiddlewares.politeness.PolitenessMiddleware": 560,
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
@@ -108,6 +142,7 @@ EXTENSIONS = {
     # The progress line replaces LogStats (same figures and more, once).
     "scrapy.extensions.logstats.LogStats": None,
     "webspider.extensions.progress.ProgressLine": 550,
+    "webspider.extensions.sitemaps.SitemapSeeder": 515,
 }
 
 # --- output --------------------------------------------------------------------

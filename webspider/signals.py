@@ -35,3 +35,12 @@ links_extracted = object()
 #: middleware's decision not to fetch it (IgnoreRequest). Sent by the spider's
 #: errback with ``request`` and ``failure``.
 request_failed = object()
+
+#: robots.txt of an origin was read. Sent with ``origin`` (scheme, host, port)
+#: and ``delay``: its ``Crawl-delay`` in seconds, 0 when it has none; the
+#: politeness middleware spaces requests to that origin accordingly.
+crawl_delay_found = object()
+
+#: robots.txt of an origin was parsed. Sent with ``origin`` (scheme, host,
+#: port) and ``parser`` (a protego.Protego); the sitemap seeder listens.
+robots_rules_found = object()

@@ -30,7 +30,7 @@ def scrapy_command(*args: str) -> list[str]:
         "crawl",
         "webspider",
         "-s",
-        f"DNS_RESOLVER={RESOLVER}",
+        f"TWISTED_DNS_RESOLVER={RESOLVER}",
         *args,
     ]
 

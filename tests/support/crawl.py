@@ -22,10 +22,12 @@ from webspider.spiders.webspider import WebSpider
 
 #: settings every in-process test crawl uses on top of webspider.settings
 TEST_SETTINGS: dict[str, Any] = {
-    "DNS_RESOLVER": RESOLVER,
+    "TWISTED_DNS_RESOLVER": RESOLVER,
     "LOG_LEVEL": "INFO",
     "RETRY_TIMES": 0,
     "DOWNLOAD_TIMEOUT": 10,
+    # an unreachable robots.txt is retried after 5, 10, 20 s by default
+    "WEBSPIDER_ROBOTSTXT_RETRY_DELAY": 0.05,
 }
 
 
@@ -56,7 +58,7 @@ def make_settings(output: Path, **overrides: Any) -> Settings:
 
 
 def install_test_resolver(crawler: Crawler) -> None:
-    # CrawlerProcess installs DNS_RESOLVER when it starts the reactor; in tests
+    # CrawlerProcess installs TWISTED_DNS_RESOLVER when it starts the reactor; in tests
     # pytest-twisted owns the reactor, so install it here.
     resolver = LoopbackTestResolver.from_crawler(crawler, reactor)  # type: ignore[arg-type]
     resolver.install_on_reactor()

@@ -3,8 +3,8 @@
 servers real, distinct host names (``site.test``, ``www.site.test``,
 ``other.test``) for scope tests. Everything else resolves as usual.
 
-Used through Scrapy's own ``DNS_RESOLVER`` setting:
-``-s DNS_RESOLVER=tests.support.resolver.LoopbackTestResolver``."""
+Used through Scrapy's own ``TWISTED_DNS_RESOLVER`` setting:
+``-s TWISTED_DNS_RESOLVER=tests.support.resolver.LoopbackTestResolver``."""
 
 from __future__ import annotations
 

@@ -76,7 +76,8 @@ FINAL_SKIP_REASONS = frozenset(
         skips.EXCLUDE,
         skips.EXCLUDE_RE,
         skips.ROBOTS,
-        skips.ROBOTS_UNREACHABLE,
+        # not robots_unreachable: such a link is reported broken (the request
+        # fails with RobotsUnreachable), with its referrers
     }
 )
 

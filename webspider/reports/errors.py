@@ -29,6 +29,7 @@ from twisted.internet import error as net
 from twisted.internet.defer import TimeoutError as DeferTimeoutError
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
+from webspider.exceptions import RobotsUnreachable
 from webspider.utils.url import FETCHABLE_SCHEMES, url_scheme
 
 DNS_ERROR = "dns_error"
@@ -42,6 +43,9 @@ REDIRECT_SCHEME = "redirect_scheme"
 REDIRECT_INVALID = "redirect_invalid"
 DOWNLOAD_ERROR = "download_error"
 MISSING_ANCHOR = "missing_anchor"
+#: robots.txt of the URL's origin could not be fetched (the host refuses us,
+#: does not resolve, or answers 5xx): nothing there was requested.
+ROBOTS_UNREACHABLE = "robots_unreachable"
 
 _BY_TYPE: tuple[
     tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...
@@ -76,6 +80,8 @@ MAX_REDIRECTS_MESSAGE = "max redirections reached"
 def classify_error(exc: BaseException) -> str | None:
     """The code for a download failure; None for an IgnoreRequest that is a
     decision (robots.txt, scope…), not a failure."""
+    if isinstance(exc, RobotsUnreachable):
+        return ROBOTS_UNREACHABLE
     if isinstance(exc, IgnoreRequest):
         return TOO_MANY_REDIRECTS if str(exc) == MAX_REDIRECTS_MESSAGE else None
     if isinstance(exc, DownloadFailedError) and exc.__cause__ is not None:
@@ -111,6 +117,8 @@ def describe(exc: BaseException) -> str:
     """A one-line message for people (Twisted's wrapped reasons unwrapped)."""
     if isinstance(exc, DownloadFailedError) and exc.__cause__ is not None:
         return describe(exc.__cause__)
+    if isinstance(exc, RobotsUnreachable):
+        return f"robots.txt: {exc.reason}"
     reasons = getattr(exc, "reasons", None)
     if reasons:
         return "; ".join(describe(r.value) for r in reasons)
