@@ -138,6 +138,9 @@ def test_progress_line_on_a_terminal(tmp_path, server, columns):
 @deferred_f_from_coro_f
 async def test_progress_in_the_log(tmp_path, server, caplog):
     slow_site(server)
+    # /gone first, so the slow pages after it leave time for a line that counts it
+    links = "".join(f'<a href="/slow/{i}">slow {i}</a>' for i in range(3))
+    server.add("/", html('<a href="/gone">gone</a>' + links, title="Home"))
     caplog.set_level(logging.INFO)
     result = await crawl(
         tmp_path,

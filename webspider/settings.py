@@ -101,6 +101,8 @@ SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
+# Scrapy's own lets a burst of requests exceed CONCURRENT_REQUESTS_PER_DOMAIN
+DOWNLOADER = "webspider.core.downloader.Downloader"
 DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------

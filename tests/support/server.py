@@ -65,6 +65,9 @@ class TestServer:
     def __init__(self, host: str = "127.0.0.1", name: str | None = None) -> None:
         self.routes: dict[str, Route] = {}
         self.log: list[SeenRequest] = []
+        #: requests being answered right now, and the most there ever were
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, 0), _make_handler(self))
         self._httpd.daemon_threads = True
@@ -180,7 +183,16 @@ def _make_handler(server: TestServer) -> type[BaseHTTPRequestHandler]:
                 self.command, self.path, dict(self.headers.items()), time.monotonic()
             )
             server.record(seen)
-            page = server.answer(seen)
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                self._answer(server.answer(seen), send_body)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+
+        def _answer(self, page: Page | str, send_body: bool) -> None:
             if page == "/drop":
                 self.close_connection = True
                 self.connection.close()
