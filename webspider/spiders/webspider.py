@@ -93,6 +93,9 @@ class WebSpider(Spider):
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
         meta = response.meta
         body = response.body
+        # A body stopped after the headers (webspider.extensions.skipbodies):
+        # the size is what the server announced, there is nothing to hash.
+        stopped = "download_stopped" in response.flags
         item = PageItem(
             url=response.url,
             redirects=list(meta.get("redirect_urls", ())),
@@ -101,8 +104,8 @@ class WebSpider(Spider):
             round=meta.get("webspider_round", 0),
             referer=meta.get("webspider_referer"),
             content_type=media_type(response),
-            size=len(body),
-            content_hash=hashlib.sha256(body).hexdigest(),
+            size=announced_size(response) if stopped else len(body),
+            content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
             title=page.title if page is not None else None,
             links=len(page.links) if page is not None else 0,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -149,3 +152,12 @@ class WebSpider(Spider):
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_FAILED)
         logger.debug("Failed: %s", failure.getErrorMessage())
+
+
+def announced_size(response: Response) -> int:
+    """The Content-Length the server sent (0 when it sent none)."""
+    raw = response.headers.get(b"Content-Length")
+    try:
+        return int(raw) if raw else 0
+    except ValueError:
+        return 0

@@ -1,0 +1,410 @@
+"""The mirror: a folder of the site as fetched, browsable offline.
+
+This extension is the crawl-wide service the mirror pipeline
+(webspider.pipelines.mirror) and the update middleware
+(webspider.downloadermiddlewares.mirrorupdate) share: it owns the folder
+(webspider.utils.safefs.SafeTree, which never writes outside it nor through
+a symlink), the state of what was stored (webspider.utils.mirrorstate,
+``<output>/mirror-state.jsonl``) and ``<output>/changes.jsonl``. It converts
+links as each page is written, fixes up at the start (a resumed crawl) and at
+the end of the crawl the links to files that were mirrored later, and
+reports URLs that are gone when a crawl finishes.
+
+Settings: ``WEBSPIDER_MIRROR`` (folder, ``0`` = off), ``WEBSPIDER_MIRROR_*``;
+see docs/mirror.md. Stats: ``webspider/mirror/*``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import posixpath
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import unquote, urljoin
+from weakref import WeakKeyDictionary
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
+from webspider.page import CSS_TYPES, media_type, parsed_page
+from webspider.utils.mirrorpath import MARK, conflict_name, relative_href, url_path
+from webspider.utils.mirrorstate import Entry, MirrorState
+from webspider.utils.rewrite import rewrite_css, rewrite_html
+from webspider.utils.safefs import SafeTree, Segments, UnsafePathError
+from webspider.utils.url import FETCHABLE_SCHEMES, canonical_url, url_scheme
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "mirror-state.jsonl"
+CHANGES_FILE = "changes.jsonl"
+ORIGINAL_SUFFIX = MARK + "orig"
+
+NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
+
+STATS_WRITTEN = "webspider/mirror/written_count"
+STATS_BYTES = "webspider/mirror/written_bytes_count"
+STATS_UNCHANGED = "webspider/mirror/unchanged_count"
+STATS_NOT_MODIFIED = "webspider/mirror/not_modified_count"
+STATS_CONVERTED = "webspider/mirror/converted_links_count"
+STATS_FIXED = "webspider/mirror/fixed_up_count"
+STATS_REFUSED = "webspider/mirror/refused_count"
+STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
+
+_stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
+
+
+def _html_like(content_type: str | None) -> bool:
+    return content_type in ("text/html", "application/xhtml+xml")
+
+
+class MirrorStore:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        root = get_mirror_dir(settings)
+        if root is None:
+            raise NotConfigured
+        self.root: Path = root
+        output = get_output_dir(settings)
+        self.convert = get_bool(settings, "WEBSPIDER_MIRROR_CONVERT_LINKS", True)
+        self.keep_originals = get_bool(
+            settings, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False
+        )
+        self.update = get_bool(settings, "WEBSPIDER_MIRROR_UPDATE", True)
+        self.thread_size = get_int(
+            settings, "WEBSPIDER_MIRROR_THREAD_SIZE", 256 * 1024, minimum=0
+        )
+        self.state_path = output / STATE_FILE
+        self.changes_path = output / CHANGES_FILE
+        own = [
+            str(self.state_path),
+            str(self.changes_path),
+            str(output / "pages.jsonl"),
+        ]
+        own += [str(p) for p in settings.getdict("FEEDS") if "://" not in str(p)]
+        if settings.get("JOBDIR"):
+            own.append(str(settings["JOBDIR"]))
+        self.own_files = [Path(p) for p in own]
+        self.tree: SafeTree | None = None
+        self.state: MirrorState | None = None
+        self._changes: IO[str] | None = None
+        #: canonical URLs handled this crawl (one line in changes.jsonl each)
+        self.visited: set[str] = set()
+        self._before: set[str] = set()
+        _stores[crawler] = self
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @staticmethod
+    def of(crawler: Crawler) -> MirrorStore | None:
+        """The crawl's mirror, or None when mirroring is off."""
+        return _stores.get(crawler)
+
+    # -- lifecycle ---------------------------------------------------------------
+    def _forbidden(self) -> list[Segments]:
+        """The crawl's own files, as paths inside the mirror (when the user
+        put them there): never written."""
+        root = self.root.resolve()
+        out: list[Segments] = []
+        for own in self.own_files:
+            path = own.expanduser().resolve()
+            if root in path.parents:
+                out.append(path.relative_to(root).parts)
+        return out
+
+    def spider_opened(self) -> None:
+        self.tree = SafeTree(self.root, self._forbidden())
+        self.state = MirrorState(self.state_path, str(self.root.resolve()))
+        self._before = {e.url for e in self.state if not e.gone}
+        self.changes_path.parent.mkdir(parents=True, exist_ok=True)
+        self._changes = self.changes_path.open("w", encoding="utf-8", buffering=1)
+        # An interrupted crawl left pages waiting for files mirrored later.
+        self.fix_up()
+
+    def spider_closed(self, reason: str) -> None:
+        if self.state is None:
+            return
+        self.fix_up()
+        if reason == "finished":
+            for url in sorted(self._before - self.visited):
+                entry = self.state.entries[url]
+                entry.gone = True
+                self.state.put(entry)
+                self.record_change(url, GONE, entry.path)
+        if self._changes is not None:
+            self._changes.close()
+        self.state.close()
+        if self.tree is not None:
+            self.tree.close()
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key, count)
+
+    def record_change(self, url: str, change: str, path: Segments | None) -> None:
+        if self._changes is not None:
+            line = {
+                "url": url,
+                "change": change,
+                "path": "/".join(path) if path else None,
+            }
+            self._changes.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._inc(f"{STATS_CHANGES}/{change}")
+
+    # -- update crawls -----------------------------------------------------------
+    def stored(self, url: str) -> Entry | None:
+        """The stored copy of ``url`` if its file is still there."""
+        if self.state is None or self.tree is None:
+            return None
+        entry = self.state.entries.get(canonical_url(url))
+        if entry is None or not self.tree.exists(entry.path):
+            return None
+        return entry
+
+    def stored_body(self, entry: Entry, url: str) -> bytes:
+        """The stored bytes of ``entry`` as the site sent them, near enough
+        to extract the same links: converted links are turned back into the
+        absolute URLs they stand for. Empty for what has no links."""
+        assert self.tree is not None
+        ctype = media_type_of(entry.content_type)
+        if not (_html_like(ctype) or ctype in CSS_TYPES):
+            return b""
+        body = self.tree.read(entry.path) or b""
+        if not entry.converted:
+            return body
+        original = self.tree.read((*entry.path[:-1], entry.path[-1] + ORIGINAL_SUFFIX))
+        if original is not None:
+            return original
+        rewrite = rewrite_html if _html_like(ctype) else rewrite_css
+        body, _ = rewrite(
+            body, self._unconverter(entry, url), charset_of(entry.content_type)
+        )
+        return body
+
+    def _unconverter(self, entry: Entry, url: str) -> Any:
+        assert self.state is not None
+        owners = self.state.owners
+        state = self.state
+        folder = "/".join(entry.path[:-1])
+
+        def resolve(value: str, kind: str) -> str | None:
+            if kind == "base":
+                return url
+            if url_scheme(value) or value.startswith(("#", "//")):
+                return None
+            path, _, fragment = value.partition("#")
+            joined = posixpath.normpath(posixpath.join(folder, unquote(path)))
+            owner = owners.get(joined.casefold())
+            target = state.entries.get(owner) if owner else None
+            if target is None:
+                return None
+            return target.url + (f"#{fragment}" if fragment else "")
+
+        return resolve
+
+    def not_modified(self, response: Response, entry: Entry) -> None:
+        """A 304: keep the stored file, refresh its validators."""
+        assert self.state is not None
+        etag = _header(response, b"ETag") or entry.etag
+        modified = _header(response, b"Last-Modified") or entry.last_modified
+        if (etag, modified) != (entry.etag, entry.last_modified):
+            entry.etag, entry.last_modified = etag, modified
+            self.state.put(entry)
+        self._inc(STATS_NOT_MODIFIED)
+
+    # -- storing -----------------------------------------------------------------
+    def claim(self, url: str, path: Segments) -> Segments:
+        """``path`` unless another URL owns that name (or one differing only
+        in case), then a name with a hash of the URL."""
+        assert self.state is not None and self.tree is not None
+        for _ in range(4):
+            path = self.tree.plan(path)
+            owner = self.state.owner(path)
+            if owner is None or owner == url:
+                return path
+            tag = hashlib.sha256(url.encode()).hexdigest()[:8]
+            path = (*path[:-1], conflict_name(path[-1], tag))
+        raise UnsafePathError(f"no free name for {url}")
+
+    def prepare(
+        self, response: Response, digest: str
+    ) -> tuple[Entry, bytes | None, str]:
+        """What to store for ``response``: its entry, the bytes to write
+        (None when the stored file is already these bytes) and the change."""
+        assert self.state is not None
+        url = canonical_url(response.url)
+        ctype = media_type(response)
+        html = _html_like(ctype)
+        old = self.state.entries.get(url)
+        self.visited.add(url)
+        headers: dict[str, str | None] = {
+            "content_type": _header(response, b"Content-Type"),
+            "etag": _header(response, b"ETag"),
+            "last_modified": _header(response, b"Last-Modified"),
+        }
+        body = response.body
+        if old is not None and old.hash == digest and self.stored(response.url):
+            change = UNCHANGED
+            if any(getattr(old, k) != v for k, v in headers.items()) or old.gone:
+                old.gone = False
+                for k, v in headers.items():
+                    setattr(old, k, v)
+                self.state.put(old)
+            return old, None, change
+        change = NEW if old is None or old.gone else CHANGED
+        path = old.path if old is not None else self.claim(url, url_path(url, html))
+        entry = Entry(url=url, path=path, hash=digest, size=len(body))
+        for k, v in headers.items():
+            setattr(entry, k, v)
+        self.state.put(entry)  # before converting: the page may link to itself
+        data = body
+        if self.convert and (html or ctype in CSS_TYPES):
+            data = self.convert_links(response, entry)
+        return entry, data, change
+
+    def convert_links(self, response: Response, entry: Entry) -> bytes:
+        assert self.state is not None
+        state = self.state
+        source = entry.path
+        html = _html_like(media_type(response))
+        page = parsed_page(response) if html else None
+        base = page.base_url if page is not None else response.url
+        pending: set[str] = set()
+
+        def resolve(value: str, kind: str) -> str | None:
+            if kind == "base":
+                return relative_href(source, source)
+            if value.startswith("#"):
+                return None
+            try:
+                absolute = urljoin(base, value)
+            except ValueError:
+                return None
+            if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+                return None
+            address, _, fragment = absolute.partition("#")
+            key = canonical_url(address)
+            target = state.get(key)
+            if target is None:
+                pending.add(state.aliases.get(key, key))
+                return absolute if absolute != value else None
+            return relative_href(source, target.path) + (
+                f"#{fragment}" if fragment else ""
+            )
+
+        encoding = getattr(response, "encoding", None)
+        rewrite = rewrite_html if html else rewrite_css
+        data, count = rewrite(response.body, resolve, encoding)
+        entry.converted = data != response.body
+        entry.pending = sorted(pending)
+        state.put(entry)
+        self._inc(STATS_CONVERTED, count)
+        return data
+
+    def write(self, entry: Entry, data: bytes, original: bytes | None) -> Segments:
+        """Write a file (in whatever thread calls it); returns the path used."""
+        assert self.tree is not None
+        used = self.tree.write(entry.path, data)
+        if original is not None and self.keep_originals and entry.converted:
+            self.tree.write((*used[:-1], used[-1] + ORIGINAL_SUFFIX), original)
+        return used
+
+    def written(self, entry: Entry, used: Segments, change: str) -> None:
+        assert self.state is not None
+        if used != entry.path:  # the tree changed under us: remember where
+            entry.path = used
+            self.state.put(entry)
+        self._inc(STATS_WRITTEN)
+        self._inc(STATS_BYTES, entry.size)
+        self.record_change(entry.url, change, used)
+
+    def alias(self, url: str, target: str) -> None:
+        """``url`` redirected to (canonical) ``target``: links to it lead there."""
+        assert self.state is not None
+        self.state.alias(canonical_url(url), target)
+
+    def refused(self, url: str, error: Exception) -> None:
+        self._inc(STATS_REFUSED)
+        logger.warning("Mirror refused %s: %s", url, error)
+
+    # -- the fix-up ----------------------------------------------------------------
+    def fix_up(self) -> int:
+        """Convert links left absolute in stored pages to files mirrored
+        since; returns how many pages were rewritten."""
+        state, tree = self.state, self.tree
+        if state is None or tree is None or not self.convert:
+            return 0
+        fixed = 0
+        for entry in state:
+            if not entry.pending or not any(state.get(u) for u in entry.pending):
+                continue
+            body = tree.read(entry.path)
+            if body is None:
+                continue
+            pending: set[str] = set()
+            source = entry.path
+
+            def resolve(
+                value: str,
+                kind: str,
+                source: Segments = source,
+                pending: set[str] = pending,
+            ) -> str | None:
+                if kind == "base" or url_scheme(value) not in FETCHABLE_SCHEMES:
+                    return None
+                address, _, fragment = value.partition("#")
+                key = canonical_url(address)
+                target = state.get(key)
+                if target is None:
+                    pending.add(key)
+                    return None
+                href = relative_href(source, target.path)
+                return href + (f"#{fragment}" if fragment else "")
+
+            ctype = media_type_of(entry.content_type)
+            rewrite = rewrite_html if _html_like(ctype) else rewrite_css
+            data, count = rewrite(body, resolve, charset_of(entry.content_type))
+            entry.pending = sorted(pending)
+            if count:
+                try:
+                    tree.write(entry.path, data)
+                except (OSError, UnsafePathError) as exc:
+                    self.refused(entry.url, exc)
+                    continue
+                entry.converted = True
+                fixed += 1
+                self._inc(STATS_CONVERTED, count)
+            state.put(entry)
+        self._inc(STATS_FIXED, fixed)
+        return fixed
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+def media_type_of(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    return content_type.split(";", 1)[0].strip().lower() or None
+
+
+def charset_of(content_type: str | None) -> str | None:
+    for param in (content_type or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("'\"") or None
+    return None

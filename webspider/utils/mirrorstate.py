@@ -1,0 +1,159 @@
+"""What the mirror remembers between crawls, in one JSON lines file.
+
+``<output>/mirror-state.jsonl`` (beside the mirror, never inside it, where a
+URL could name a file the same): a header line, then one line per stored URL
+(the last line for a URL wins; the file is compacted at the end of a crawl)
+and one per redirect alias. Appending as the crawl goes means an interrupted
+crawl still knows everything it wrote.
+
+Pure: no Scrapy, plain JSON (nothing is unpickled from disk).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+VERSION = 1
+
+
+@dataclass
+class Entry:
+    """One URL stored in the mirror."""
+
+    url: str  # canonical URL
+    path: tuple[str, ...]  # segments below the mirror root
+    hash: str  # sha256 of the bytes as received
+    size: int
+    content_type: str | None = None  # the Content-Type header as sent
+    etag: str | None = None
+    last_modified: str | None = None
+    #: the file holds converted links (so it differs from the received bytes)
+    converted: bool = False
+    #: canonical URLs left absolute in the file because they were not (yet)
+    #: mirrored when it was written: the end-of-crawl fix-up looks at these
+    pending: list[str] = field(default_factory=list)
+    #: not seen by the last complete crawl
+    gone: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["path"] = "/".join(self.path)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Entry:
+        data = dict(data)
+        data["path"] = tuple(str(data["path"]).split("/"))
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class MirrorState:
+    def __init__(self, path: Path, root: str) -> None:
+        self.path = path
+        self.root = root
+        self.entries: dict[str, Entry] = {}
+        #: redirecting URL → the canonical URL it led to
+        self.aliases: dict[str, str] = {}
+        #: case-folded path → URL: who owns a file name
+        self.owners: dict[str, str] = {}
+        self._file: IO[str] | None = None
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            lines = self.path.read_text("utf-8").splitlines()
+        except FileNotFoundError:
+            return
+        for number, line in enumerate(lines):
+            try:
+                data = json.loads(line)
+                if number == 0:
+                    if data.get("mirror_root") != self.root:
+                        logger.warning(
+                            "%s describes another mirror (%s); starting afresh",
+                            self.path,
+                            data.get("mirror_root"),
+                        )
+                        return
+                    continue
+                if "alias" in data:
+                    self.aliases[data["alias"]] = data["url"]
+                else:
+                    self._index(Entry.from_json(data))
+            except (ValueError, KeyError, TypeError):
+                # a line cut by a crash: everything before it still counts
+                logger.warning("%s: skipping unreadable line %d", self.path, number + 1)
+
+    def _index(self, entry: Entry) -> None:
+        old = self.entries.get(entry.url)
+        if old is not None and old.path != entry.path:
+            self.owners.pop(path_key(old.path), None)
+        self.entries[entry.url] = entry
+        self.owners[path_key(entry.path)] = entry.url
+
+    def _append(self, data: dict[str, Any]) -> None:
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self.path.exists()
+            self._file = self.path.open("a", encoding="utf-8", buffering=1)
+            if fresh:
+                self._file.write(json.dumps(self.header()) + "\n")
+        self._file.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+    def header(self) -> dict[str, Any]:
+        return {"mirror_root": self.root, "version": VERSION}
+
+    def get(self, url: str) -> Entry | None:
+        entry = self.entries.get(url)
+        if entry is None:
+            target = self.aliases.get(url)
+            if target is not None:
+                entry = self.entries.get(target)
+        return entry
+
+    def owner(self, path: tuple[str, ...]) -> str | None:
+        return self.owners.get(path_key(path))
+
+    def put(self, entry: Entry) -> None:
+        self._index(entry)
+        self._append(entry.to_json())
+
+    def alias(self, url: str, target: str) -> None:
+        if url != target and self.aliases.get(url) != target:
+            self.aliases[url] = target
+            self._append({"alias": url, "url": target})
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(list(self.entries.values()))
+
+    def close(self) -> None:
+        """Compact: one line per URL, written atomically."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if not self.entries and not self.aliases:
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps(self.header()) + "\n")
+            for entry in self.entries.values():
+                fh.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
+            for url, target in self.aliases.items():
+                fh.write(json.dumps({"alias": url, "url": target}) + "\n")
+        os.replace(tmp, self.path)
+
+
+def path_key(path: tuple[str, ...]) -> str:
+    """Names that differ only in case are one file on some file systems."""
+    return "/".join(path).casefold()
