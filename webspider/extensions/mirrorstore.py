@@ -264,7 +264,11 @@ class MirrorStore:
                 self.state.put(old)
             return old, None, change
         change = NEW if old is None or old.gone else CHANGED
-        path = old.path if old is not None else self.claim(url, url_path(url, html))
+        path = (
+            old.path
+            if old is not None
+            else self.claim(url, url_path(response.url, html))
+        )
         entry = Entry(url=url, path=path, hash=digest, size=len(body))
         for k, v in headers.items():
             setattr(entry, k, v)
@@ -282,8 +286,19 @@ class MirrorStore:
         page = parsed_page(response) if html else None
         base = page.base_url if page is not None else response.url
         pending: set[str] = set()
+        kept: dict[str, str] = {}
+        relative_ok = base == response.url
+        memo: dict[tuple[str, str], str | None] = {}
 
         def resolve(value: str, kind: str) -> str | None:
+            # a page repeats its links (an index links each entry many times)
+            try:
+                return memo[value, kind]
+            except KeyError:
+                result = memo[value, kind] = _resolve(value, kind)
+                return result
+
+        def _resolve(value: str, kind: str) -> str | None:
             if kind == "base":
                 return relative_href(source, source)
             if value.startswith("#"):
@@ -298,8 +313,18 @@ class MirrorStore:
             key = canonical_url(address)
             target = state.get(key)
             if target is None:
+                # Not mirrored (yet). A relative link that will open the
+                # file if it is mirrored under its expected name is kept as
+                # the page wrote it; the fix-up checks it at the end.
+                if relative_ok and _is_relative(value):
+                    expected = url_path(address)
+                    if already_points(value, source, expected):
+                        kept[key] = "/".join(expected)
+                        return None
                 pending.add(state.aliases.get(key, key))
                 return absolute if absolute != value else None
+            if already_points(value, source, target.path):
+                return None  # keep the page's own bytes where they already work
             return relative_href(source, target.path) + (
                 f"#{fragment}" if fragment else ""
             )
@@ -309,6 +334,7 @@ class MirrorStore:
         data, count = rewrite(response.body, resolve, encoding)
         entry.converted = data != response.body
         entry.pending = sorted(pending)
+        entry.kept = kept
         state.put(entry)
         self._inc(STATS_CONVERTED, count)
         return data
@@ -341,42 +367,26 @@ class MirrorStore:
 
     # -- the fix-up ----------------------------------------------------------------
     def fix_up(self) -> int:
-        """Convert links left absolute in stored pages to files mirrored
-        since; returns how many pages were rewritten."""
+        """Fix the links of stored pages that depend on what was mirrored
+        after them: absolute links to files mirrored since become relative,
+        relative links kept as written whose file did not turn up where
+        expected are pointed at it, or made absolute. Returns how many pages
+        were rewritten."""
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
             return 0
         fixed = 0
         for entry in state:
-            if not entry.pending or not any(state.get(u) for u in entry.pending):
+            if not self._needs_fix_up(entry):
                 continue
             body = tree.read(entry.path)
             if body is None:
                 continue
-            pending: set[str] = set()
-            source = entry.path
-
-            def resolve(
-                value: str,
-                kind: str,
-                source: Segments = source,
-                pending: set[str] = pending,
-            ) -> str | None:
-                if kind == "base" or url_scheme(value) not in FETCHABLE_SCHEMES:
-                    return None
-                address, _, fragment = value.partition("#")
-                key = canonical_url(address)
-                target = state.get(key)
-                if target is None:
-                    pending.add(key)
-                    return None
-                href = relative_href(source, target.path)
-                return href + (f"#{fragment}" if fragment else "")
-
+            resolve, pending, kept = self._fix_up_resolver(entry)
             ctype = media_type_of(entry.content_type)
             rewrite = rewrite_html if _html_like(ctype) else rewrite_css
             data, count = rewrite(body, resolve, charset_of(entry.content_type))
-            entry.pending = sorted(pending)
+            entry.pending, entry.kept = sorted(pending), kept
             if count:
                 try:
                     tree.write(entry.path, data)
@@ -389,6 +399,63 @@ class MirrorStore:
             state.put(entry)
         self._inc(STATS_FIXED, fixed)
         return fixed
+
+    def _needs_fix_up(self, entry: Entry) -> bool:
+        assert self.state is not None
+        get = self.state.get
+        if any(get(url) for url in entry.pending):
+            return True
+        for url, expected in entry.kept.items():
+            target = get(url)
+            if target is None or "/".join(target.path) != expected:
+                return True
+        return False
+
+    def _fix_up_resolver(self, entry: Entry) -> tuple[Any, set[str], dict[str, str]]:
+        assert self.state is not None
+        state = self.state
+        source = entry.path
+        pending: set[str] = set()
+        kept: dict[str, str] = {}
+
+        def resolve(value: str, kind: str) -> str | None:
+            if kind == "base" or value.startswith("#"):
+                return None
+            relative = _is_relative(value)
+            absolute = urljoin(entry.url, value) if relative else value
+            if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+                return None
+            address, _, fragment = absolute.partition("#")
+            key = canonical_url(address)
+            if relative and key not in entry.kept:
+                return None  # a link converted when the page was written
+            target = state.get(key)
+            if target is None:
+                pending.add(key)
+                return absolute if relative else None
+            if relative and "/".join(target.path) == entry.kept[key]:
+                kept[key] = entry.kept[key]
+                return None
+            href = relative_href(source, target.path)
+            return href + (f"#{fragment}" if fragment else "")
+
+        return resolve, pending, kept
+
+
+def _is_relative(value: str) -> bool:
+    return not url_scheme(value) and not value.startswith(("//", "\\\\"))
+
+
+def already_points(value: str, source: Segments, target: Segments) -> bool:
+    """Whether the relative reference ``value``, read from the file
+    ``source``, already opens the file ``target``."""
+    if url_scheme(value) or value.startswith("//") or "?" in value:
+        return False
+    path = value.partition("#")[0]
+    if not path or path.endswith("/") or "\\" in path:
+        return False
+    joined = posixpath.normpath(posixpath.join("/".join(source[:-1]), unquote(path)))
+    return joined == "/".join(target)
 
 
 def _header(response: Response, name: bytes) -> str | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 #: file names longer than this (in UTF-8 bytes) are shortened
@@ -161,6 +162,7 @@ def host_folder(url: str) -> str:
     return shorten(_unreserve(name))
 
 
+@lru_cache(maxsize=1 << 16)
 def url_path(url: str, html: bool = False) -> tuple[str, ...]:
     """The mirror path of ``url`` (best given its canonical form), as
     segments: host folder, folders, file name."""

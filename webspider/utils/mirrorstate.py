@@ -42,6 +42,9 @@ class Entry:
     #: canonical URLs left absolute in the file because they were not (yet)
     #: mirrored when it was written: the end-of-crawl fix-up looks at these
     pending: list[str] = field(default_factory=list)
+    #: canonical URL → expected path of relative links kept as written
+    #: though their file was not mirrored yet (checked by the fix-up)
+    kept: dict[str, str] = field(default_factory=dict)
     #: not seen by the last complete crawl
     gone: bool = False
 

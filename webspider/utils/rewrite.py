@@ -34,6 +34,7 @@ _SPACE_RE = re.compile(rb"[\s/]*")
 _NAME_RE = re.compile(rb"[^\s/>=][^\s/>=]*")
 _EQ_RE = re.compile(rb"\s*=\s*")
 _UNQUOTED_RE = re.compile(rb"[^\s>]*")
+
 #: elements whose content is text, not markup (a "<img" inside is no tag)
 _RAW_TEXT = frozenset(
     {b"script", b"style", b"textarea", b"title", b"xmp", b"plaintext"}
@@ -188,6 +189,75 @@ def rewrite_css(
     return _apply(body, rw.edits), len(rw.edits)
 
 
+def _master_re(by_tag: dict[bytes, dict[bytes, bool]]) -> re.Pattern[bytes]:
+    """What the scan jumps to: comments, start tags that may hold links or
+    raw text, and any "style" (an attribute of any tag may hold url())."""
+    names = sorted(set(by_tag) | _RAW_TEXT, key=len, reverse=True)
+    alternation = b"|".join(re.escape(n) for n in names)
+    return re.compile(
+        rb"<!--|<(?:" + alternation + rb")(?=[\s/>])|style", re.IGNORECASE
+    )
+
+
+_DEFAULT_MASTER = _master_re(_DEFAULT_RULES)
+
+
+def _scan_tag(
+    body: bytes, lt: int, by_tag: dict[bytes, dict[bytes, bool]], rw: _Rewriter
+) -> int:
+    """Offer the link attributes of the start tag at ``lt``; returns where
+    the scan goes on (after its raw text, for script/style/…)."""
+    size = len(body)
+    match = _TAG_RE.match(body, lt)
+    if match is None:
+        return lt + 1
+    tag = match.group(1).lower()
+    attrs = by_tag.get(tag)
+    pos = match.end()
+    while True:
+        pos = _SPACE_RE.match(body, pos).end()  # type: ignore[union-attr]
+        if pos >= size or body[pos] == ord(">"):
+            pos += 1
+            break
+        name_match = _NAME_RE.match(body, pos)
+        if name_match is None:  # a stray '=': skip it
+            pos += 1
+            continue
+        name = name_match.group(0).lower()
+        pos = name_match.end()
+        eq = _EQ_RE.match(body, pos)
+        if eq is None:
+            continue  # attribute without a value
+        pos = eq.end()
+        quote = body[pos : pos + 1]
+        if quote in (b'"', b"'"):
+            close = body.find(quote, pos + 1)
+            if close < 0:
+                return size
+            start, end, pos = pos + 1, close, close + 1
+        else:
+            unquoted = _UNQUOTED_RE.match(body, pos)
+            start = pos
+            end = pos = unquoted.end() if unquoted else pos
+        if end <= start:
+            continue
+        if name == b"style":
+            rw.css(body, start, end, escaped=True)
+        elif attrs is not None and name in attrs:
+            if attrs[name]:
+                rw.srcset(body, start, end)
+            else:
+                kind = "base" if tag == b"base" else "link"
+                rw.value(body, start, end, kind, escaped=True)
+    if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
+        close_match = _CLOSE_RE[tag].search(body, pos)
+        text_end = size if close_match is None else close_match.start()
+        if tag == b"style":
+            rw.css(body, pos, text_end, escaped=False)
+        pos = text_end
+    return pos
+
+
 def rewrite_html(
     body: bytes,
     resolve: Resolve,
@@ -198,65 +268,27 @@ def rewrite_html(
     many were."""
     if not ascii_compatible(encoding):
         return body, 0
-    by_tag = _DEFAULT_RULES if rules is None else _rules_by_tag(rules)
+    if rules is None:
+        by_tag, master = _DEFAULT_RULES, _DEFAULT_MASTER
+    else:
+        by_tag = _rules_by_tag(rules)
+        master = _master_re(by_tag)
     rw = _Rewriter(resolve, encoding)
     size = len(body)
     pos = 0
-    while True:
-        lt = body.find(b"<", pos)
-        if lt < 0:
+    while pos < size:
+        found = master.search(body, pos)
+        if found is None:
             break
-        if body.startswith(b"<!--", lt):
-            close = body.find(b"-->", lt + 4)
+        at = found.start()
+        if body[at] != ord("<"):
+            # "style": if it is inside a start tag, scan that tag
+            lt = body.rfind(b"<", pos, at)
+            end = _scan_tag(body, lt, by_tag, rw) if lt >= 0 else at
+            pos = max(end, found.end())
+        elif found.group(0) == b"<!--":
+            close = body.find(b"-->", at + 4)
             pos = size if close < 0 else close + 3
-            continue
-        match = _TAG_RE.match(body, lt)
-        if match is None:
-            pos = lt + 1
-            continue
-        tag = match.group(1).lower()
-        attrs = by_tag.get(tag)
-        pos = match.end()
-        while True:
-            pos = _SPACE_RE.match(body, pos).end()  # type: ignore[union-attr]
-            if pos >= size or body[pos] == ord(">"):
-                pos += 1
-                break
-            name_match = _NAME_RE.match(body, pos)
-            if name_match is None:  # a stray '=': skip it
-                pos += 1
-                continue
-            name = name_match.group(0).lower()
-            pos = name_match.end()
-            eq = _EQ_RE.match(body, pos)
-            if eq is None:
-                continue  # attribute without a value
-            pos = eq.end()
-            quote = body[pos : pos + 1]
-            if quote in (b'"', b"'"):
-                close = body.find(quote, pos + 1)
-                if close < 0:
-                    pos = size
-                    break
-                start, end, pos = pos + 1, close, close + 1
-            else:
-                unquoted = _UNQUOTED_RE.match(body, pos)
-                start = pos
-                end = pos = unquoted.end() if unquoted else pos
-            if end <= start:
-                continue
-            if name == b"style":
-                rw.css(body, start, end, escaped=True)
-            elif attrs is not None and name in attrs:
-                if attrs[name]:
-                    rw.srcset(body, start, end)
-                else:
-                    kind = "base" if tag == b"base" else "link"
-                    rw.value(body, start, end, kind, escaped=True)
-        if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
-            close_match = _CLOSE_RE[tag].search(body, pos)
-            text_end = size if close_match is None else close_match.start()
-            if tag == b"style":
-                rw.css(body, pos, text_end, escaped=False)
-            pos = text_end
+        else:
+            pos = _scan_tag(body, at, by_tag, rw)
     return _apply(body, rw.edits), len(rw.edits)
