@@ -37,7 +37,7 @@ def references(path: Path) -> list[str]:
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
-        if el.tag == "a" or el.tag == "base":
+        if el.tag in {"a", "base"}:
             continue  # page links: checked below, separately
         for attr in ATTRS:
             value = el.get(attr)
