@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import posixpath
+import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin
@@ -136,7 +137,14 @@ class MirrorStore:
     def spider_closed(self, reason: str) -> None:
         if self.state is None:
             return
-        self.fix_up()
+        started = time.monotonic()
+        fixed = self.fix_up()
+        if fixed:
+            logger.info(
+                "Mirror: links fixed up in %d pages in %.2f s",
+                fixed,
+                time.monotonic() - started,
+            )
         if reason == "finished":
             for url in sorted(self._before - self.visited):
                 entry = self.state.entries[url]
@@ -263,7 +271,10 @@ class MirrorStore:
                     setattr(old, k, v)
                 self.state.put(old)
             return old, None, change
-        change = NEW if old is None or old.gone else CHANGED
+        if old is None or old.gone:
+            change = NEW
+        else:  # same bytes but the file went missing: written again, unchanged
+            change = UNCHANGED if old.hash == digest else CHANGED
         path = (
             old.path
             if old is not None
