@@ -6,6 +6,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
+from webspider.extensions.mirrorstore import MirrorStore
 
 LAST_MODIFIED = "Sat, 01 Jan 2022 00:00:00 GMT"
 
@@ -110,3 +111,18 @@ async def test_interrupted_crawl_reports_nothing_gone(tmp_path, server):
         tmp_path, start_urls=server.url("/"), settings={"CLOSESPIDER_ITEMCOUNT": 1}
     )
     assert "gone" not in set(changes(result).values())
+
+
+@deferred_f_from_coro_f
+async def test_fix_up_when_an_interrupted_crawl_resumes(tmp_path, server, monkeypatch):
+    server.add("/", html('<a href="/b">b</a>'))
+    server.add("/b", html("b"))
+    # the first crawl dies before its end-of-crawl fix-up
+    monkeypatch.setattr(MirrorStore, "fix_up", lambda self: 0)
+    first = await crawl(tmp_path, start_urls=server.url("/"))
+    index = first.output / "mirror" / f"site.test_{server.port}" / "index.html"
+    assert f'href="{server.url("/b")}"' in index.read_text()
+    monkeypatch.undo()
+    # the next crawl (here fetching nothing new) fixes the links when it opens
+    await crawl(tmp_path, start_urls=server.url("/status/500"))
+    assert '<a href="b.html">b</a>' in index.read_text()
