@@ -224,14 +224,19 @@ async def test_errors_and_partial_downloads_are_not_written(tmp_path, server):
 @deferred_f_from_coro_f
 async def test_large_bodies_written_in_a_thread(tmp_path, server):
     big = bytes(range(256)) * 8192  # 2 MiB
-    server.add("/", html('<a href="/big.bin">b</a>'))
+    padding = "<p>text</p>" * 200  # over the threshold: converted in the thread too
+    server.add("/", html(f'<a href="/a">a</a>{padding}<a href="/big.bin">b</a>'))
+    server.add("/a", html(f'<a href="/">home</a>{padding}'))
     server.add("/big.bin", Page(big, content_type="application/octet-stream"))
     result = await crawl(
         tmp_path,
         start_urls=server.url("/"),
         settings={"WEBSPIDER_MIRROR_THREAD_SIZE": 1024},
     )
-    assert (result.output / "mirror" / host(server) / "big.bin").read_bytes() == big
+    root = result.output / "mirror" / host(server)
+    assert (root / "big.bin").read_bytes() == big
+    assert '<a href="index.html">home</a>' in (root / "a.html").read_text()
+    assert '<a href="a.html">a</a>' in (root / "index.html").read_text()  # fixed up
 
 
 @deferred_f_from_coro_f

@@ -21,6 +21,7 @@ import json
 import logging
 import posixpath
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin
@@ -58,6 +59,18 @@ STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
 STATS_REFUSED = "webspider/mirror/refused_count"
 STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
+
+
+@dataclass
+class Conversion:
+    """A converted page: its bytes, how many links were rewritten, and the
+    links the fix-up must look at again."""
+
+    data: bytes
+    count: int
+    pending: set[str]
+    kept: dict[str, str]
+
 
 _stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
 
@@ -246,11 +259,9 @@ class MirrorStore:
             path = (*path[:-1], conflict_name(path[-1], tag))
         raise UnsafePathError(f"no free name for {url}")
 
-    def prepare(
-        self, response: Response, digest: str
-    ) -> tuple[Entry, bytes | None, str]:
-        """What to store for ``response``: its entry, the bytes to write
-        (None when the stored file is already these bytes) and the change."""
+    def prepare(self, response: Response, digest: str) -> tuple[Entry, str, bool]:
+        """What to store for ``response``: its entry, the change, and whether
+        a file is to be written (not when the stored file has these bytes)."""
         assert self.state is not None
         url = canonical_url(response.url)
         ctype = media_type(response)
@@ -270,7 +281,7 @@ class MirrorStore:
                 for k, v in headers.items():
                     setattr(old, k, v)
                 self.state.put(old)
-            return old, None, change
+            return old, change, False
         if old is None or old.gone:
             change = NEW
         else:  # same bytes but the file went missing: written again, unchanged
@@ -284,12 +295,31 @@ class MirrorStore:
         for k, v in headers.items():
             setattr(entry, k, v)
         self.state.put(entry)  # before converting: the page may link to itself
-        data = body
-        if self.convert and (html or ctype in CSS_TYPES):
-            data = self.convert_links(response, entry)
-        return entry, data, change
+        return entry, change, True
 
-    def convert_links(self, response: Response, entry: Entry) -> bytes:
+    def needs_conversion(self, response: Response) -> bool:
+        ctype = media_type(response)
+        return self.convert and (_html_like(ctype) or ctype in CSS_TYPES)
+
+    def store_file(
+        self, response: Response, entry: Entry
+    ) -> tuple[Segments, Conversion | None]:
+        """Convert (when needed) and write the file of ``entry``. Touches no
+        shared state, so it may run in a thread; ``written`` records it."""
+        assert self.tree is not None
+        body = response.body
+        conversion = (
+            self.render(response, entry) if self.needs_conversion(response) else None
+        )
+        if conversion is None or conversion.data == body:
+            return self.tree.write(entry.path, body), conversion
+        used = self.tree.write(entry.path, conversion.data)
+        if self.keep_originals:
+            self.tree.write((*used[:-1], used[-1] + ORIGINAL_SUFFIX), body)
+        return used, conversion
+
+    def render(self, response: Response, entry: Entry) -> Conversion:
+        """The converted bytes of a page or stylesheet (reads the state only)."""
         assert self.state is not None
         state = self.state
         source = entry.path
@@ -343,26 +373,20 @@ class MirrorStore:
         encoding = getattr(response, "encoding", None)
         rewrite = rewrite_html if html else rewrite_css
         data, count = rewrite(response.body, resolve, encoding)
-        entry.converted = data != response.body
-        entry.pending = sorted(pending)
-        entry.kept = kept
-        state.put(entry)
-        self._inc(STATS_CONVERTED, count)
-        return data
+        return Conversion(data, count, pending, kept)
 
-    def write(self, entry: Entry, data: bytes, original: bytes | None) -> Segments:
-        """Write a file (in whatever thread calls it); returns the path used."""
-        assert self.tree is not None
-        used = self.tree.write(entry.path, data)
-        if original is not None and self.keep_originals and entry.converted:
-            self.tree.write((*used[:-1], used[-1] + ORIGINAL_SUFFIX), original)
-        return used
-
-    def written(self, entry: Entry, used: Segments, change: str) -> None:
+    def written(
+        self, entry: Entry, used: Segments, change: str, conversion: Conversion | None
+    ) -> None:
+        """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
-        if used != entry.path:  # the tree changed under us: remember where
-            entry.path = used
-            self.state.put(entry)
+        entry.path = used  # differs when the tree changed under us
+        if conversion is not None:
+            entry.converted = conversion.count > 0
+            entry.pending = sorted(conversion.pending)
+            entry.kept = conversion.kept
+            self._inc(STATS_CONVERTED, conversion.count)
+        self.state.put(entry)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         self.record_change(entry.url, change, used)
@@ -429,9 +453,18 @@ class MirrorStore:
         pending: set[str] = set()
         kept: dict[str, str] = {}
 
+        memo: dict[str, str | None] = {}
+
         def resolve(value: str, kind: str) -> str | None:
             if kind == "base" or value.startswith("#"):
                 return None
+            try:
+                return memo[value]
+            except KeyError:
+                result = memo[value] = _resolve(value)
+                return result
+
+        def _resolve(value: str) -> str | None:
             relative = _is_relative(value)
             absolute = urljoin(entry.url, value) if relative else value
             if url_scheme(absolute) not in FETCHABLE_SCHEMES:

@@ -96,18 +96,18 @@ class MirrorPipeline:
             adapter.get("content_hash") or hashlib.sha256(response.body).hexdigest()
         )
         try:
-            entry, data, change = store.prepare(response, digest)
-            if data is None:
+            entry, change, write = store.prepare(response, digest)
+            if not write:
                 store.record_change(entry.url, change, entry.path)
+            elif len(response.body) > store.thread_size:
+                # converting and writing a large body would hold the reactor
+                used, conversion = await maybe_deferred_to_future(
+                    deferToThread(store.store_file, response, entry)
+                )
+                store.written(entry, used, change, conversion)
             else:
-                original = response.body
-                if len(data) > store.thread_size:
-                    used = await maybe_deferred_to_future(
-                        deferToThread(store.write, entry, data, original)
-                    )
-                else:
-                    used = store.write(entry, data, original)
-                store.written(entry, used, change)
+                used, conversion = store.store_file(response, entry)
+                store.written(entry, used, change, conversion)
             for redirect in adapter.get("redirects") or ():
                 store.alias(redirect, entry.url)
         except (OSError, UnsafePathError) as exc:
