@@ -53,7 +53,6 @@ NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 
 STATS_WRITTEN = "webspider/mirror/written_count"
 STATS_BYTES = "webspider/mirror/written_bytes_count"
-STATS_UNCHANGED = "webspider/mirror/unchanged_count"
 STATS_NOT_MODIFIED = "webspider/mirror/not_modified_count"
 STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
