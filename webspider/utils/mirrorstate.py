@@ -71,6 +71,7 @@ class MirrorState:
         #: case-folded path → URL: who owns a file name
         self.owners: dict[str, str] = {}
         self._file: IO[str] | None = None
+        self._fresh = False
         self._load()
 
     def _load(self) -> None:
@@ -88,6 +89,7 @@ class MirrorState:
                             self.path,
                             data.get("mirror_root"),
                         )
+                        self._fresh = True
                         return
                     continue
                 if "alias" in data:
@@ -108,8 +110,9 @@ class MirrorState:
     def _append(self, data: dict[str, Any]) -> None:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh = not self.path.exists()
-            self._file = self.path.open("a", encoding="utf-8", buffering=1)
+            fresh = self._fresh or not self.path.exists()
+            mode = "w" if fresh else "a"
+            self._file = self.path.open(mode, encoding="utf-8", buffering=1)
             if fresh:
                 self._file.write(json.dumps(self.header()) + "\n")
         self._file.write(json.dumps(data, ensure_ascii=False) + "\n")
