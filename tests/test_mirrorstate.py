@@ -43,4 +43,5 @@ def test_another_mirror_starts_afresh(tmp_path):
     other = MirrorState(file, "/elsewhere")
     assert other.entries == {}
     other.put(entry("http://h/x", "h/x"))  # the file now describes /elsewhere
+    other.close()
     assert list(MirrorState(file, "/elsewhere").entries) == ["http://h/x"]
