@@ -126,3 +126,30 @@ async def test_fix_up_when_an_interrupted_crawl_resumes(tmp_path, server, monkey
     # the next crawl (here fetching nothing new) fixes the links when it opens
     await crawl(tmp_path, start_urls=server.url("/status/500"))
     assert '<a href="b.html">b</a>' in index.read_text()
+
+
+@deferred_f_from_coro_f
+async def test_resumed_jobdir_crawl_keeps_what_it_fetched_before(tmp_path, server):
+    server.add("/", html('<a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a>'))
+    for name in "abc":
+        server.add(f"/{name}", html(name))
+    settings = {"JOBDIR": str(tmp_path / "job"), "CONCURRENT_REQUESTS": 1}
+    await crawl(tmp_path, start_urls=server.url("/"))  # a mirror to update
+    server.clear()
+    first = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={**settings, "CLOSESPIDER_ITEMCOUNT": 2},
+    )
+    assert "gone" not in set(changes(first).values())  # interrupted: unknown
+    before = set(server.requested_pages())
+    server.clear()
+    resumed = await crawl(tmp_path, start_urls=server.url("/"), settings=settings)
+    after = set(server.requested_pages())
+    # the resumed crawl fetched only the rest; what the interrupted part
+    # fetched is not "gone", and changes.jsonl covers both parts
+    assert after and not before & after
+    assert before | after == {"/", "/a", "/b", "/c"}
+    assert changes(resumed) == {
+        server.url(p): "unchanged" for p in ("/", "/a", "/b", "/c")
+    }

@@ -109,9 +109,9 @@ class MirrorStore:
         self.tree: SafeTree | None = None
         self.state: MirrorState | None = None
         self._changes: IO[str] | None = None
-        #: canonical URLs handled this crawl (one line in changes.jsonl each)
-        self.visited: set[str] = set()
-        self._before: set[str] = set()
+        self.resumable = bool(settings.get("JOBDIR"))
+        #: this crawl's run number (kept when a JOBDIR crawl is resumed)
+        self.run = 0
         _stores[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -139,10 +139,15 @@ class MirrorStore:
 
     def spider_opened(self) -> None:
         self.tree = SafeTree(self.root, self._forbidden())
-        self.state = MirrorState(self.state_path, str(self.root.resolve()))
-        self._before = {e.url for e in self.state if not e.gone}
+        self.state = state = MirrorState(self.state_path, str(self.root.resolve()))
+        # A JOBDIR crawl that was interrupted goes on where it stopped: the
+        # URLs it fetched before count as seen by this crawl.
+        resumed = self.resumable and not state.finished and state.run > 0
+        self.run = state.run if resumed else state.run + 1
+        state.start_run(self.run)
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)
-        self._changes = self.changes_path.open("w", encoding="utf-8", buffering=1)
+        mode = "a" if resumed else "w"
+        self._changes = self.changes_path.open(mode, encoding="utf-8", buffering=1)
         # An interrupted crawl left pages waiting for files mirrored later.
         self.fix_up()
 
@@ -157,17 +162,25 @@ class MirrorStore:
                 fixed,
                 time.monotonic() - started,
             )
-        if reason == "finished":
-            for url in sorted(self._before - self.visited):
-                entry = self.state.entries[url]
-                entry.gone = True
-                self.state.put(entry)
-                self.record_change(url, GONE, entry.path)
+        finished = reason == "finished"
+        if finished:
+            for entry in self.state:
+                if not entry.gone and entry.run != self.run:
+                    entry.gone = True
+                    self.state.put(entry)
+                    self.record_change(entry.url, GONE, entry.path)
         if self._changes is not None:
             self._changes.close()
-        self.state.close()
+        self.state.close(finished)
         if self.tree is not None:
             self.tree.close()
+
+    def seen(self, entry: Entry) -> None:
+        """``entry`` was fetched by this crawl (so it is not gone)."""
+        assert self.state is not None
+        if entry.run != self.run or entry.gone:
+            entry.run, entry.gone = self.run, False
+            self.state.put(entry)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
@@ -266,7 +279,6 @@ class MirrorStore:
         ctype = media_type(response)
         html = _html_like(ctype)
         old = self.state.entries.get(url)
-        self.visited.add(url)
         headers: dict[str, str | None] = {
             "content_type": _header(response, b"Content-Type"),
             "etag": _header(response, b"ETag"),
@@ -274,13 +286,12 @@ class MirrorStore:
         }
         body = response.body
         if old is not None and old.hash == digest and self.stored(response.url):
-            change = UNCHANGED
-            if any(getattr(old, k) != v for k, v in headers.items()) or old.gone:
-                old.gone = False
+            if any(getattr(old, k) != v for k, v in headers.items()):
                 for k, v in headers.items():
                     setattr(old, k, v)
                 self.state.put(old)
-            return old, change, False
+            self.seen(old)
+            return old, UNCHANGED, False
         if old is None or old.gone:
             change = NEW
         else:  # same bytes but the file went missing: written again, unchanged
@@ -290,7 +301,7 @@ class MirrorStore:
             if old is not None
             else self.claim(url, url_path(response.url, html))
         )
-        entry = Entry(url=url, path=path, hash=digest, size=len(body))
+        entry = Entry(url=url, path=path, hash=digest, size=len(body), run=self.run)
         for k, v in headers.items():
             setattr(entry, k, v)
         self.state.put(entry)  # before converting: the page may link to itself

@@ -85,7 +85,7 @@ class MirrorPipeline:
         if NOT_MODIFIED_FLAG in response.flags:
             entry = store.stored(response.url)
             if entry is not None:
-                store.visited.add(entry.url)
+                store.seen(entry)
                 store.record_change(entry.url, UNCHANGED, entry.path)
                 adapter["path"] = "/".join(entry.path)
                 adapter["status"] = 304

@@ -47,6 +47,8 @@ class Entry:
     kept: dict[str, str] = field(default_factory=dict)
     #: not seen by the last complete crawl
     gone: bool = False
+    #: the crawl (run number) that last fetched it
+    run: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -72,6 +74,9 @@ class MirrorState:
         self.owners: dict[str, str] = {}
         self._file: IO[str] | None = None
         self._fresh = False
+        #: the last crawl that wrote this state, and whether it finished
+        self.run = 0
+        self.finished = True
         self._load()
 
     def _load(self) -> None:
@@ -92,7 +97,9 @@ class MirrorState:
                         self._fresh = True
                         return
                     continue
-                if "alias" in data:
+                if "run" in data and "url" not in data:
+                    self.run, self.finished = int(data["run"]), bool(data["finished"])
+                elif "alias" in data:
                     self.aliases[data["alias"]] = data["url"]
                 else:
                     self._index(Entry.from_json(data))
@@ -140,11 +147,18 @@ class MirrorState:
             self.aliases[url] = target
             self._append({"alias": url, "url": target})
 
+    def start_run(self, run: int) -> None:
+        """Record that crawl ``run`` started (an interrupted one stays
+        unfinished, so resuming it can go on with the same run)."""
+        self.run, self.finished = run, False
+        self._append({"run": run, "finished": False})
+
     def __iter__(self) -> Iterator[Entry]:
         return iter(list(self.entries.values()))
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
         """Compact: one line per URL, written atomically."""
+        self.finished = finished
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -157,6 +171,7 @@ class MirrorState:
                 fh.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
             for url, target in self.aliases.items():
                 fh.write(json.dumps({"alias": url, "url": target}) + "\n")
+            fh.write(json.dumps({"run": self.run, "finished": self.finished}) + "\n")
         os.replace(tmp, self.path)
 
 
