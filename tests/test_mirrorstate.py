@@ -22,7 +22,7 @@ def test_put_reload_and_compact(tmp_path):
     state.close()
     lines = file.read_text().splitlines()
     assert json.loads(lines[0]) == {"mirror_root": "/m", "version": 1}
-    assert len(lines) == 4  # header, two URLs, one alias
+    assert len(lines) == 5  # header, two URLs, one alias, the run
 
 
 def test_a_cut_line_is_skipped(tmp_path):
