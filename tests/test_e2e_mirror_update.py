@@ -118,7 +118,7 @@ async def test_fix_up_when_an_interrupted_crawl_resumes(tmp_path, server, monkey
     server.add("/", html('<a href="/b">b</a>'))
     server.add("/b", html("b"))
     # the first crawl dies before its end-of-crawl fix-up
-    monkeypatch.setattr(MirrorStore, "fix_up", lambda self: 0)
+    monkeypatch.setattr(MirrorStore, "fix_up_pages", lambda self: 0)
     first = await crawl(tmp_path, start_urls=server.url("/"))
     index = first.output / "mirror" / f"site.test_{server.port}" / "index.html"
     assert f'href="{server.url("/b")}"' in index.read_text()

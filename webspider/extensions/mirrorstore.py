@@ -19,12 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import posixpath
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import unquote, urljoin
+from typing import IO, TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
@@ -32,11 +29,17 @@ from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
 from webspider.page import CSS_TYPES, media_type, parsed_page
-from webspider.utils.mirrorpath import MARK, conflict_name, relative_href, url_path
+from webspider.utils.mirrorlinks import (
+    Conversion,
+    convert,
+    fix_up,
+    needs_fix_up,
+    unconvert,
+)
+from webspider.utils.mirrorpath import MARK, conflict_name, url_path
 from webspider.utils.mirrorstate import Entry, MirrorState
-from webspider.utils.rewrite import rewrite_css, rewrite_html
 from webspider.utils.safefs import SafeTree, Segments, UnsafePathError
-from webspider.utils.url import FETCHABLE_SCHEMES, canonical_url, url_scheme
+from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -58,17 +61,6 @@ STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
 STATS_REFUSED = "webspider/mirror/refused_count"
 STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
-
-
-@dataclass
-class Conversion:
-    """A converted page: its bytes, how many links were rewritten, and the
-    links the fix-up must look at again."""
-
-    data: bytes
-    count: int
-    pending: set[str]
-    kept: dict[str, str]
 
 
 _stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
@@ -149,13 +141,13 @@ class MirrorStore:
         mode = "a" if resumed else "w"
         self._changes = self.changes_path.open(mode, encoding="utf-8", buffering=1)
         # An interrupted crawl left pages waiting for files mirrored later.
-        self.fix_up()
+        self.fix_up_pages()
 
     def spider_closed(self, reason: str) -> None:
         if self.state is None:
             return
         started = time.monotonic()
-        fixed = self.fix_up()
+        fixed = self.fix_up_pages()
         if fixed:
             logger.info(
                 "Mirror: links fixed up in %d pages in %.2f s",
@@ -210,7 +202,7 @@ class MirrorStore:
         """The stored bytes of ``entry`` as the site sent them, near enough
         to extract the same links: converted links are turned back into the
         absolute URLs they stand for. Empty for what has no links."""
-        assert self.tree is not None
+        assert self.tree is not None and self.state is not None
         ctype = media_type_of(entry.content_type)
         if not (_html_like(ctype) or ctype in CSS_TYPES):
             return b""
@@ -220,32 +212,14 @@ class MirrorStore:
         original = self.tree.read((*entry.path[:-1], entry.path[-1] + ORIGINAL_SUFFIX))
         if original is not None:
             return original
-        rewrite = rewrite_html if _html_like(ctype) else rewrite_css
-        body, _ = rewrite(
-            body, self._unconverter(entry, url), charset_of(entry.content_type)
+        return unconvert(
+            body,
+            entry,
+            self.state,
+            page_url=url,
+            encoding=charset_of(entry.content_type),
+            html=_html_like(ctype),
         )
-        return body
-
-    def _unconverter(self, entry: Entry, url: str) -> Any:
-        assert self.state is not None
-        owners = self.state.owners
-        state = self.state
-        folder = "/".join(entry.path[:-1])
-
-        def resolve(value: str, kind: str) -> str | None:
-            if kind == "base":
-                return url
-            if url_scheme(value) or value.startswith(("#", "//")):
-                return None
-            path, _, fragment = value.partition("#")
-            joined = posixpath.normpath(posixpath.join(folder, unquote(path)))
-            owner = owners.get(joined.casefold())
-            target = state.entries.get(owner) if owner else None
-            if target is None:
-                return None
-            return target.url + (f"#{fragment}" if fragment else "")
-
-        return resolve
 
     def not_modified(self, response: Response, entry: Entry) -> None:
         """A 304: keep the stored file, refresh its validators."""
@@ -331,59 +305,17 @@ class MirrorStore:
     def render(self, response: Response, entry: Entry) -> Conversion:
         """The converted bytes of a page or stylesheet (reads the state only)."""
         assert self.state is not None
-        state = self.state
-        source = entry.path
         html = _html_like(media_type(response))
         page = parsed_page(response) if html else None
-        base = page.base_url if page is not None else response.url
-        pending: set[str] = set()
-        kept: dict[str, str] = {}
-        relative_ok = base == response.url
-        memo: dict[tuple[str, str], str | None] = {}
-
-        def resolve(value: str, kind: str) -> str | None:
-            # a page repeats its links (an index links each entry many times)
-            try:
-                return memo[value, kind]
-            except KeyError:
-                result = memo[value, kind] = _resolve(value, kind)
-                return result
-
-        def _resolve(value: str, kind: str) -> str | None:
-            if kind == "base":
-                return relative_href(source, source)
-            if value.startswith("#"):
-                return None
-            try:
-                absolute = urljoin(base, value)
-            except ValueError:
-                return None
-            if url_scheme(absolute) not in FETCHABLE_SCHEMES:
-                return None
-            address, _, fragment = absolute.partition("#")
-            key = canonical_url(address)
-            target = state.get(key)
-            if target is None:
-                # Not mirrored (yet). A relative link that will open the
-                # file if it is mirrored under its expected name is kept as
-                # the page wrote it; the fix-up checks it at the end.
-                if relative_ok and _is_relative(value):
-                    expected = url_path(address)
-                    if already_points(value, source, expected):
-                        kept[key] = "/".join(expected)
-                        return None
-                pending.add(state.aliases.get(key, key))
-                return absolute if absolute != value else None
-            if already_points(value, source, target.path):
-                return None  # keep the page's own bytes where they already work
-            return relative_href(source, target.path) + (
-                f"#{fragment}" if fragment else ""
-            )
-
-        encoding = getattr(response, "encoding", None)
-        rewrite = rewrite_html if html else rewrite_css
-        data, count = rewrite(response.body, resolve, encoding)
-        return Conversion(data, count, pending, kept)
+        return convert(
+            response.body,
+            self.state,
+            entry.path,
+            page_url=response.url,
+            base_url=page.base_url if page is not None else response.url,
+            encoding=getattr(response, "encoding", None),
+            html=html,
+        )
 
     def written(
         self, entry: Entry, used: Segments, change: str, conversion: Conversion | None
@@ -411,7 +343,7 @@ class MirrorStore:
         logger.warning("Mirror refused %s: %s", url, error)
 
     # -- the fix-up ----------------------------------------------------------------
-    def fix_up(self) -> int:
+    def fix_up_pages(self) -> int:
         """Fix the links of stored pages that depend on what was mirrored
         after them: absolute links to files mirrored since become relative,
         relative links kept as written whose file did not turn up where
@@ -422,19 +354,24 @@ class MirrorStore:
             return 0
         fixed = 0
         for entry in state:
-            if not self._needs_fix_up(entry):
+            if not needs_fix_up(entry, state):
                 continue
             body = tree.read(entry.path)
             if body is None:
                 continue
-            resolve, pending, kept = self._fix_up_resolver(entry)
             ctype = media_type_of(entry.content_type)
-            rewrite = rewrite_html if _html_like(ctype) else rewrite_css
-            data, count = rewrite(body, resolve, charset_of(entry.content_type))
-            entry.pending, entry.kept = sorted(pending), kept
+            fixed_page = fix_up(
+                body,
+                entry,
+                state,
+                encoding=charset_of(entry.content_type),
+                html=_html_like(ctype),
+            )
+            entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
+            count = fixed_page.count
             if count:
                 try:
-                    tree.write(entry.path, data)
+                    tree.write(entry.path, fixed_page.data)
                 except (OSError, UnsafePathError) as exc:
                     self.refused(entry.url, exc)
                     continue
@@ -444,72 +381,6 @@ class MirrorStore:
             state.put(entry)
         self._inc(STATS_FIXED, fixed)
         return fixed
-
-    def _needs_fix_up(self, entry: Entry) -> bool:
-        assert self.state is not None
-        get = self.state.get
-        if any(get(url) for url in entry.pending):
-            return True
-        for url, expected in entry.kept.items():
-            target = get(url)
-            if target is None or "/".join(target.path) != expected:
-                return True
-        return False
-
-    def _fix_up_resolver(self, entry: Entry) -> tuple[Any, set[str], dict[str, str]]:
-        assert self.state is not None
-        state = self.state
-        source = entry.path
-        pending: set[str] = set()
-        kept: dict[str, str] = {}
-
-        memo: dict[str, str | None] = {}
-
-        def resolve(value: str, kind: str) -> str | None:
-            if kind == "base" or value.startswith("#"):
-                return None
-            try:
-                return memo[value]
-            except KeyError:
-                result = memo[value] = _resolve(value)
-                return result
-
-        def _resolve(value: str) -> str | None:
-            relative = _is_relative(value)
-            absolute = urljoin(entry.url, value) if relative else value
-            if url_scheme(absolute) not in FETCHABLE_SCHEMES:
-                return None
-            address, _, fragment = absolute.partition("#")
-            key = canonical_url(address)
-            if relative and key not in entry.kept:
-                return None  # a link converted when the page was written
-            target = state.get(key)
-            if target is None:
-                pending.add(key)
-                return absolute if relative else None
-            if relative and "/".join(target.path) == entry.kept[key]:
-                kept[key] = entry.kept[key]
-                return None
-            href = relative_href(source, target.path)
-            return href + (f"#{fragment}" if fragment else "")
-
-        return resolve, pending, kept
-
-
-def _is_relative(value: str) -> bool:
-    return not url_scheme(value) and not value.startswith(("//", "\\\\"))
-
-
-def already_points(value: str, source: Segments, target: Segments) -> bool:
-    """Whether the relative reference ``value``, read from the file
-    ``source``, already opens the file ``target``."""
-    if url_scheme(value) or value.startswith("//") or "?" in value:
-        return False
-    path = value.partition("#")[0]
-    if not path or path.endswith("/") or "\\" in path:
-        return False
-    joined = posixpath.normpath(posixpath.join("/".join(source[:-1]), unquote(path)))
-    return joined == "/".join(target)
 
 
 def _header(response: Response, name: bytes) -> str | None:
