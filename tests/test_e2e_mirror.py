@@ -263,3 +263,24 @@ async def test_mirror_off_stops_non_html_bodies(tmp_path, server):
     assert items[server.url("/s.css")]["size"] == len(b"a{b:url(/bg.png)}")
     assert result.stats["webspider/skip_bodies/stopped_count"] == 2
     assert result.stats.get("downloader/response_bytes", 0) < len(big)
+
+
+@deferred_f_from_coro_f
+async def test_same_name_twins_share_a_file_and_others_are_kept(tmp_path, server):
+    home = html(
+        '<a href="/index.html">i</a> <a href="/x">x</a> <a href="/x.html">y</a>'
+    )
+    server.add("/", home)
+    server.add("/index.html", home)  # the same page under two URLs
+    server.add("/x", html("page x"))
+    server.add("/x.html", html("another page"))  # wants x.html too
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    h = host(server)
+    items = result.by_url()
+    assert items[server.url("/")]["path"] == items[server.url("/index.html")]["path"]
+    paths = {items[server.url(p)]["path"] for p in ("/x", "/x.html")}
+    assert len(paths) == 2  # different pages: both kept
+    assert f"{h}/x.html" in paths
+    assert len(mirror_files(result)) == 3
+    index = (result.output / "mirror" / h / "index.html").read_text()
+    assert '<a href="/index.html">' not in index

@@ -153,3 +153,15 @@ async def test_resumed_jobdir_crawl_keeps_what_it_fetched_before(tmp_path, serve
     assert changes(resumed) == {
         server.url(p): "unchanged" for p in ("/", "/a", "/b", "/c")
     }
+
+
+@deferred_f_from_coro_f
+async def test_update_reaches_urls_that_share_a_file(tmp_path, server):
+    home = html('<a href="/index.html">i</a>')
+    server.add("/", dated_page(home, "text/html"))
+    server.add("/index.html", dated_page(home, "text/html"))  # the same page
+    await crawl(tmp_path, start_urls=server.url("/"))
+    server.clear()
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    assert server.requested_pages() == ["/", "/index.html"]
+    assert set(changes(result).values()) == {"unchanged"}

@@ -248,7 +248,7 @@ class MirrorStore:
     def prepare(self, response: Response, digest: str) -> tuple[Entry, str, bool]:
         """What to store for ``response``: its entry, the change, and whether
         a file is to be written (not when the stored file has these bytes)."""
-        assert self.state is not None
+        assert self.state is not None and self.tree is not None
         url = canonical_url(response.url)
         ctype = media_type(response)
         html = _html_like(ctype)
@@ -270,16 +270,35 @@ class MirrorStore:
             change = NEW
         else:  # same bytes but the file went missing: written again, unchanged
             change = UNCHANGED if old.hash == digest else CHANGED
-        path = (
-            old.path
-            if old is not None
-            else self.claim(url, url_path(response.url, html))
-        )
-        entry = Entry(url=url, path=path, hash=digest, size=len(body), run=self.run)
+        path = old.path if old is not None else None
+        if path is not None and self.state.owner(path) not in (url, None):
+            path = None  # it shared its twin's file (below) but differs now
+        entry = Entry(url=url, path=(), hash=digest, size=len(body), run=self.run)
         for k, v in headers.items():
             setattr(entry, k, v)
+        if path is None:
+            planned = self.tree.plan(url_path(response.url, html))
+            twin = self.twin(url, planned, digest)
+            if twin is not None:
+                # "/" and "/index.html": the same bytes want the same name;
+                # one file serves both (links to either already open it)
+                entry.path, entry.converted = twin.path, twin.converted
+                entry.pending, entry.kept = twin.pending, twin.kept
+                self.state.put(entry)
+                return entry, change, False
+            path = self.claim(url, planned)
+        entry.path = path
         self.state.put(entry)  # before converting: the page may link to itself
         return entry, change, True
+
+    def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
+        """Another URL already stored at ``path`` with the same bytes."""
+        assert self.state is not None and self.tree is not None
+        owner = self.state.owner(path)
+        twin = self.state.entries.get(owner) if owner and owner != url else None
+        if twin is None or twin.hash != digest or not self.tree.exists(path):
+            return None
+        return twin
 
     def needs_conversion(self, response: Response) -> bool:
         ctype = media_type(response)

@@ -203,8 +203,15 @@ def unconvert(
             return None
         path, _, fragment = value.partition("#")
         joined = posixpath.normpath(posixpath.join(folder, unquote(path)))
-        owner = state.owners.get(joined.casefold())
-        target = state.entries.get(owner) if owner else None
+        # The URL the link names literally, when that is the file's URL (a
+        # link kept as written); else whoever owns the file: two URLs with
+        # the same bytes ("/" and "/index.html") share one.
+        literal = state.entries.get(canonical_url(urljoin(page_url, path)))
+        if literal is not None and "/".join(literal.path) == joined:
+            target: Entry | None = literal
+        else:
+            owner = state.owners.get(joined.casefold())
+            target = state.entries.get(owner) if owner else None
         if target is None:
             return None
         return target.url + (f"#{fragment}" if fragment else "")

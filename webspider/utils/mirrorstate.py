@@ -110,9 +110,12 @@ class MirrorState:
     def _index(self, entry: Entry) -> None:
         old = self.entries.get(entry.url)
         if old is not None and old.path != entry.path:
-            self.owners.pop(path_key(old.path), None)
+            key = path_key(old.path)
+            if self.owners.get(key) == entry.url:
+                del self.owners[key]
         self.entries[entry.url] = entry
-        self.owners[path_key(entry.path)] = entry.url
+        # the first URL stored under a name owns it (twins share a file)
+        self.owners.setdefault(path_key(entry.path), entry.url)
 
     def _append(self, data: dict[str, Any]) -> None:
         if self._file is None:
