@@ -119,6 +119,10 @@ async def test_planted_symlinks_are_refused(tmp_path, server, where):
     assert sorted(p.name for p in victim.iterdir()) == ["file.txt"]
     assert (victim / "file.txt").read_bytes() == b"precious"
     assert result.stats["webspider/mirror/refused_count"] >= 1
+    if where == "file":  # what was refused is not linked as if it were there
+        index = (site / "index.html").read_text()
+        assert f'href="{server.url("/file.txt")}"' in index
+        assert 'href="sub/x.txt"' in index
 
 
 @deferred_f_from_coro_f

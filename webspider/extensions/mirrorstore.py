@@ -104,6 +104,8 @@ class MirrorStore:
         self.resumable = bool(settings.get("JOBDIR"))
         #: this crawl's run number (kept when a JOBDIR crawl is resumed)
         self.run = 0
+        #: URL → the entry it had, while its new file is being written
+        self._replacing: dict[str, Entry | None] = {}
         _stores[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -288,7 +290,9 @@ class MirrorStore:
                 return entry, change, False
             path = self.claim(url, planned)
         entry.path = path
-        self.state.put(entry)  # before converting: the page may link to itself
+        # known before converting (the page may link to itself), recorded
+        # only once written (``written``), forgotten if not (``abandon``)
+        self._replacing[url] = self.state.reserve(entry)
         return entry, change, True
 
     def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
@@ -341,6 +345,7 @@ class MirrorStore:
     ) -> None:
         """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
+        self._replacing.pop(entry.url, None)
         entry.path = used  # differs when the tree changed under us
         if conversion is not None:
             entry.converted = conversion.count > 0
@@ -356,6 +361,12 @@ class MirrorStore:
         """``url`` redirected to (canonical) ``target``: links to it lead there."""
         assert self.state is not None
         self.state.alias(canonical_url(url), target)
+
+    def abandon(self, entry: Entry) -> None:
+        """``entry``'s file could not be written: links must not lead there."""
+        assert self.state is not None
+        if entry.url in self._replacing:
+            self.state.release(entry, self._replacing.pop(entry.url))
 
     def refused(self, url: str, error: Exception) -> None:
         self._inc(STATS_REFUSED)

@@ -97,21 +97,26 @@ class MirrorPipeline:
         )
         try:
             entry, change, write = store.prepare(response, digest)
-            if not write:
-                store.record_change(entry.url, change, entry.path)
-            elif len(response.body) > store.thread_size:
-                # converting and writing a large body would hold the reactor
-                used, conversion = await maybe_deferred_to_future(
-                    deferToThread(store.store_file, response, entry)
-                )
-                store.written(entry, used, change, conversion)
-            else:
-                used, conversion = store.store_file(response, entry)
-                store.written(entry, used, change, conversion)
-            for redirect in adapter.get("redirects") or ():
-                store.alias(redirect, entry.url)
         except (OSError, UnsafePathError) as exc:
             store.refused(response.url, exc)
             return item
+        if not write:
+            store.record_change(entry.url, change, entry.path)
+        else:
+            try:
+                if len(response.body) > store.thread_size:
+                    # converting and writing a large body would hold the reactor
+                    used, conversion = await maybe_deferred_to_future(
+                        deferToThread(store.store_file, response, entry)
+                    )
+                else:
+                    used, conversion = store.store_file(response, entry)
+            except (OSError, UnsafePathError) as exc:
+                store.abandon(entry)
+                store.refused(response.url, exc)
+                return item
+            store.written(entry, used, change, conversion)
+        for redirect in adapter.get("redirects") or ():
+            store.alias(redirect, entry.url)
         adapter["path"] = "/".join(entry.path)
         return item

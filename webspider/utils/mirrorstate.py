@@ -141,6 +141,23 @@ class MirrorState:
     def owner(self, path: tuple[str, ...]) -> str | None:
         return self.owners.get(path_key(path))
 
+    def reserve(self, entry: Entry) -> Entry | None:
+        """Know ``entry`` (for links to it) before its file is written,
+        without recording it; returns the entry it replaces."""
+        old = self.entries.get(entry.url)
+        self._index(entry)
+        return old
+
+    def release(self, entry: Entry, old: Entry | None) -> None:
+        """Its file was not written after all: forget ``entry`` again."""
+        key = path_key(entry.path)
+        if self.owners.get(key) == entry.url:
+            del self.owners[key]
+        if old is not None:
+            self._index(old)
+        else:
+            self.entries.pop(entry.url, None)
+
     def put(self, entry: Entry) -> None:
         self._index(entry)
         self._append(entry.to_json())
