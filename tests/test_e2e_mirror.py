@@ -284,3 +284,13 @@ async def test_same_name_twins_share_a_file_and_others_are_kept(tmp_path, server
     assert len(mirror_files(result)) == 3
     index = (result.output / "mirror" / h / "index.html").read_text()
     assert '<a href="/index.html">' not in index
+
+
+@deferred_f_from_coro_f
+async def test_html_without_content_type(tmp_path, server):
+    # no Content-Type: Scrapy takes it for HTML from the body, and so do we
+    server.add("/", Page(html('<a href="/a">a</a>'), content_type=None))
+    server.add("/a", html("a"))
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    root = result.output / "mirror" / host(server)
+    assert '<a href="a.html">a</a>' in (root / "index.html").read_text()

@@ -28,7 +28,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
-from webspider.page import CSS_TYPES, media_type, parsed_page
+from webspider.page import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.utils.mirrorlinks import (
     Conversion,
     convert,
@@ -66,8 +66,14 @@ STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
 _stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
 
 
-def _html_like(content_type: str | None) -> bool:
-    return content_type in ("text/html", "application/xhtml+xml")
+HTML, CSS = "html", "css"
+
+
+def kind_of(response: Response) -> str:
+    """ "html" or "css" for what has links to convert, "" otherwise."""
+    if is_html(response):
+        return HTML
+    return CSS if media_type(response) in CSS_TYPES else ""
 
 
 class MirrorStore:
@@ -205,9 +211,8 @@ class MirrorStore:
         to extract the same links: converted links are turned back into the
         absolute URLs they stand for. Empty for what has no links."""
         assert self.tree is not None and self.state is not None
-        ctype = media_type_of(entry.content_type)
-        if not (_html_like(ctype) or ctype in CSS_TYPES):
-            return b""
+        if not entry.kind:
+            return b""  # nothing with links: the spider needs no body
         body = self.tree.read(entry.path) or b""
         if not entry.converted:
             return body
@@ -219,8 +224,8 @@ class MirrorStore:
             entry,
             self.state,
             page_url=url,
-            encoding=charset_of(entry.content_type),
-            html=_html_like(ctype),
+            encoding=entry.encoding,
+            html=entry.kind == HTML,
         )
 
     def not_modified(self, response: Response, entry: Entry) -> None:
@@ -252,8 +257,7 @@ class MirrorStore:
         a file is to be written (not when the stored file has these bytes)."""
         assert self.state is not None and self.tree is not None
         url = canonical_url(response.url)
-        ctype = media_type(response)
-        html = _html_like(ctype)
+        kind = kind_of(response)
         old = self.state.entries.get(url)
         headers: dict[str, str | None] = {
             "content_type": _header(response, b"Content-Type"),
@@ -276,10 +280,12 @@ class MirrorStore:
         if path is not None and self.state.owner(path) not in (url, None):
             path = None  # it shared its twin's file (below) but differs now
         entry = Entry(url=url, path=(), hash=digest, size=len(body), run=self.run)
+        entry.kind = kind
+        entry.encoding = getattr(response, "encoding", None)
         for k, v in headers.items():
             setattr(entry, k, v)
         if path is None:
-            planned = self.tree.plan(url_path(response.url, html))
+            planned = self.tree.plan(url_path(response.url, kind == HTML))
             twin = self.twin(url, planned, digest)
             if twin is not None:
                 # "/" and "/index.html": the same bytes want the same name;
@@ -305,8 +311,7 @@ class MirrorStore:
         return twin
 
     def needs_conversion(self, response: Response) -> bool:
-        ctype = media_type(response)
-        return self.convert and (_html_like(ctype) or ctype in CSS_TYPES)
+        return self.convert and kind_of(response) != ""
 
     def store_file(
         self, response: Response, entry: Entry
@@ -328,7 +333,7 @@ class MirrorStore:
     def render(self, response: Response, entry: Entry) -> Conversion:
         """The converted bytes of a page or stylesheet (reads the state only)."""
         assert self.state is not None
-        html = _html_like(media_type(response))
+        html = kind_of(response) == HTML
         page = parsed_page(response) if html else None
         return convert(
             response.body,
@@ -389,13 +394,8 @@ class MirrorStore:
             body = tree.read(entry.path)
             if body is None:
                 continue
-            ctype = media_type_of(entry.content_type)
             fixed_page = fix_up(
-                body,
-                entry,
-                state,
-                encoding=charset_of(entry.content_type),
-                html=_html_like(ctype),
+                body, entry, state, encoding=entry.encoding, html=entry.kind == HTML
             )
             entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
             count = fixed_page.count
@@ -416,17 +416,3 @@ class MirrorStore:
 def _header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
-
-
-def media_type_of(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    return content_type.split(";", 1)[0].strip().lower() or None
-
-
-def charset_of(content_type: str | None) -> str | None:
-    for param in (content_type or "").split(";")[1:]:
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset":
-            return value.strip().strip("'\"") or None
-    return None

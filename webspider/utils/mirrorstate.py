@@ -35,6 +35,10 @@ class Entry:
     hash: str  # sha256 of the bytes as received
     size: int
     content_type: str | None = None  # the Content-Type header as sent
+    #: "html", "css" (files whose links the mirror converts) or ""
+    kind: str = ""
+    #: the encoding the page was read with (for later passes over its links)
+    encoding: str | None = None
     etag: str | None = None
     last_modified: str | None = None
     #: the file holds converted links (so it differs from the received bytes)
