@@ -30,6 +30,14 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "scope": "WEBSPIDER_SCOPE",
     "output": "WEBSPIDER_OUTPUT",
     "robots": "ROBOTSTXT_OBEY",
+    "max_depth": "WEBSPIDER_DEPTH_MAX",
+    "max_rounds": "WEBSPIDER_DEPTH_MAX_ROUNDS",
+    "defer": "WEBSPIDER_DEPTH_DEFER",
+    "shuffle": "WEBSPIDER_SHUFFLE_ENABLED",
+    "export_noindex": "WEBSPIDER_EXPORT_NOINDEX",
+    "check_external": "WEBSPIDER_CHECK_EXTERNAL",
+    "check_anchors": "WEBSPIDER_CHECK_ANCHORS",
+    "fail_on_broken": "WEBSPIDER_FAIL_ON_BROKEN",
     "mirror": "WEBSPIDER_MIRROR",
     "convert_links": "WEBSPIDER_MIRROR_CONVERT_LINKS",
     "keep_originals": "WEBSPIDER_MIRROR_KEEP_ORIGINALS",
@@ -197,11 +205,98 @@ class CrawlConfig:
         )
 
 
+@dataclass(frozen=True)
+class DepthOptions:
+    """Depth cap and rounds (see docs/depth-and-rounds.md)."""
+
+    #: None: no cap
+    max_depth: int | None
+    #: rounds after the first; None: unlimited
+    max_rounds: int | None
+    #: defer over-depth links to a later round (else drop them)
+    defer: bool
+    #: strict breadth-first levels (the scheduler's level barrier)
+    strict: bool
+
+
+def _optional_int(settings: BaseSettings, name: str) -> int | None:
+    raw = settings.get(name)
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "none")):
+        return None
+    return get_int(settings, name, minimum=0)
+
+
+def get_depth_options(settings: BaseSettings) -> DepthOptions:
+    if get_int(settings, "DEPTH_LIMIT", 0):
+        raise ConfigError(
+            "DEPTH_LIMIT is not used by webspider: use -a max_depth=N "
+            "(over-depth links are deferred to a later round; -a defer=0 drops them)"
+        )
+    options = DepthOptions(
+        max_depth=_optional_int(settings, "WEBSPIDER_DEPTH_MAX"),
+        max_rounds=_optional_int(settings, "WEBSPIDER_DEPTH_MAX_ROUNDS"),
+        defer=get_bool(settings, "WEBSPIDER_DEPTH_DEFER", True),
+        strict=get_bool(settings, "WEBSPIDER_DEPTH_STRICT", True),
+    )
+    if options.max_depth is not None and options.defer:
+        from scrapy.utils.misc import load_object  # noqa: PLC0415
+
+        from webspider.scheduler.scheduler import RoundScheduler  # noqa: PLC0415
+
+        scheduler = load_object(settings["SCHEDULER"])
+        # (issubclass would not do: Scrapy's scheduler metaclass duck-types it)
+        if RoundScheduler not in getattr(scheduler, "__mro__", ()):
+            raise ConfigError(
+                "max_depth defers links to later rounds, which needs SCHEDULER = "
+                "webspider.scheduler.scheduler.RoundScheduler (or -a defer=0)"
+            )
+    return options
+
+
+def check_report_settings(settings: BaseSettings) -> None:
+    """The settings of the reports (docs/reports.md)."""
+    # Imported here: those modules import this one.
+    from webspider.extensions.duplicates import get_ignore_patterns  # noqa: PLC0415
+    from webspider.extensions.progress import get_mode  # noqa: PLC0415
+
+    for name in (
+        "WEBSPIDER_BROKEN_LINKS_ENABLED",
+        "WEBSPIDER_CHECK_EXTERNAL",
+        "WEBSPIDER_CHECK_ANCHORS",
+        "WEBSPIDER_FAIL_ON_BROKEN",
+        "WEBSPIDER_DUPLICATES_ENABLED",
+        "WEBSPIDER_DUPLICATES_NORMALIZE",
+        "WEBSPIDER_REPORT_ENABLED",
+    ):
+        get_bool(settings, name)
+    get_int(settings, "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS", 1000, minimum=1)
+    get_int(settings, "WEBSPIDER_REPORT_LARGEST", 20, minimum=0)
+    get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
+    get_float(settings, "WEBSPIDER_PROGRESS_REFRESH", 2.0, minimum=0.05)
+    get_float(settings, "WEBSPIDER_PROGRESS_INTERVAL", 60.0, minimum=0.05)
+    get_mode(settings)
+    get_ignore_patterns(settings)
+
+
 #: Validators that components register for their own settings, run by
 #: ``check_settings`` before the crawl starts. Each raises ConfigError.
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     CrawlConfig.from_settings,
     lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
+    get_depth_options,
+    lambda s: get_bool(s, "WEBSPIDER_SHUFFLE_ENABLED", False),
+    lambda s: [
+        get_bool(s, name)
+        for name in (
+            "WEBSPIDER_DIRECTIVES_ENABLED",
+            "WEBSPIDER_DIRECTIVES_META",
+            "WEBSPIDER_DIRECTIVES_HEADER",
+            "WEBSPIDER_DIRECTIVES_REL",
+            "WEBSPIDER_EXPORT_NOINDEX",
+            "WEBSPIDER_PAGE_EVENTS_ENABLED",
+        )
+    ],
+    check_report_settings,
     get_mirror_dir,
     lambda s: get_bool(s, "WEBSPIDER_MIRROR_CONVERT_LINKS", True),
     lambda s: get_bool(s, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False),

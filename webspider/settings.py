@@ -15,6 +15,36 @@ COMMANDS_MODULE = "webspider.commands"
 WEBSPIDER_START_URLS: list[str] = []
 WEBSPIDER_SCOPE = "host"
 WEBSPIDER_OUTPUT = "output"
+# depth cap and rounds (docs/depth-and-rounds.md); None: no cap / no limit
+WEBSPIDER_DEPTH_ENABLED = True
+WEBSPIDER_DEPTH_MAX: int | None = None
+WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
+WEBSPIDER_DEPTH_DEFER = True
+WEBSPIDER_DEPTH_STRICT = True
+WEBSPIDER_SHUFFLE_ENABLED = False
+# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+WEBSPIDER_DIRECTIVES_ENABLED = True
+WEBSPIDER_DIRECTIVES_META = True
+WEBSPIDER_DIRECTIVES_HEADER = True
+WEBSPIDER_DIRECTIVES_REL = True
+WEBSPIDER_EXPORT_NOINDEX = False
+WEBSPIDER_PAGE_EVENTS_ENABLED = True
+
+# reports (docs/reports.md)
+WEBSPIDER_BROKEN_LINKS_ENABLED = True
+WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS = 1000
+WEBSPIDER_CHECK_EXTERNAL = False
+WEBSPIDER_CHECK_ANCHORS = False
+WEBSPIDER_FAIL_ON_BROKEN = False
+WEBSPIDER_DUPLICATES_ENABLED = True
+WEBSPIDER_DUPLICATES_NORMALIZE = False
+WEBSPIDER_DUPLICATES_IGNORE_RE: list[str] = []
+WEBSPIDER_PROGRESS = "auto"
+WEBSPIDER_PROGRESS_REFRESH = 2.0
+WEBSPIDER_PROGRESS_INTERVAL = 60.0
+WEBSPIDER_REPORT_ENABLED = True
+WEBSPIDER_REPORT_INTERVAL = 60.0
+WEBSPIDER_REPORT_LARGEST = 20
 
 # mirror (docs/mirror.md): "" = <output>/mirror, "0" = off, else a folder
 WEBSPIDER_MIRROR = ""
@@ -47,11 +77,14 @@ METAREFRESH_ENABLED = False
 # --- only http and https are ever requested ----------------------------------
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 
-# --- breadth-first: shallow pages first ----------------------------------------
-DEPTH_PRIORITY = 1
+# --- breadth-first: shallow pages first, level by level, in rounds -------------
+# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
+# holds each level until the one before is done and feeds later rounds from
+# the deferred frontier.
+SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
 DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------
@@ -61,17 +94,39 @@ DOWNLOADER_MIDDLEWARES = {
     # sees a 304 before redirects and decompression (600, 590) do; the stored
     # page it answers with is already decoded
     "webspider.downloadermiddlewares.mirrorupdate.MirrorUpdateMiddleware": 650,
+    # Before scope: lets the robots.txt of checked hosts out, and sees the
+    # final answer to a HEAD check (after redirects and retries).
+    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
 }
 # … spider middlewares decide what survives from each page.
-SPIDER_MIDDLEWARES: dict[str, int | None] = {}
+SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # Spider output passes these from the highest number to the lowest.
+    # Shuffle before anyone sees a page's links (so deferral order is random too).
+    "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
+    # reads the page first (right after HttpErrorMiddleware, 50)
+    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+    # depth after every filter (a link dropped for good must not be deferred)
+    "webspider.spidermiddlewares.depth.DepthMiddleware": 80,
+    # sees the output last (after depth etc.): links_queued lists what is
+    # really handed to the scheduler
+    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
+}
 # The mirror runs last: an item dropped earlier (or marked noindex) is not written.
 ITEM_PIPELINES: dict[str, int] = {
     "webspider.pipelines.mirror.MirrorPipeline": 900,
 }
 EXTENSIONS = {
-    "webspider.extensions.skippedlog.SkippedLog": 500,
     "webspider.extensions.mirrorstore.MirrorStore": 100,
     "webspider.extensions.skipbodies.SkipBodies": 100,
+    "webspider.extensions.skippedlog.SkippedLog": 500,
+    "webspider.extensions.rounds.RoundControl": 510,
+    "webspider.extensions.brokenlinks.BrokenLinks": 520,
+    "webspider.extensions.duplicates.DuplicateContent": 530,
+    "webspider.extensions.report.CrawlReport": 540,
+    # The progress line replaces LogStats (same figures and more, once).
+    "scrapy.extensions.logstats.LogStats": None,
+    "webspider.extensions.progress.ProgressLine": 550,
 }
 
 # --- output --------------------------------------------------------------------

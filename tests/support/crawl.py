@@ -15,6 +15,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.settings import Settings
+from twisted.internet import reactor  # noqa: TID251 - pytest-twisted installed it
 
 from tests.support.resolver import RESOLVER, LoopbackTestResolver
 from webspider.spiders.webspider import WebSpider
@@ -57,9 +58,7 @@ def make_settings(output: Path, **overrides: Any) -> Settings:
 def install_test_resolver(crawler: Crawler) -> None:
     # CrawlerProcess installs DNS_RESOLVER when it starts the reactor; in tests
     # pytest-twisted owns the reactor, so install it here.
-    from twisted.internet import reactor  # noqa: TID251 - installed by pytest-twisted
-
-    resolver = LoopbackTestResolver.from_crawler(crawler, reactor)
+    resolver = LoopbackTestResolver.from_crawler(crawler, reactor)  # type: ignore[arg-type]
     resolver.install_on_reactor()
 
 

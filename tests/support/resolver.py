@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class LoopbackTestResolver(CachingThreadedResolver):
-    def getHostByName(  # noqa: N802 - Twisted's interface
+    def getHostByName(
         self, name: str, timeout: Sequence[int] = ()
     ) -> defer.Deferred[str]:
         if name == "test" or name.endswith(".test"):

@@ -71,7 +71,12 @@ class TestServer:
         self.port = self._httpd.server_address[1]
         #: host name used in URLs (e.g. "site.test" with the test resolver)
         self.name = name or host
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll interval: shutdown() waits for it, in every test
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
 
     # -- lifecycle ----------------------------------------------------------
     def start(self) -> TestServer:

@@ -89,6 +89,9 @@ class Link:
     #: rel="nofollow" on every element that gave this URL
     nofollow: bool = False
     fragment: str = ""
+    #: (fragment, text) of later elements linking other fragments of the URL
+    #: (``#a`` … ``#b``), for the missing-anchor check; None when there are none
+    more_fragments: list[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -105,6 +108,9 @@ class ParsedPage:
     #: non-http(s) links seen (mailto:, javascript:, …), counted only
     unsupported_links: int = 0
     root: etree._Element | None = None
+    #: (fragment, text) of links within the page itself (``href="#x"``),
+    #: which are not links to follow, for the missing-anchor check
+    local_fragments: list[tuple[str, str]] = field(default_factory=list)
 
 
 _WS = " \t\n\r\f"
@@ -162,13 +168,14 @@ def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "unsupported")
+    __slots__ = ("base", "by_url", "joined", "local", "unsupported")
 
     def __init__(self, base: str) -> None:
         self.base = base
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         self.unsupported = 0
+        self.local: list[tuple[str, str]] = []
 
     def add(
         self, href: str, kind: str, tag: str, text: str = "", nofollow: bool = False
@@ -178,6 +185,12 @@ class _Collector:
             absolute = self._resolve(href)
             self.joined[href] = absolute
         if absolute is None:
+            if (
+                kind == PAGE
+                and href.lstrip(_WS)[:1] == "#"
+                and len(href.strip(_WS)) > 1
+            ):
+                self.local.append((href.strip(_WS)[1:], text))
             return
         url, _, fragment = absolute.partition("#")
         link = self.by_url.get(url)
@@ -191,6 +204,11 @@ class _Collector:
             link.nofollow = False
         if not link.text and text:
             link.text = text
+        if fragment and fragment != link.fragment:
+            if link.more_fragments is None:
+                link.more_fragments = [(fragment, text)]
+            elif (fragment, text) not in link.more_fragments:
+                link.more_fragments.append((fragment, text))
 
     def _resolve(self, href: str) -> str | None:
         href = href.strip(_WS)
@@ -307,6 +325,7 @@ def extract_page(
         metas=[m for m in metas if m[0] != "refresh-url"],
         unsupported_links=collector.unsupported,
         root=root if keep_tree else None,
+        local_fragments=collector.local,
     )
 
 
