@@ -3,6 +3,7 @@
 import gzip
 import hashlib
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
@@ -294,3 +295,14 @@ async def test_html_without_content_type(tmp_path, server):
     result = await crawl(tmp_path, start_urls=server.url("/"))
     root = result.output / "mirror" / host(server)
     assert '<a href="a.html">a</a>' in (root / "index.html").read_text()
+
+
+@pytest.mark.parametrize("export_noindex", ["0", "1"])
+@deferred_f_from_coro_f
+async def test_pages_marked_noindex_are_not_written(tmp_path, server, export_noindex):
+    server.add("/", html('<a href="/secret">s</a>'))
+    server.add("/secret", html("s", head='<meta name="robots" content="noindex">'))
+    result = await crawl(
+        tmp_path, start_urls=server.url("/"), export_noindex=export_noindex
+    )
+    assert mirror_files(result) == [f"{host(server)}/index.html"]
