@@ -127,11 +127,17 @@ def test_unconvert_gives_back_absolute_urls(state):
         page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding=None, html=True
     )
     entry = state.entries[PAGE]
-    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
-    assert (
-        back
-        == b'<a href="http://h/docs/other">x</a> <a href="http://h/docs/other">y</a>'
+    expected = (
+        b'<a href="http://h/docs/other">x</a> <a href="http://h/docs/other">y</a>'
     )
+    # by file ownership (a state written without the restore map)
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
+    # with what the conversion recorded
+    assert result.restore == {"other.html": "http://h/docs/other"}
+    entry.restore = result.restore
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
 
 
 @pytest.mark.parametrize(

@@ -292,6 +292,7 @@ class MirrorStore:
                 # one file serves both (links to either already open it)
                 entry.path, entry.converted = twin.path, twin.converted
                 entry.pending, entry.kept = twin.pending, twin.kept
+                entry.restore = twin.restore
                 self.state.put(entry)
                 return entry, change, False
             path = self.claim(url, planned)
@@ -356,6 +357,7 @@ class MirrorStore:
             entry.converted = conversion.count > 0
             entry.pending = sorted(conversion.pending)
             entry.kept = conversion.kept
+            entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
         self.state.put(entry)
         self._inc(STATS_WRITTEN)
@@ -398,6 +400,7 @@ class MirrorStore:
                 body, entry, state, encoding=entry.encoding, html=entry.kind == HTML
             )
             entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
+            entry.restore = {**entry.restore, **fixed_page.restore}
             count = fixed_page.count
             if count:
                 try:

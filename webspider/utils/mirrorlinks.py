@@ -20,7 +20,7 @@ Pure: reads a MirrorState, imports nothing from Scrapy.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin
 
@@ -46,6 +46,8 @@ class Conversion:
     pending: set[str]
     #: canonical URL → expected path, of relative links kept as written
     kept: dict[str, str]
+    #: rewritten value → the absolute URL it stands for (to undo it)
+    restore: dict[str, str] = field(default_factory=dict)
 
 
 def is_relative(value: str) -> bool:
@@ -100,6 +102,7 @@ def convert(
     for offline browsing."""
     pending: set[str] = set()
     kept: dict[str, str] = {}
+    restore: dict[str, str] = {}
     relative_ok = base_url == page_url
 
     def resolve(value: str, kind: str) -> str | None:
@@ -129,10 +132,12 @@ def convert(
             return absolute if absolute != value else None
         if already_points(value, source, target.path):
             return None  # keep the page's own bytes where they already work
-        return relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
+        href = relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
+        restore[href] = absolute
+        return href
 
     data, count = _rewrite(body, resolve, encoding, html)
-    return Conversion(data, count, pending, kept)
+    return Conversion(data, count, pending, kept, restore)
 
 
 def needs_fix_up(entry: Entry, state: MirrorState) -> bool:
@@ -158,6 +163,7 @@ def fix_up(
     source = entry.path
     pending: set[str] = set()
     kept: dict[str, str] = {}
+    restore: dict[str, str] = {}
 
     def resolve(value: str, kind: str) -> str | None:
         if kind == "base" or value.startswith("#"):
@@ -177,10 +183,12 @@ def fix_up(
         if relative and "/".join(target.path) == entry.kept[key]:
             kept[key] = entry.kept[key]
             return None
-        return relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
+        href = relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
+        restore[href] = absolute
+        return href
 
     data, count = _rewrite(body, resolve, encoding, html)
-    return Conversion(data, count, pending, kept)
+    return Conversion(data, count, pending, kept, restore)
 
 
 def unconvert(
@@ -193,8 +201,18 @@ def unconvert(
     html: bool,
 ) -> bytes:
     """A stored page with its links to mirrored files turned back into the
-    absolute URLs they stand for."""
+    absolute URLs they stand for (from ``entry.restore``; a state without it
+    is read by file ownership)."""
     folder = "/".join(entry.path[:-1])
+    restore = entry.restore
+    if restore:
+        # the values conversion wrote, and what they stood for: exact, and a
+        # dictionary lookup per link
+        def undo(value: str, kind: str) -> str | None:
+            return page_url if kind == "base" else restore.get(value)
+
+        data, _ = _rewrite(body, undo, encoding, html)
+        return data
 
     def resolve(value: str, kind: str) -> str | None:
         if kind == "base":

@@ -49,6 +49,8 @@ class Entry:
     #: canonical URL → expected path of relative links kept as written
     #: though their file was not mirrored yet (checked by the fix-up)
     kept: dict[str, str] = field(default_factory=dict)
+    #: rewritten link value → the absolute URL it replaced (to undo it)
+    restore: dict[str, str] = field(default_factory=dict)
     #: not seen by the last complete crawl
     gone: bool = False
     #: the crawl (run number) that last fetched it
