@@ -165,3 +165,20 @@ async def test_update_reaches_urls_that_share_a_file(tmp_path, server):
     result = await crawl(tmp_path, start_urls=server.url("/"))
     assert server.requested_pages() == ["/", "/index.html"]
     assert set(changes(result).values()) == {"unchanged"}
+
+
+@deferred_f_from_coro_f
+async def test_conditional_headers_do_not_follow_a_redirect(tmp_path, server):
+    # every file of a static site often has the same Last-Modified
+    server.add("/", html('<a href="/old">old</a>'))
+    server.add("/old", dated_page(html("old"), "text/html"))
+    await crawl(tmp_path, start_urls=server.url("/"))
+    server.add("/old", Page(b"", status=301, headers=[("Location", "/new")]))
+    server.add("/new", dated_page(html("new"), "text/html"))
+    server.clear()
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    seen = {r.path: r.headers for r in server.log}
+    assert seen["/old"]["If-Modified-Since"] == LAST_MODIFIED
+    assert "If-Modified-Since" not in seen["/new"]
+    assert changes(result)[server.url("/new")] == "new"
+    assert changes(result)[server.url("/old")] == "gone"

@@ -57,6 +57,13 @@ class MirrorUpdateMiddleware:
         )
 
     def process_request(self, request: Request) -> None:
+        asked_for = request.meta.get(_META_KEY)
+        if asked_for is not None and asked_for != request.url:
+            # A redirect copied our headers to another URL: they describe
+            # the stored copy of the first one, not this one.
+            del request.meta[_META_KEY]
+            for name in (b"If-None-Match", b"If-Modified-Since"):
+                request.headers.pop(name, None)
         if not self.should_revalidate(request):
             return
         entry = self.store.stored(request.url)
@@ -66,12 +73,12 @@ class MirrorUpdateMiddleware:
             request.headers[b"If-None-Match"] = entry.etag
         if entry.last_modified:
             request.headers[b"If-Modified-Since"] = entry.last_modified
-        request.meta[_META_KEY] = True
+        request.meta[_META_KEY] = request.url
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_CONDITIONAL)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if response.status != 304 or not request.meta.get(_META_KEY):
+        if response.status != 304 or request.meta.get(_META_KEY) != request.url:
             return response
         entry = self.store.stored(request.url)
         if entry is None:  # deleted since the request went out
