@@ -36,7 +36,7 @@ from webspider.utils.mirrorlinks import (
     needs_fix_up,
     unconvert,
 )
-from webspider.utils.mirrorpath import MARK, conflict_name, url_path
+from webspider.utils.mirrorpath import MARK, conflict_name, shorten, url_path
 from webspider.utils.mirrorstate import Entry, MirrorState
 from webspider.utils.safefs import SafeTree, Segments, UnsafePathError
 from webspider.utils.url import canonical_url
@@ -67,6 +67,11 @@ _stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
 
 
 HTML, CSS = "html", "css"
+
+
+def original_path(path: Segments) -> Segments:
+    """Where ``keep_originals`` keeps the received bytes of a converted file."""
+    return (*path[:-1], shorten(path[-1] + ORIGINAL_SUFFIX))
 
 
 def kind_of(response: Response) -> str:
@@ -216,7 +221,7 @@ class MirrorStore:
         body = self.tree.read(entry.path) or b""
         if not entry.converted:
             return body
-        original = self.tree.read((*entry.path[:-1], entry.path[-1] + ORIGINAL_SUFFIX))
+        original = self.tree.read(original_path(entry.path))
         if original is not None:
             return original
         return unconvert(
@@ -328,7 +333,7 @@ class MirrorStore:
             return self.tree.write(entry.path, body), conversion
         used = self.tree.write(entry.path, conversion.data)
         if self.keep_originals:
-            self.tree.write((*used[:-1], used[-1] + ORIGINAL_SUFFIX), body)
+            self.tree.write(original_path(used), body)
         return used, conversion
 
     def render(self, response: Response, entry: Entry) -> Conversion:
