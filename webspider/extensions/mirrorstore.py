@@ -115,6 +115,7 @@ class MirrorStore:
         self.resumable = bool(settings.get("JOBDIR"))
         #: this crawl's run number (kept when a JOBDIR crawl is resumed)
         self.run = 0
+        self._reported: set[str] = set()
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
         _stores[crawler] = self
@@ -192,6 +193,11 @@ class MirrorStore:
             self.crawler.stats.inc_value(key, count)
 
     def record_change(self, url: str, change: str, path: Segments | None) -> None:
+        """One line in changes.jsonl per URL and crawl: a URL fetched again
+        (a later round) and found the same is not reported twice."""
+        if url in self._reported and change == UNCHANGED:
+            return
+        self._reported.add(url)
         if self._changes is not None:
             line = {
                 "url": url,
