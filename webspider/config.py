@@ -45,6 +45,9 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "exclude_re": "WEBSPIDER_EXCLUDE_RE",
     "sitemaps": "WEBSPIDER_ROBOTSTXT_SITEMAPS",
     "log_skipped": "WEBSPIDER_LOG_SKIPPED",
+    "mirror": "WEBSPIDER_MIRROR",
+    "convert_links": "WEBSPIDER_MIRROR_CONVERT_LINKS",
+    "keep_originals": "WEBSPIDER_MIRROR_KEEP_ORIGINALS",
 }
 
 SCOPES = ("host", "domain", "all")
@@ -267,6 +270,43 @@ def politeness_settings(settings: BaseSettings) -> tuple[float, str, float, int]
     return cap, over.strip().lower(), pause, retries
 
 
+_OFF = frozenset({"0", "false", "no", "off", "none", ""})
+
+
+def get_mirror_dir(settings: BaseSettings) -> Path | None:
+    """The mirror root, or None when mirroring is off (``mirror=0``).
+
+    The default (setting left empty) is ``<output>/mirror``. The mirror must
+    not hold the crawl's own state: it may not be the output folder or a
+    folder above it, nor be or hold JOBDIR."""
+    raw = settings.get("WEBSPIDER_MIRROR")
+    output = get_output_dir(settings)
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        path = output / "mirror"
+    elif raw is False or str(raw).strip().lower() in _OFF:
+        return None
+    elif raw is True or str(raw).strip().lower() in ("1", "true", "yes", "on"):
+        path = output / "mirror"
+    else:
+        path = Path(str(raw)).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"mirror {str(path)!r} exists and is not a folder")
+    mirror = path.resolve()
+    if mirror == output.resolve() or mirror in output.resolve().parents:
+        raise ConfigError(
+            f"mirror {str(path)!r} must not be the output folder or hold it "
+            f"(try -a mirror={output / 'mirror'})"
+        )
+    jobdir = settings.get("JOBDIR")
+    if jobdir:
+        job = Path(str(jobdir)).expanduser().resolve()
+        if job == mirror or mirror in job.parents or job in mirror.parents:
+            raise ConfigError(
+                f"mirror {str(path)!r} and JOBDIR {str(jobdir)!r} must not overlap"
+            )
+    return path
+
+
 @dataclass(frozen=True)
 class CrawlConfig:
     """The crawl-wide choices every component shares, validated once."""
@@ -379,6 +419,10 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     get_dropped_seeds,
     robots_settings,
     politeness_settings,
+    get_mirror_dir,
+    lambda s: get_bool(s, "WEBSPIDER_MIRROR_CONVERT_LINKS", True),
+    lambda s: get_bool(s, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False),
+    lambda s: get_int(s, "WEBSPIDER_MIRROR_THREAD_SIZE", 0, minimum=0),
 ]
 
 

@@ -74,6 +74,17 @@ WEBSPIDER_REPORT_ENABLED = True
 WEBSPIDER_REPORT_INTERVAL = 60.0
 WEBSPIDER_REPORT_LARGEST = 20
 
+# mirror (docs/mirror.md): "" = <output>/mirror, "0" = off, else a folder
+WEBSPIDER_MIRROR = ""
+WEBSPIDER_MIRROR_CONVERT_LINKS = True
+WEBSPIDER_MIRROR_KEEP_ORIGINALS = False
+# conditional requests (If-None-Match / If-Modified-Since) into an existing mirror
+WEBSPIDER_MIRROR_UPDATE = True
+# bodies larger than this (bytes) are written in a thread, off the reactor
+WEBSPIDER_MIRROR_THREAD_SIZE = 256 * 1024
+# with mirror=0, stop downloading bodies nothing reads (not HTML, not CSS)
+WEBSPIDER_SKIP_BODIES_ENABLED = True
+
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
 USER_AGENT = f"webspider/{__version__} (+{PROJECT_URL})"
@@ -109,6 +120,9 @@ DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
+    # sees a 304 before redirects and decompression (600, 590) do; the stored
+    # page it answers with is already decoded
+    "webspider.downloadermiddlewares.mirrorupdate.MirrorUpdateMiddleware": 650,
     # Before scope: lets the robots.txt of checked hosts out, and sees the
     # final answer to a HEAD check (after redirects and retries).
     "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
@@ -134,8 +148,13 @@ SPIDER_MIDDLEWARES: dict[str, int | None] = {
     # really handed to the scheduler
     "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
 }
-ITEM_PIPELINES: dict[str, int] = {}
+# The mirror runs last: an item dropped earlier (or marked noindex) is not written.
+ITEM_PIPELINES: dict[str, int] = {
+    "webspider.pipelines.mirror.MirrorPipeline": 900,
+}
 EXTENSIONS = {
+    "webspider.extensions.mirrorstore.MirrorStore": 100,
+    "webspider.extensions.skipbodies.SkipBodies": 100,
     "webspider.extensions.skippedlog.SkippedLog": 500,
     "webspider.extensions.rounds.RoundControl": 510,
     "webspider.extensions.brokenlinks.BrokenLinks": 520,

@@ -111,6 +111,9 @@ class WebSpider(Spider):
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
         meta = response.meta
         body = response.body
+        # A body stopped after the headers (webspider.extensions.skipbodies):
+        # the size is what the server announced, there is nothing to hash.
+        stopped = "download_stopped" in response.flags
         item = PageItem(
             url=response.url,
             redirects=list(meta.get("redirect_urls", ())),
@@ -119,8 +122,8 @@ class WebSpider(Spider):
             round=meta.get("webspider_round", 0),
             referer=meta.get("webspider_referer"),
             content_type=media_type(response),
-            size=len(body),
-            content_hash=hashlib.sha256(body).hexdigest(),
+            size=announced_size(response) if stopped else len(body),
+            content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
             title=page.title if page is not None else None,
             links=len(page.links) if page is not None else 0,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -217,3 +220,12 @@ class WebSpider(Spider):
         false loosens), or ``directives.dont_follow(url)`` /
         ``directives.follow(url)`` for single links; the crawl then acts
         exactly as if the page had said so. Does nothing by default."""
+
+
+def announced_size(response: Response) -> int:
+    """The Content-Length the server sent (0 when it sent none)."""
+    raw = response.headers.get(b"Content-Length")
+    try:
+        return int(raw) if raw else 0
+    except ValueError:
+        return 0
