@@ -44,6 +44,28 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ("-a", "start_urls=http://a.test/", "-a", "robots=maybe"),
             ("robots", "maybe"),
         ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "log_skipped=perhaps"),
+            ("log_skipped", "perhaps"),
+        ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "WEBSPIDER_MAX_WAITING_REQUESTS=lots",
+            ),
+            ("WEBSPIDER_MAX_WAITING_REQUESTS", "whole number"),
+        ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "WEBSPIDER_POLITENESS_ENABLED=sometimes",
+            ),
+            ("WEBSPIDER_POLITENESS_ENABLED",),
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, args, fragments):

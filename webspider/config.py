@@ -426,6 +426,27 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
 ]
 
 
+def check_typed_settings(settings: BaseSettings) -> None:
+    """Every WEBSPIDER_* setting whose default is a bool, int or float must
+    parse as one: many are only read deep inside a component, where a bad
+    value would otherwise be a traceback in the middle of the crawl."""
+    from webspider import settings as defaults  # noqa: PLC0415 - avoids a cycle
+
+    for name in dir(defaults):
+        if not name.startswith("WEBSPIDER_"):
+            continue
+        default = getattr(defaults, name)
+        if isinstance(default, bool):
+            get_bool(settings, name, default)
+        elif isinstance(default, int):
+            get_int(settings, name, default)
+        elif isinstance(default, float):
+            get_float(settings, name, default)
+
+
+VALIDATORS.append(check_typed_settings)
+
+
 def check_settings(settings: BaseSettings) -> None:
     for validate in VALIDATORS:
         validate(settings)

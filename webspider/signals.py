@@ -4,7 +4,8 @@ Connect handlers with ``crawler.signals.connect(handler, signal=...)``; the
 arguments each signal sends are documented in the README ("Signals")."""
 
 #: A URL the crawl found but will not request (now). Sent with ``url``,
-#: ``reason`` (one of webspider.skips.REASONS) and ``referer`` (or None).
+#: ``reason`` (one of the reason constants in webspider.skips) and ``referer``
+#: (or None).
 url_skipped = object()
 
 #: A page reached the spider (sent before its callback runs, for every

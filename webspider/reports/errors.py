@@ -13,6 +13,8 @@ Codes (documented in docs/reports.md):
 - ``redirect_invalid``    a 3xx answer that could not be followed (no Location)
 - ``download_error``      anything else that stopped the download
 - ``missing_anchor``      the page exists but has no element with the fragment's id
+- ``robots_unreachable``  its origin's robots.txt could not be fetched, so RFC 9309
+                          forbids the URL (the host is down or refuses us)
 """
 
 from __future__ import annotations
