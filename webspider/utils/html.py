@@ -20,6 +20,7 @@ from lxml import etree
 
 from webspider.utils.css import css_urls
 from webspider.utils.url import FETCHABLE_SCHEMES, url_scheme
+from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -168,10 +169,11 @@ def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "local", "unsupported")
+    __slots__ = ("base", "by_url", "joined", "joiner", "local", "unsupported")
 
     def __init__(self, base: str) -> None:
         self.base = base
+        self.joiner = UrlJoiner(base)
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         self.unsupported = 0
@@ -217,7 +219,7 @@ class _Collector:
         if not href or href.startswith("#"):
             return None
         try:
-            absolute = urljoin(self.base, href)
+            absolute = self.joiner.join(href)
         except ValueError:  # e.g. an invalid IPv6 literal
             self.unsupported += 1
             return None
