@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 from webspider.utils.mirrorpath import relative_href, url_path
 from webspider.utils.rewrite import rewrite_css, rewrite_html
-from webspider.utils.url import FETCHABLE_SCHEMES, canonical_url, url_scheme
+from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def convert(
             absolute = join(value)
         except ValueError:
             return None
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        if not is_fetchable(absolute):
             return None
         address, _, fragment = absolute.partition("#")
         key = canonical_url(address)
@@ -172,8 +172,10 @@ def fix_up(
         if kind == "base" or value.startswith("#"):
             return None
         relative = is_relative(value)
+        if relative and not entry.kept:
+            return None  # as below, without joining: most pages keep none
         absolute = join(value) if relative else value
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        if not is_fetchable(absolute):
             return None
         address, _, fragment = absolute.partition("#")
         key = canonical_url(address)
