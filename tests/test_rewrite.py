@@ -1,5 +1,10 @@
-import pytest
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webspider.utils import rewrite
 from webspider.utils.html import LinkRule
 from webspider.utils.rewrite import ascii_compatible, rewrite_css, rewrite_html
 
@@ -147,3 +152,80 @@ def test_rewrite_css(css, expected):
 def test_css_bytes_kept_when_nothing_changes():
     css = b"@charset 'latin1'; a{content:'\xe9'} b{c:url(x.png)}"
     assert rewrite_css(css, nothing, "latin-1") == (css, 0)
+
+
+# The fast tag scan must tokenize exactly as the attribute loop it skips:
+# compare both on generated tag soup (quotes left open, stray "=", "/",
+# tags cut off, raw text, comments).
+_PIECES = ["x", "a.png 1x, b.png", "url(u.png)", "&amp;", "#f", "?q=1", "", ">", "/"]
+_VALUE = st.one_of(
+    st.sampled_from(_PIECES).map(lambda v: f'"{v}"'),
+    st.sampled_from(_PIECES).map(lambda v: f"'{v}'"),
+    st.sampled_from(["x", "a/", "u?a=1&amp;b", "'x", '"x', "x/>", ""]),
+    st.sampled_from(_PIECES).map(lambda v: f'"{v}'),  # never closed
+)
+_ATTR = st.tuples(
+    st.sampled_from([" ", "  ", "\n", "/", "", " / "]),
+    st.sampled_from(["href", "HREF", "src", "srcset", "style", "alt", "x-y", "="]),
+    st.one_of(
+        st.just(""),
+        st.tuples(st.sampled_from(["=", " = ", "=\n", " ="]), _VALUE).map("".join),
+    ),
+).map("".join)
+_TAG = st.tuples(
+    st.sampled_from(
+        ["<a", "<A", "<img", "<base", "<style", "<STYLE", "<script", "<div"]
+    ),
+    st.lists(_ATTR, max_size=4).map("".join),
+    st.sampled_from([">", "/>", " >", "", "<"]),
+).map("".join)
+_SOUP = st.lists(
+    st.one_of(
+        _TAG,
+        st.sampled_from(
+            ["text", "</style>", "</script>", "<!--", "-->", "style", "Style"]
+        ),
+    ),
+    max_size=8,
+).map("".join)
+
+
+_OLD_MASTER = re.compile(
+    rb"<!--|<(?:"
+    + b"|".join(
+        sorted(set(rewrite._DEFAULT_RULES) | rewrite._RAW_TEXT, key=len, reverse=True)
+    )
+    + rb")(?=[\s/>])|style",
+    re.IGNORECASE,
+)
+
+
+def _reference_rewrite_html(body, resolve):
+    """rewrite_html as it was before its fast paths: one case-insensitive
+    regex to jump with, and the attribute loop for every tag."""
+    rw = rewrite._Rewriter(resolve, "utf-8")
+    by_tag = rewrite._DEFAULT_RULES
+    size = len(body)
+    pos = 0
+    while pos < size:
+        found = _OLD_MASTER.search(body, pos)
+        if found is None:
+            break
+        at = found.start()
+        if body[at] != ord("<"):
+            lt = body.rfind(b"<", pos, at)
+            end = rewrite._scan_tag_slow(body, lt, by_tag, rw) if lt >= 0 else at
+            pos = max(end, found.end())
+        elif found.group(0) == b"<!--":
+            close = body.find(b"-->", at + 4)
+            pos = size if close < 0 else close + 3
+        else:
+            pos = rewrite._scan_tag_slow(body, at, by_tag, rw)
+    return rewrite._apply(body, rw.edits), len(rw.edits)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_SOUP)
+def test_fast_scan_matches_the_reference_scan(soup):
+    body = soup.encode()
+    assert rewrite_html(body, upper) == _reference_rewrite_html(body, upper)

@@ -19,7 +19,8 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from webspider.utils.css import css_urls
-from webspider.utils.url import FETCHABLE_SCHEMES, url_scheme
+from webspider.utils.url import is_fetchable
+from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -168,10 +169,11 @@ def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "local", "unsupported")
+    __slots__ = ("base", "by_url", "joined", "joiner", "local", "unsupported")
 
     def __init__(self, base: str) -> None:
         self.base = base
+        self.joiner = UrlJoiner(base)
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         self.unsupported = 0
@@ -217,19 +219,21 @@ class _Collector:
         if not href or href.startswith("#"):
             return None
         try:
-            absolute = urljoin(self.base, href)
+            absolute = self.joiner.join(href)
         except ValueError:  # e.g. an invalid IPv6 literal
             self.unsupported += 1
             return None
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        if not is_fetchable(absolute):
             self.unsupported += 1
             return None
         return absolute
 
 
 def _text(el: etree._Element) -> str:
-    text = "".join(el.itertext())
-    return _SPACE_RE.sub(" ", text).strip()[:200] if text else ""
+    # most links hold only text: no itertext walk for them
+    text = (el.text or "") if len(el) == 0 else "".join(el.itertext())
+    # str.split() and the regex's \s are both str.isspace()
+    return " ".join(text.split())[:200] if text else ""
 
 
 def _link_kind(el: etree._Element) -> str:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urljoin
+from urllib.parse import unquote
 
 from webspider.utils.mirrorpath import relative_href, url_path
 from webspider.utils.rewrite import rewrite_css, rewrite_html
-from webspider.utils.url import FETCHABLE_SCHEMES, canonical_url, url_scheme
+from webspider.utils.url import canonical_url, is_fetchable, url_scheme
+from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
     from webspider.utils.mirrorstate import Entry, MirrorState
@@ -104,6 +105,7 @@ def convert(
     kept: dict[str, str] = {}
     restore: dict[str, str] = {}
     relative_ok = base_url == page_url
+    join = UrlJoiner(base_url).join
 
     def resolve(value: str, kind: str) -> str | None:
         if kind == "base":
@@ -111,10 +113,10 @@ def convert(
         if value.startswith("#"):
             return None
         try:
-            absolute = urljoin(base_url, value)
+            absolute = join(value)
         except ValueError:
             return None
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        if not is_fetchable(absolute):
             return None
         address, _, fragment = absolute.partition("#")
         key = canonical_url(address)
@@ -164,13 +166,16 @@ def fix_up(
     pending: set[str] = set()
     kept: dict[str, str] = {}
     restore: dict[str, str] = {}
+    join = UrlJoiner(entry.url).join
 
     def resolve(value: str, kind: str) -> str | None:
         if kind == "base" or value.startswith("#"):
             return None
         relative = is_relative(value)
-        absolute = urljoin(entry.url, value) if relative else value
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        if relative and not entry.kept:
+            return None  # as below, without joining: most pages keep none
+        absolute = join(value) if relative else value
+        if not is_fetchable(absolute):
             return None
         address, _, fragment = absolute.partition("#")
         key = canonical_url(address)
@@ -205,6 +210,7 @@ def unconvert(
     is read by file ownership)."""
     folder = "/".join(entry.path[:-1])
     restore = entry.restore
+    join = UrlJoiner(page_url).join
     if restore:
         # the values conversion wrote, and what they stood for: exact, and a
         # dictionary lookup per link
@@ -224,7 +230,7 @@ def unconvert(
         # The URL the link names literally, when that is the file's URL (a
         # link kept as written); else whoever owns the file: two URLs with
         # the same bytes ("/" and "/index.html") share one.
-        literal = state.entries.get(canonical_url(urljoin(page_url, path)))
+        literal = state.entries.get(canonical_url(join(path)))
         if literal is not None and "/".join(literal.path) == joined:
             target: Entry | None = literal
         else:

@@ -35,6 +35,21 @@ _NAME_RE = re.compile(rb"[^\s/>=][^\s/>=]*")
 _EQ_RE = re.compile(rb"\s*=\s*")
 _UNQUOTED_RE = re.compile(rb"[^\s>]*")
 
+# The fast path: one match checks that a start tag is a plain sequence of
+# attributes (every quote closed, no stray "=", a closing ">"), then one
+# finditer over them gives each name and value span. Possessive quantifiers
+# and atomic groups make these regexes tokenize exactly as _scan_tag_slow's
+# loop does (no backtracking into another split of the same bytes); a tag
+# they do not match goes to that loop.
+_STEP = (
+    rb"""(?>[\s/]*+[^\s/>=]++"""
+    rb"""(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|(?!["'])[^\s>]*+)|(?!\s*=)))"""
+)
+_FAST_TAG_RE = re.compile(rb"<([A-Za-z][A-Za-z0-9:_-]*+)(" + _STEP + rb"*+)[\s/]*+>")
+_ATTR_RE = re.compile(
+    rb"""[\s/]*+([^\s/>=]++)(?:\s*+=\s*+(?:"([^"]*+)"|'([^']*+)'|([^\s>]*+)))?+"""
+)
+
 #: elements whose content is text, not markup (a "<img" inside is no tag)
 _RAW_TEXT = frozenset(
     {b"script", b"style", b"textarea", b"title", b"xmp", b"plaintext"}
@@ -97,6 +112,8 @@ class _Rewriter:
         self.resolve = resolve
         self.encoding = encoding or "utf-8"
         self.edits: list[Edit] = []
+        # a page repeats its links: the same bytes get the same answer
+        self.answers: dict[tuple[bytes, str, bool], bytes | None] = {}
 
     def _decode(self, raw: bytes, escaped: bool) -> str:
         text = raw.decode(self.encoding, errors="replace")
@@ -106,18 +123,25 @@ class _Rewriter:
         self, body: bytes, start: int, end: int, kind: str, escaped: bool
     ) -> None:
         """Offer the URL at body[start:end] to ``resolve``."""
-        old = self._decode(body[start:end], escaped)
-        url = old.strip(" \t\n\r\f")
+        raw = body[start:end]
+        key = (raw, kind, escaped)
+        try:
+            answer = self.answers[key]
+        except KeyError:
+            answer = self.answers[key] = self._answer(raw, kind, escaped)
+        if answer is not None:
+            self.edits.append((start, end, answer))
+
+    def _answer(self, raw: bytes, kind: str, escaped: bool) -> bytes | None:
+        url = self._decode(raw, escaped).strip(" \t\n\r\f")
         if not url:
-            return
+            return None
         new = self.resolve(url, kind)
         if new is None or new == url:
-            return
+            return None
         if escaped:
             new = new.translate(_HTML_ESCAPES)
-        self.edits.append(
-            (start, end, new.encode(self.encoding, errors="xmlcharrefreplace"))
-        )
+        return new.encode(self.encoding, errors="xmlcharrefreplace")
 
     def srcset(self, body: bytes, start: int, end: int) -> None:
         # HTML's srcset grammar: candidates "URL [descriptor]" split by commas.
@@ -190,13 +214,15 @@ def rewrite_css(
 
 
 def _master_re(by_tag: dict[bytes, dict[bytes, bool]]) -> re.Pattern[bytes]:
-    """What the scan jumps to: comments, start tags that may hold links or
-    raw text, and any "style" (an attribute of any tag may hold url())."""
-    names = sorted(set(by_tag) | _RAW_TEXT, key=len, reverse=True)
+    """What the scan jumps to, in the lower-cased page: comments and start
+    tags that may hold links or raw text. (It also stops at any "style": an
+    attribute of any tag may hold url(); rewrite_html finds those with
+    bytes.find, since an alternation starting with "s" or "<" under
+    IGNORECASE made the regex engine try every byte of the page, 4x
+    slower.)"""
+    names = sorted({n.lower() for n in by_tag} | _RAW_TEXT, key=len, reverse=True)
     alternation = b"|".join(re.escape(n) for n in names)
-    return re.compile(
-        rb"<!--|<(?:" + alternation + rb")(?=[\s/>])|style", re.IGNORECASE
-    )
+    return re.compile(rb"<(?:!--|(?:" + alternation + rb")(?=[\s/>]))")
 
 
 _DEFAULT_MASTER = _master_re(_DEFAULT_RULES)
@@ -207,6 +233,46 @@ def _scan_tag(
 ) -> int:
     """Offer the link attributes of the start tag at ``lt``; returns where
     the scan goes on (after its raw text, for script/style/…)."""
+    match = _FAST_TAG_RE.match(body, lt)
+    if match is None:
+        return _scan_tag_slow(body, lt, by_tag, rw)
+    tag = match.group(1).lower()
+    attrs = by_tag.get(tag)
+    for attr in _ATTR_RE.finditer(body, match.start(2), match.end(2)):
+        group = attr.lastindex
+        if group is None or group < 2:
+            continue  # no value
+        start, end = attr.span(group)
+        if end <= start:
+            continue
+        name = attr.group(1).lower()
+        if name == b"style":
+            rw.css(body, start, end, escaped=True)
+        elif attrs is not None and name in attrs:
+            if attrs[name]:
+                rw.srcset(body, start, end)
+            else:
+                kind = "base" if tag == b"base" else "link"
+                rw.value(body, start, end, kind, escaped=True)
+    pos = match.end()
+    if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
+        return _raw_text(body, pos, tag, rw)
+    return pos
+
+
+def _raw_text(body: bytes, pos: int, tag: bytes, rw: _Rewriter) -> int:
+    close_match = _CLOSE_RE[tag].search(body, pos)
+    text_end = len(body) if close_match is None else close_match.start()
+    if tag == b"style":
+        rw.css(body, pos, text_end, escaped=False)
+    return text_end
+
+
+def _scan_tag_slow(
+    body: bytes, lt: int, by_tag: dict[bytes, dict[bytes, bool]], rw: _Rewriter
+) -> int:
+    """_scan_tag for the tags the fast path does not take: unclosed quotes,
+    stray "=", a tag cut off by the end of the page."""
     size = len(body)
     match = _TAG_RE.match(body, lt)
     if match is None:
@@ -250,11 +316,7 @@ def _scan_tag(
                 kind = "base" if tag == b"base" else "link"
                 rw.value(body, start, end, kind, escaped=True)
     if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
-        close_match = _CLOSE_RE[tag].search(body, pos)
-        text_end = size if close_match is None else close_match.start()
-        if tag == b"style":
-            rw.css(body, pos, text_end, escaped=False)
-        pos = text_end
+        return _raw_text(body, pos, tag, rw)
     return pos
 
 
@@ -275,20 +337,25 @@ def rewrite_html(
         master = _master_re(by_tag)
     rw = _Rewriter(resolve, encoding)
     size = len(body)
+    low = body.lower()  # ASCII case folding: same length, same offsets
+    tag = master.search(low)
+    style = low.find(b"style")
     pos = 0
     while pos < size:
-        found = master.search(body, pos)
-        if found is None:
-            break
-        at = found.start()
-        if body[at] != ord("<"):
+        if tag is not None and tag.start() < pos:
+            tag = master.search(low, pos)
+        if 0 <= style < pos:
+            style = low.find(b"style", pos)
+        if style >= 0 and (tag is None or style < tag.start()):
             # "style": if it is inside a start tag, scan that tag
-            lt = body.rfind(b"<", pos, at)
-            end = _scan_tag(body, lt, by_tag, rw) if lt >= 0 else at
-            pos = max(end, found.end())
-        elif found.group(0) == b"<!--":
-            close = body.find(b"-->", at + 4)
+            lt = body.rfind(b"<", pos, style)
+            end = _scan_tag(body, lt, by_tag, rw) if lt >= 0 else style
+            pos = max(end, style + 5)
+        elif tag is None:
+            break
+        elif low.startswith(b"<!--", tag.start()):
+            close = body.find(b"-->", tag.start() + 4)
             pos = size if close < 0 else close + 3
         else:
-            pos = _scan_tag(body, at, by_tag, rw)
+            pos = _scan_tag(body, tag.start(), by_tag, rw)
     return _apply(body, rw.edits), len(rw.edits)

@@ -51,6 +51,14 @@ def url_scheme(url: str) -> str:
     return match.group(0)[:-1].lower() if match else ""
 
 
+def is_fetchable(url: str) -> bool:
+    """Whether an absolute URL has a scheme webspider requests."""
+    # the prefix test answers nearly every link without the regex
+    if url.startswith(("http://", "https://")):
+        return True
+    return url_scheme(url) in FETCHABLE_SCHEMES
+
+
 def normalize_seed(value: str) -> str:
     """Validate a start URL given by the user and return it ready to request.
 
