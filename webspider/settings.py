@@ -28,6 +28,11 @@ DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
+# Scrapy starts CONCURRENT_ITEMS asyncio tasks for every callback/errback
+# output, even an empty one (each skipped request's errback): at the default
+# 100 that was ~470,000 tasks and a third of the CPU on python3.11-doc. One
+# item per page needs little pipeline parallelism (bench/README.md).
+CONCURRENT_ITEMS = 8
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 # Meta refresh is a link (found by the spider), not a redirect.
