@@ -162,17 +162,28 @@ def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "unsupported")
+    __slots__ = ("base", "by_url", "joined", "resolved", "unsupported")
 
     def __init__(self, base: str) -> None:
         self.base = base
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
+        #: href without its fragment → absolute URL (None: not fetchable)
+        self.resolved: dict[str, str | None] = {}
         self.unsupported = 0
 
     def add(
-        self, href: str, kind: str, tag: str, text: str = "", nofollow: bool = False
+        self,
+        href: str,
+        kind: str,
+        tag: str,
+        text: str = "",
+        nofollow: bool = False,
+        *,
+        text_of: etree._Element | None = None,
     ) -> None:
+        """``text_of``: the element whose text is the link text, read only
+        when needed (most links of an index page repeat a URL already seen)."""
         absolute = self.joined.get(href, "")
         if absolute == "":
             absolute = self._resolve(href)
@@ -182,6 +193,8 @@ class _Collector:
         url, _, fragment = absolute.partition("#")
         link = self.by_url.get(url)
         if link is None:
+            if text_of is not None:
+                text = _text(text_of)
             self.by_url[url] = Link(url, kind, tag, text, nofollow, fragment)
             return
         # A URL that is a page link anywhere on the page is a page link.
@@ -189,8 +202,11 @@ class _Collector:
             link.kind = PAGE
         if link.nofollow and not nofollow:
             link.nofollow = False
-        if not link.text and text:
-            link.text = text
+        if not link.text:
+            if text_of is not None:
+                text = _text(text_of)
+            if text:
+                link.text = text
 
     def _resolve(self, href: str) -> str | None:
         href = href.strip(_WS)
@@ -198,13 +214,24 @@ class _Collector:
             href = href.replace("\n", "").replace("\t", "").replace("\r", "")
         if not href or href.startswith("#"):
             return None
+        # Index pages link many anchors of one page (genindex.html: thousands
+        # of "library/x.html#y"): join the part before the fragment once.
+        path, hash_, fragment = href.partition("#")
+        absolute = self.resolved.get(path, "")
+        if absolute == "":
+            absolute = self._join(path)
+            self.resolved[path] = absolute
+        if absolute is None:
+            self.unsupported += 1
+            return None
+        return absolute + hash_ + fragment
+
+    def _join(self, href: str) -> str | None:
         try:
             absolute = urljoin(self.base, href)
         except ValueError:  # e.g. an invalid IPv6 literal
-            self.unsupported += 1
             return None
         if url_scheme(absolute) not in FETCHABLE_SCHEMES:
-            self.unsupported += 1
             return None
         return absolute
 
@@ -285,8 +312,10 @@ def extract_page(
             if tag in ("a", "area"):
                 rel = el.get("rel")
                 nofollow = bool(rel) and "nofollow" in rel.lower().split()
-                text = _text(el) if tag == "a" else (el.get("alt") or "")
-                add(value, kind, tag, text, nofollow)
+                if tag == "a":
+                    add(value, kind, tag, "", nofollow, text_of=el)
+                else:
+                    add(value, kind, tag, el.get("alt") or "", nofollow)
             elif tag == "img":
                 add(value, kind, tag, el.get("alt") or "")
             else:
