@@ -274,6 +274,13 @@ def machine_info(project: Path) -> dict[str, str]:
     }
 
 
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
 # --- command line ----------------------------------------------------------------
 
 
@@ -356,6 +363,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.time()
+    load_start = _loadavg()
     measurements: list[Measurement] = []
     for name in args.benchmarks:
         measurements.extend(BENCHMARKS[name](args))
@@ -367,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv[1:] if argv is None else argv
     )
     info["duration"] = f"{time.time() - started:.0f} s"
+    # Other work on the machine skews the numbers; say how busy it was.
+    info["load average at start / end"] = f"{load_start} / {_loadavg()}"
     info["synthetic"] = f"{args.synthetic_pages} pages x {args.synthetic_links} links"
     info["latency"] = f"{args.latency_ms:g} ms"
     args.out.mkdir(parents=True, exist_ok=True)
