@@ -90,7 +90,9 @@ BROKEN: dict[str, bytes] = {
         '<a href="b.html">b</a>'.encode("latin-1")
     ),
     "utf-16 BOM": '\ufeff<a href="a.html">a</a><a href="b.html">b</a>'.encode("utf-16"),
-    "10,000 nested divs": b"<div>" * 10_000 + b'<a href="a.html">a</a>' + b"</div>" * 10_000,
+    "10,000 nested divs": b"<div>" * 10_000
+    + b'<a href="a.html">a</a>'
+    + b"</div>" * 10_000,
     "empty body": b"",
     "only whitespace": b"  \n\t ",
     "comment swallowing": b'<!-- <a href="no.html"> --><a href="a.html">a</a><!-->'
@@ -101,7 +103,9 @@ BROKEN: dict[str, bytes] = {
 }
 
 
-def time_engine(fn: Callable[[bytes], list[str]], bodies: list[bytes], repeat: int) -> tuple[float, int]:
+def time_engine(
+    fn: Callable[[bytes], list[str]], bodies: list[bytes], repeat: int
+) -> tuple[float, int]:
     best = float("inf")
     count = 0
     for _ in range(repeat):
