@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
@@ -162,10 +163,26 @@ def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "resolved", "unsupported")
+    __slots__ = (
+        "base",
+        "by_url",
+        "directory",
+        "joined",
+        "resolved",
+        "root",
+        "unsupported",
+    )
 
     def __init__(self, base: str) -> None:
         self.base = base
+        # Relative links resolve against the base's directory, root-relative
+        # ones against its origin: keying the join cache on those lets the
+        # pages of one directory share their joins (navigation, index links).
+        try:
+            self.directory = urljoin(base, ".")
+            self.root = urljoin(base, "/")
+        except ValueError:
+            self.directory = self.root = base
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         #: href without its fragment → absolute URL (None: not fetchable)
@@ -227,13 +244,27 @@ class _Collector:
         return absolute + hash_ + fragment
 
     def _join(self, href: str) -> str | None:
-        try:
-            absolute = urljoin(self.base, href)
-        except ValueError:  # e.g. an invalid IPv6 literal
-            return None
-        if url_scheme(absolute) not in FETCHABLE_SCHEMES:
-            return None
-        return absolute
+        first = href[0]
+        if first == "/":
+            if href[:2] != "//":
+                return _join(self.root, href)
+        # Not "?q" or ";p" (urljoin keeps the base's path for those) and no
+        # scheme: a relative path, which only the base's directory affects.
+        elif first not in "?;" and ":" not in href.partition("/")[0]:
+            return _join(self.directory, href)
+        return _join(self.base, href)
+
+
+@lru_cache(maxsize=1 << 15)
+def _join(base: str, href: str) -> str | None:
+    """The absolute http(s) URL of ``href`` on ``base``, None if it has none."""
+    try:
+        absolute = urljoin(base, href)
+    except ValueError:  # e.g. an invalid IPv6 literal
+        return None
+    if url_scheme(absolute) not in FETCHABLE_SCHEMES:
+        return None
+    return absolute
 
 
 def _text(el: etree._Element) -> str:
