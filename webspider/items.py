@@ -27,6 +27,8 @@ class PageItem:
     size: int = 0
     #: sha256 hex digest of the body bytes
     content_hash: str = ""
+    #: URL of the first page with the same content (see docs/reports.md), or None
+    duplicate_of: str | None = None
     #: HTML <title> text, None for non-HTML or untitled pages
     title: str | None = None
     #: number of distinct links found on the page
@@ -35,3 +37,6 @@ class PageItem:
     path: str | None = None
     #: ISO 8601 UTC time the response was processed
     fetched_at: str = ""
+    #: the page asked not to be indexed (only ever true with
+    #: WEBSPIDER_EXPORT_NOINDEX; otherwise such pages are not exported)
+    noindex: bool = False

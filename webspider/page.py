@@ -3,7 +3,9 @@
 The spider, the page-directive middleware, the mirror and the reports all call
 ``parsed_page(response)``; the page is parsed on the first call and the result
 is kept (weakly) with the response, so no component parses it again.
-``response_of(item)`` gives pipelines the response an item was made from.
+``response_of(item)`` gives pipelines the response an item was made from;
+``directives_of(response)`` the page's robots directives, as decided by the
+page-directives middleware (webspider.spidermiddlewares.directives).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from webspider.utils.html import ParsedPage, extract_css, extract_page
 if TYPE_CHECKING:
     from scrapy.http import Response
 
+    from webspider.utils.directives import Directives
+
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 CSS_TYPES = frozenset({"text/css"})
 
 _pages: WeakKeyDictionary[Response, ParsedPage | None] = WeakKeyDictionary()
 _responses: WeakKeyDictionary[Any, Response] = WeakKeyDictionary()
+_directives: WeakKeyDictionary[Response, Directives] = WeakKeyDictionary()
 
 
 def media_type(response: Response) -> str | None:
@@ -64,3 +69,13 @@ def remember_response(item: Any, response: Response) -> None:
 def response_of(item: Any) -> Response | None:
     """The response an item was made from, while that item is alive."""
     return _responses.get(item)
+
+
+def set_directives(response: Response, directives: Directives) -> None:
+    _directives[response] = directives
+
+
+def directives_of(response: Response) -> Directives | None:
+    """The page's final robots directives (None before they were decided, or
+    when the page-directives middleware is disabled)."""
+    return _directives.get(response)

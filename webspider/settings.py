@@ -15,15 +15,88 @@ COMMANDS_MODULE = "webspider.commands"
 WEBSPIDER_START_URLS: list[str] = []
 WEBSPIDER_SCOPE = "host"
 WEBSPIDER_OUTPUT = "output"
+# depth cap and rounds (docs/depth-and-rounds.md); None: no cap / no limit
+WEBSPIDER_DEPTH_ENABLED = True
+WEBSPIDER_DEPTH_MAX: int | None = None
+WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
+WEBSPIDER_DEPTH_DEFER = True
+WEBSPIDER_DEPTH_STRICT = True
+WEBSPIDER_SHUFFLE_ENABLED = False
+# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+WEBSPIDER_DIRECTIVES_ENABLED = True
+WEBSPIDER_DIRECTIVES_META = True
+WEBSPIDER_DIRECTIVES_HEADER = True
+WEBSPIDER_DIRECTIVES_REL = True
+WEBSPIDER_EXPORT_NOINDEX = False
+WEBSPIDER_PAGE_EVENTS_ENABLED = True
+WEBSPIDER_LOG_SKIPPED = False
+#: the skipped-URL log names at most this many hosts per reason at INFO
+WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
+
+# --- include / exclude lists (webspider.downloadermiddlewares.prefixes, .patterns)
+WEBSPIDER_PREFIXES_ENABLED = True
+WEBSPIDER_INCLUDE: list[str] = []
+WEBSPIDER_EXCLUDE: list[str] = []
+WEBSPIDER_PREFIXES_CASE_SENSITIVE = False
+WEBSPIDER_EXCLUDE_RE: list[str] = []
+
+# --- robots.txt, RFC 9309 (webspider.downloadermiddlewares.robotstxt) -----------
+# parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
+WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
+WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
+WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
+WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
+WEBSPIDER_ROBOTSTXT_SITEMAPS = False
+# requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
+# hold no place in CONCURRENT_REQUESTS (webspider.downloadermiddlewares.waiting)
+WEBSPIDER_MAX_WAITING_REQUESTS = 1000
+
+# --- Crawl-delay and Retry-After (webspider.downloadermiddlewares.politeness) ----
+WEBSPIDER_POLITENESS_ENABLED = True
+WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX = 60.0
+WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "cap"
+WEBSPIDER_POLITENESS_RETRY_AFTER_MAX = 600.0
+WEBSPIDER_POLITENESS_RETRY_TIMES = 5
+
+# reports (docs/reports.md)
+WEBSPIDER_BROKEN_LINKS_ENABLED = True
+WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS = 1000
+WEBSPIDER_CHECK_EXTERNAL = False
+WEBSPIDER_CHECK_ANCHORS = False
+WEBSPIDER_FAIL_ON_BROKEN = False
+WEBSPIDER_DUPLICATES_ENABLED = True
+WEBSPIDER_DUPLICATES_NORMALIZE = False
+WEBSPIDER_DUPLICATES_IGNORE_RE: list[str] = []
+WEBSPIDER_PROGRESS = "auto"
+WEBSPIDER_PROGRESS_REFRESH = 2.0
+WEBSPIDER_PROGRESS_INTERVAL = 60.0
+WEBSPIDER_REPORT_ENABLED = True
+WEBSPIDER_REPORT_INTERVAL = 60.0
+WEBSPIDER_REPORT_LARGEST = 20
+
+# mirror (docs/mirror.md): "" = <output>/mirror, "0" = off, else a folder
+WEBSPIDER_MIRROR = ""
+WEBSPIDER_MIRROR_CONVERT_LINKS = True
+WEBSPIDER_MIRROR_KEEP_ORIGINALS = False
+# conditional requests (If-None-Match / If-Modified-Since) into an existing mirror
+WEBSPIDER_MIRROR_UPDATE = True
+# bodies larger than this (bytes) are written in a thread, off the reactor
+WEBSPIDER_MIRROR_THREAD_SIZE = 256 * 1024
+# with mirror=0, stop downloading bodies nothing reads (not HTML, not CSS)
+WEBSPIDER_SKIP_BODIES_ENABLED = True
 
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
 USER_AGENT = f"webspider/{__version__} (+{PROJECT_URL})"
 ROBOTSTXT_OBEY = True
-ROBOTSTXT_PARSER = "scrapy.robotstxt.ProtegoRobotParser"
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_DELAY = 0
+# Scrapy starts this many asyncio tasks for the output of every callback and
+# errback, however little it holds (an errback for a skipped link holds
+# nothing): 100, the default, meant ~420,000 tasks and a quarter of the CPU on
+# the Python docs. Pipelines here are quick, so a few are plenty.
+CONCURRENT_ITEMS = 8
 DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
@@ -41,23 +114,66 @@ METAREFRESH_ENABLED = False
 # --- only http and https are ever requested ----------------------------------
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 
-# --- breadth-first: shallow pages first ----------------------------------------
-DEPTH_PRIORITY = 1
+# --- breadth-first: shallow pages first, level by level, in rounds -------------
+# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
+# holds each level until the one before is done and feeds later rounds from
+# the deferred frontier.
+SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
+# Scrapy's own lets a burst of requests exceed CONCURRENT_REQUESTS_PER_DOMAIN
+DOWNLOADER = "webspider.core.downloader.Downloader"
 DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
+    # sees a 304 before redirects and decompression (600, 590) do; the stored
+    # page it answers with is already decoded
+    "webspider.downloadermiddlewares.mirrorupdate.MirrorUpdateMiddleware": 650,
+    # Before scope: lets the robots.txt of checked hosts out, and sees the
+    # final answer to a HEAD check (after redirects and retries).
+    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
+    "webspider.downloadermiddlewares.prefixes.PrefixMiddleware": 60,
+    "webspider.downloadermiddlewares.patterns.ExcludePatternMiddleware": 70,
+    # RFC 9309 robots.txt instead of Scrapy's (which allows all on 5xx/errors)
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "webspider.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+    # process_response before RetryMiddleware (550) sees 429/503
+    "webspider.downloadermiddlewares.politeness.PolitenessMiddleware": 560,
 }
 # … spider middlewares decide what survives from each page.
-SPIDER_MIDDLEWARES: dict[str, int | None] = {}
-ITEM_PIPELINES: dict[str, int] = {}
+SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # Spider output passes these from the highest number to the lowest.
+    # Shuffle before anyone sees a page's links (so deferral order is random too).
+    "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
+    # reads the page first (right after HttpErrorMiddleware, 50)
+    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+    # depth after every filter (a link dropped for good must not be deferred)
+    "webspider.spidermiddlewares.depth.DepthMiddleware": 80,
+    # sees the output last (after depth etc.): links_queued lists what is
+    # really handed to the scheduler
+    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
+}
+# The mirror runs last: an item dropped earlier (or marked noindex) is not written.
+ITEM_PIPELINES: dict[str, int] = {
+    "webspider.pipelines.mirror.MirrorPipeline": 900,
+}
 EXTENSIONS = {
+    "webspider.extensions.mirrorstore.MirrorStore": 100,
+    "webspider.extensions.skipbodies.SkipBodies": 100,
     "webspider.extensions.skippedlog.SkippedLog": 500,
+    "webspider.extensions.rounds.RoundControl": 510,
+    "webspider.extensions.brokenlinks.BrokenLinks": 520,
+    "webspider.extensions.duplicates.DuplicateContent": 530,
+    "webspider.extensions.report.CrawlReport": 540,
+    # The progress line replaces LogStats (same figures and more, once).
+    "scrapy.extensions.logstats.LogStats": None,
+    "webspider.extensions.progress.ProgressLine": 550,
+    "webspider.extensions.sitemaps.SitemapSeeder": 515,
 }
 
 # --- output --------------------------------------------------------------------

@@ -4,5 +4,44 @@ Connect handlers with ``crawler.signals.connect(handler, signal=...)``; the
 arguments each signal sends are documented in the README ("Signals")."""
 
 #: A URL the crawl found but will not request (now). Sent with ``url``,
-#: ``reason`` (one of webspider.skips.REASONS) and ``referer`` (or None).
+#: ``reason`` (one of the reason constants in webspider.skips) and ``referer``
+#: (or None).
 url_skipped = object()
+
+#: A page reached the spider (sent before its callback runs, for every
+#: response that gets there, HTML or not). Sent with ``response``, ``depth``
+#: and ``directives`` (a mutable webspider.utils.directives.Directives: set
+#: ``nofollow``/``noindex``, or call ``dont_follow(url)``, and the crawl acts
+#: exactly as if the page had said so). Sent by the page-directives middleware.
+page_found = object()
+
+#: The requests a page's callback produced are about to be handed to the
+#: scheduler. Sent with ``url`` (the page's), ``depth`` (the page's) and
+#: ``urls`` (a list of the requests' URLs; removing a URL from it drops that
+#: request, recorded as skipped with reason ``nofollow_link``).
+links_queued = object()
+
+#: A page is done: its callback's output was processed, or it failed. Sent
+#: with ``url``, ``status`` (the HTTP status, None when no response came) and
+#: ``error`` (None, or the error text when the download failed).
+page_complete = object()
+
+#: The spider is about to follow the links of a page (not sent for duplicate
+#: pages nor link checks). Sent with ``response`` and ``page`` (its
+#: webspider.utils.html.ParsedPage); handlers must be cheap, they run once
+#: per page.
+links_extracted = object()
+
+#: A request of the spider failed: an HTTP error, a download error, or a
+#: middleware's decision not to fetch it (IgnoreRequest). Sent by the spider's
+#: errback with ``request`` and ``failure``.
+request_failed = object()
+
+#: robots.txt of an origin was read. Sent with ``origin`` (scheme, host, port)
+#: and ``delay``: its ``Crawl-delay`` in seconds, 0 when it has none; the
+#: politeness middleware spaces requests to that origin accordingly.
+crawl_delay_found = object()
+
+#: robots.txt of an origin was parsed. Sent with ``origin`` (scheme, host,
+#: port) and ``parser`` (a protego.Protego); the sitemap seeder listens.
+robots_rules_found = object()

@@ -2,9 +2,13 @@
 
 Scrapy's own ``crawl`` command reports a bad spider argument with a traceback
 (raised deep inside the crawler start-up). This one validates every setting
-and spider argument first (webspider.config.check_settings) and, when
-something is wrong, prints ``webspider: error: <what to fix>`` to stderr and
-exits with status 2 before anything is crawled or written.
+and spider argument first (webspider.config.check_settings), before Scrapy
+starts its crawler process and logging, and, when something is wrong, prints
+``webspider: error: <what to fix>`` to stderr and exits with status 2 before
+anything is crawled or written.
+
+With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
+3 when the crawl found broken internal links, for a site's CI.
 """
 
 from __future__ import annotations
@@ -13,31 +17,68 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.settings import Settings
+from scrapy.spiderloader import get_spider_loader
 
-from webspider.config import ConfigError, apply_spider_arguments, check_settings
+from webspider.config import (
+    ConfigError,
+    apply_spider_arguments,
+    check_settings,
+    get_bool,
+)
+from webspider.extensions.brokenlinks import STATS_BROKEN_INTERNAL
 from webspider.spiders.webspider import WebSpider
 
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
 EXIT_USAGE = 2
+#: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
+EXIT_BROKEN = 3
 
 
 class Command(ScrapyCrawlCommand):
+    crawler: Crawler | None = None
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        if len(args) != 1:
+            return  # Scrapy's own usage message
+        try:
+            spidercls = get_spider_loader(self.settings or Settings()).load(args[0])
+        except KeyError:
+            return  # Scrapy reports an unknown spider
+        if not issubclass(spidercls, WebSpider):
+            return
+        assert self.settings is not None
+        settings = self.settings.copy()
+        spidercls.update_settings(settings)
+        try:
+            apply_spider_arguments(settings, dict(opts.spargs))
+            check_settings(settings)
+        except ConfigError as exc:
+            print(f"webspider: error: {exc}", file=sys.stderr)
+            sys.exit(EXIT_USAGE)
+
+    def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
+        # Kept to read its stats once the crawl is over (CrawlerProcess
+        # forgets its crawlers when they finish).
+        self.crawler = super()._create_crawler(spidercls)
+        return self.crawler
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if len(args) == 1 and self.crawler_process is not None:
-            try:
-                spidercls = self.crawler_process.spider_loader.load(args[0])
-            except KeyError:
-                spidercls = None  # Scrapy's own command reports it
-            if spidercls is not None and issubclass(spidercls, WebSpider):
-                settings = self.crawler_process.settings.copy()
-                spidercls.update_settings(settings)
-                try:
-                    apply_spider_arguments(settings, dict(opts.spargs))
-                    check_settings(settings)
-                except ConfigError as exc:
-                    print(f"webspider: error: {exc}", file=sys.stderr)
-                    self.exitcode = EXIT_USAGE
-                    return
         super().run(args, opts)
+        if self.exitcode == 0 and self.broken_internal_links():
+            self.exitcode = EXIT_BROKEN
+
+    def broken_internal_links(self) -> int:
+        """Broken internal links found, when they should fail the command."""
+        crawler = self.crawler
+        if crawler is None or crawler.stats is None:
+            return 0
+        if not get_bool(crawler.settings, "WEBSPIDER_FAIL_ON_BROKEN", False):
+            return 0
+        return int(crawler.stats.get_value(STATS_BROKEN_INTERNAL, 0))

@@ -1,9 +1,12 @@
 """Tell the user why URLs were not crawled.
 
 Listens to ``webspider.signals.url_skipped``: logs the first skipped URL per
-reason and host at INFO (every one is counted in the stats by
-webspider.skips), and with ``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``)
-writes one JSON line per distinct URL to ``<output>/skipped.jsonl`` — what
+reason and host at INFO, for at most ``WEBSPIDER_LOG_SKIPPED_MAX_HOSTS`` hosts
+per reason (the Python docs link some 300 external hosts; a line for each
+would bury the log), then one line saying further hosts are only counted.
+Every skip is counted in the stats by webspider.skips. With
+``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``) it also writes one JSON line
+per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
 ``wget --rejected-log`` gives its users.
 """
 
@@ -16,7 +19,8 @@ from typing import IO, TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 
 from webspider import signals
-from webspider.config import get_bool, get_output_dir
+from webspider.config import get_bool, get_int, get_output_dir
+from webspider.skips import STATS_PREFIX
 from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
@@ -34,7 +38,11 @@ class SkippedLog:
         settings = crawler.settings
         self.write = get_bool(settings, "WEBSPIDER_LOG_SKIPPED", False)
         self.path = get_output_dir(settings) / SKIPPED_FILE
-        self._logged: set[tuple[str, str]] = set()
+        self.max_hosts = get_int(
+            settings, "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS", 20, minimum=0
+        )
+        #: reason → hosts already named in the log for it
+        self._logged: dict[str, set[str]] = {}
         self._written: set[str] = set()
         self._file: IO[str] | None = None
         crawler.signals.connect(self.url_skipped, signal=signals.url_skipped)
@@ -53,16 +61,27 @@ class SkippedLog:
             self._file = self.path.open("w", encoding="utf-8", buffering=1)
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
-        key = (reason, host_of(url))
-        if key not in self._logged:
-            self._logged.add(key)
-            logger.info(
-                "Not crawling %s (reason: %s); further URLs of host %r skipped for "
-                "this reason are only counted",
-                url,
-                reason,
-                key[1],
-            )
+        hosts = self._logged.setdefault(reason, set())
+        if len(hosts) <= self.max_hosts:
+            host = host_of(url)
+            if host not in hosts:
+                hosts.add(host)
+                if len(hosts) <= self.max_hosts:
+                    logger.info(
+                        "Not crawling %s (reason: %s); further URLs of host %r "
+                        "skipped for this reason are only counted",
+                        url,
+                        reason,
+                        host,
+                    )
+                else:
+                    logger.info(
+                        "Not crawling URLs of further hosts for reason %s either; "
+                        "they are only counted (stats %s/%s)",
+                        reason,
+                        STATS_PREFIX,
+                        reason,
+                    )
         if self._file is not None and url not in self._written:
             self._written.add(url)
             record = {"url": url, "reason": reason, "referer": referer}

@@ -27,12 +27,19 @@ from webspider.utils.url import canonical_url
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
 SEEN_FILE = "webspider-seen.txt"
+
+
+def is_resumed_job(settings: BaseSettings) -> bool:
+    """Whether JOBDIR holds a job to resume (its seen-set was written)."""
+    directory = job_dir(settings)
+    return directory is not None and (Path(directory) / SEEN_FILE).exists()
 
 
 def request_key(request: Request) -> str:

@@ -8,7 +8,12 @@ the downloader middlewares (scope, robots.txt, politeness); what survives from
 each page is for the spider middlewares (page directives, depth). The spider
 itself only turns a page into an item and its links into requests — cheaply:
 the page is parsed once (webspider.page), and links whose canonical URL the
-scheduler has already seen are dropped before a Request is built.
+scheduler has already seen, or that the page's directives forbid following,
+are dropped before a Request is built.
+
+A subclass decides about pages of its choosing in ``adjust_directives``
+(see docs/page-directives.md); a program without a subclass connects to
+the webspider.signals page_found / links_queued / page_complete instead.
 """
 
 from __future__ import annotations
@@ -16,15 +21,19 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 
+from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments
+from webspider.extensions.duplicates import DuplicateContent
 from webspider.items import PageItem
-from webspider.page import media_type, parsed_page, remember_response
+from webspider.page import directives_of, media_type, parsed_page, remember_response
+from webspider.scheduler.dupefilter import is_resumed_job
 from webspider.utils.html import LINK_RULES, LinkRule
 from webspider.utils.url import canonical_url
 
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
     from typing_extensions import Self
 
+    from webspider.utils.directives import Directives
     from webspider.utils.html import ParsedPage
 
 logger = logging.getLogger(__name__)
@@ -66,9 +76,11 @@ class WebSpider(Spider):
         config = CrawlConfig.from_settings(settings)
         if not settings.get("FEEDS"):
             feed = config.output / "pages.jsonl"
+            # a resumed job (JOBDIR) adds to the pages its first part wrote
+            overwrite = not is_resumed_job(settings)
             settings.set(
                 "FEEDS",
-                {str(feed): {"format": "jsonlines", "overwrite": True}},
+                {str(feed): {"format": "jsonlines", "overwrite": overwrite}},
                 priority="spider",
             )
         spider = super().from_crawler(crawler, *args, **kwargs)
@@ -85,14 +97,23 @@ class WebSpider(Spider):
             )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        if response.meta.get("webspider_check_only"):
+            return  # a link check (check_external): never followed or exported
         page = parsed_page(response)
-        yield self.page_item(response, page)
-        if page is not None:
+        item = self.page_item(response, page)
+        yield item
+        if page is not None and item.duplicate_of is None:
+            self.crawler.signals.send_catch_log(
+                signals.links_extracted, response=response, page=page
+            )
             yield from self.follow_links(response, page)
 
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
         meta = response.meta
         body = response.body
+        # A body stopped after the headers (webspider.extensions.skipbodies):
+        # the size is what the server announced, there is nothing to hash.
+        stopped = "download_stopped" in response.flags
         item = PageItem(
             url=response.url,
             redirects=list(meta.get("redirect_urls", ())),
@@ -101,28 +122,52 @@ class WebSpider(Spider):
             round=meta.get("webspider_round", 0),
             referer=meta.get("webspider_referer"),
             content_type=media_type(response),
-            size=len(body),
-            content_hash=hashlib.sha256(body).hexdigest(),
+            size=announced_size(response) if stopped else len(body),
+            content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
             title=page.title if page is not None else None,
             links=len(page.links) if page is not None else 0,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
+        item.duplicate_of = self.duplicate_of(response, item.content_hash)
         remember_response(item, response)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_PAGES)
         return item
 
+    def duplicate_of(self, response: Response, content_hash: str) -> str | None:
+        """URL of an earlier page with the same content (its links are not
+        followed again), or None; see webspider.extensions.duplicates."""
+        index = self._content_index
+        return index.duplicate_of(response, content_hash) if index else None
+
+    @cached_property
+    def _content_index(self) -> DuplicateContent | None:
+        # Looked up once, on the first page (extensions exist by then).
+        return self.crawler.get_extension(DuplicateContent)
+
     def follow_links(self, response: Response, page: ParsedPage) -> Iterator[Request]:
-        """Requests for the page's links that the scheduler has not seen."""
+        """Requests for the page's links that the scheduler has not seen and
+        the page's directives allow following."""
         seen = self.seen_urls
         depth = response.meta.get("depth", 0) + 1
         referer = response.url
         callback, errback = self.parse, self.on_error
         dropped = 0
+        directives = directives_of(response)
+        nofollow_links = directives.nofollow_links if directives is not None else None
+        nofollow = directives is not None and directives.nofollow
         for link in page.links:
-            if seen is not None and canonical_url(link.url) in seen:
-                dropped += 1
-                continue
+            if seen is not None or nofollow_links or nofollow:
+                key = canonical_url(link.url)
+                if seen is not None and key in seen:
+                    dropped += 1
+                    continue
+                # Skipped here rather than by the directives middleware so
+                # that no Request is built for them (same reasons as there).
+                if nofollow or (nofollow_links and key in nofollow_links):
+                    reason = skips.NOFOLLOW if nofollow else skips.NOFOLLOW_LINK
+                    skips.record_skip(self.crawler, link.url, reason, referer)
+                    continue
             yield Request(
                 link.url,
                 callback=callback,
@@ -144,8 +189,43 @@ class WebSpider(Spider):
     def on_error(self, failure: Failure) -> None:
         """A request failed (HTTP error, download error, or filtered)."""
         error = failure.value
+        request = getattr(failure, "request", None)
+        if request is not None:
+            self.crawler.signals.send_catch_log(
+                signals.request_failed, request=request, failure=failure
+            )
         if isinstance(error, IgnoreRequest) and not isinstance(error, HttpError):
             return  # a middleware decided not to fetch it; it was counted there
+        if request is not None and request.meta.get("webspider_check_only"):
+            return  # a link check, not a page: reported as a broken link
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_FAILED)
         logger.debug("Failed: %s", failure.getErrorMessage())
+        if not isinstance(error, HttpError):
+            # No response, so no spider middleware sees this page end (for
+            # HTTP errors PageEventsMiddleware sends page_complete).
+            self.crawler.signals.send_catch_log(
+                signals.page_complete,
+                url=request.url if request is not None else None,
+                status=None,
+                error=f"{type(error).__name__}: {failure.getErrorMessage()}",
+            )
+
+    # -- the user's decisions ---------------------------------------------------
+    def adjust_directives(self, response: Response, directives: Directives) -> None:
+        """Override to decide about pages yourself: called once per response
+        that reaches the spider, after the page's own robots directives were
+        read into ``directives`` and before the page_found signal is sent.
+        Set ``directives.nofollow`` / ``directives.noindex`` (true tightens,
+        false loosens), or ``directives.dont_follow(url)`` /
+        ``directives.follow(url)`` for single links; the crawl then acts
+        exactly as if the page had said so. Does nothing by default."""
+
+
+def announced_size(response: Response) -> int:
+    """The Content-Length the server sent (0 when it sent none)."""
+    raw = response.headers.get(b"Content-Length")
+    try:
+        return int(raw) if raw else 0
+    except ValueError:
+        return 0

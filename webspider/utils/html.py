@@ -90,6 +90,9 @@ class Link:
     #: rel="nofollow" on every element that gave this URL
     nofollow: bool = False
     fragment: str = ""
+    #: (fragment, text) of later elements linking other fragments of the URL
+    #: (``#a`` … ``#b``), for the missing-anchor check; None when there are none
+    more_fragments: list[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -106,6 +109,9 @@ class ParsedPage:
     #: non-http(s) links seen (mailto:, javascript:, …), counted only
     unsupported_links: int = 0
     root: etree._Element | None = None
+    #: (fragment, text) of links within the page itself (``href="#x"``),
+    #: which are not links to follow, for the missing-anchor check
+    local_fragments: list[tuple[str, str]] = field(default_factory=list)
 
 
 _WS = " \t\n\r\f"
@@ -168,6 +174,7 @@ class _Collector:
         "by_url",
         "directory",
         "joined",
+        "local",
         "resolved",
         "root",
         "unsupported",
@@ -188,6 +195,7 @@ class _Collector:
         #: href without its fragment → absolute URL (None: not fetchable)
         self.resolved: dict[str, str | None] = {}
         self.unsupported = 0
+        self.local: list[tuple[str, str]] = []
 
     def add(
         self,
@@ -206,6 +214,14 @@ class _Collector:
             absolute = self._resolve(href)
             self.joined[href] = absolute
         if absolute is None:
+            if (
+                kind == PAGE
+                and href.lstrip(_WS)[:1] == "#"
+                and len(href.strip(_WS)) > 1
+            ):
+                if text_of is not None:
+                    text = _text(text_of)
+                self.local.append((href.strip(_WS)[1:], text))
             return
         url, _, fragment = absolute.partition("#")
         link = self.by_url.get(url)
@@ -219,11 +235,16 @@ class _Collector:
             link.kind = PAGE
         if link.nofollow and not nofollow:
             link.nofollow = False
-        if not link.text:
-            if text_of is not None:
-                text = _text(text_of)
-            if text:
-                link.text = text
+        another_fragment = bool(fragment) and fragment != link.fragment
+        if text_of is not None and (not link.text or another_fragment):
+            text = _text(text_of)
+        if not link.text and text:
+            link.text = text
+        if another_fragment:
+            if link.more_fragments is None:
+                link.more_fragments = [(fragment, text)]
+            elif (fragment, text) not in link.more_fragments:
+                link.more_fragments.append((fragment, text))
 
     def _resolve(self, href: str) -> str | None:
         href = href.strip(_WS)
@@ -367,6 +388,7 @@ def extract_page(
         metas=[m for m in metas if m[0] != "refresh-url"],
         unsupported_links=collector.unsupported,
         root=root if keep_tree else None,
+        local_fragments=collector.local,
     )
 
 

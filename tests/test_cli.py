@@ -1,0 +1,118 @@
+"""The command line, as a user types it: `scrapy crawl webspider -a …`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.cli import run_crawl
+from tests.support.server import html
+
+
+def assert_one_line_error(proc, *fragments: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("webspider: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        ((), ("start_urls is required", "-a start_urls=https://example.org/")),
+        (("-a", "start_urls=htp:/x"), ("'htp:/x'", "not supported")),
+        (("-a", "start_urls=http://"), ("'http://'", "no host")),
+        (("-a", "url=http://exa mple.org/"), ("'http://exa mple.org/'", "white space")),
+        (("-a", "start_urls=ftp://example.org/"), ("'ftp://example.org/'",)),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "scope=planet"),
+            ("'planet'", "host, domain, all, local"),
+        ),
+        (
+            ("-a", "start_urls=@/nonexistent/urls.txt"),
+            ("'/nonexistent/urls.txt'", "does not exist"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "max_dept=2"),
+            ("max_dept", "known:"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "robots=maybe"),
+            ("robots", "maybe"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "log_skipped=perhaps"),
+            ("log_skipped", "perhaps"),
+        ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "WEBSPIDER_MAX_WAITING_REQUESTS=lots",
+            ),
+            ("WEBSPIDER_MAX_WAITING_REQUESTS", "whole number"),
+        ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "WEBSPIDER_POLITENESS_ENABLED=sometimes",
+            ),
+            ("WEBSPIDER_POLITENESS_ENABLED",),
+        ),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path, args, fragments):
+    out = tmp_path / "out"
+    proc = run_crawl("-a", f"output={out}", *args)
+    assert_one_line_error(proc, *fragments)
+    assert not out.exists()  # nothing written
+
+
+def test_empty_url_file_is_named(tmp_path):
+    empty = tmp_path / "urls.txt"
+    empty.write_text("# nothing here\n")
+    proc = run_crawl("-a", f"start_urls=@{empty}", "-a", f"output={tmp_path / 'out'}")
+    assert_one_line_error(proc, str(empty), "holds no URL")
+
+
+def test_crawl_from_the_command_line(tmp_path, server):
+    server.add("/", html('<a href="/a.html">a</a><a href="/b.html">b</a>', "Home"))
+    server.add("/a.html", html('<a href="/b.html">b</a>', "A"))
+    server.add("/b.html", html('<a href="/">home</a>', "B"))
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"# my seeds\n{server.url('/')}\n\n{server.url('/a.html')}\n")
+    out = tmp_path / "out"
+    proc = run_crawl("-a", f"start_urls=@{seeds}", "-a", f"output={out}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    items = [
+        json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()
+    ]
+    assert sorted((i["url"], i["depth"]) for i in items) == [
+        (server.url("/"), 0),
+        (server.url("/a.html"), 0),
+        (server.url("/b.html"), 1),
+    ]
+    assert sorted(server.requested()) == ["/", "/a.html", "/b.html", "/robots.txt"]
+
+
+def test_dash_capital_o_overrides_the_default_feed(tmp_path, server):
+    server.add("/", html("only page", "Home"))
+    out = tmp_path / "out"
+    feed = tmp_path / "mine.jsonl"
+    feed.write_text("old content\n")
+    proc = run_crawl(
+        "-a", f"url={server.url('/')}", "-a", f"output={out}", "-O", str(feed)
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [json.loads(line)["url"] for line in feed.read_text().splitlines()] == [
+        server.url("/")
+    ]
+    assert not (out / "pages.jsonl").exists()

@@ -1,0 +1,78 @@
+import pytest
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from webspider.config import (
+    ARGUMENT_PRIORITY,
+    ConfigError,
+    CrawlConfig,
+    apply_spider_arguments,
+    check_settings,
+    get_float,
+    get_int,
+)
+from webspider.spiders.webspider import WebSpider
+
+
+def project_settings(**values):
+    settings = Settings()
+    settings.setmodule("webspider.settings", priority="project")
+    settings.setdict(values, priority="cmdline")
+    return settings
+
+
+def test_spider_argument_beats_setting():
+    settings = project_settings(WEBSPIDER_SCOPE="domain")
+    kwargs = {"scope": "all", "_job": "abc"}
+    apply_spider_arguments(settings, kwargs)
+    assert settings["WEBSPIDER_SCOPE"] == "all"
+    assert settings.getpriority("WEBSPIDER_SCOPE") == ARGUMENT_PRIORITY
+    assert kwargs == {"_job": "abc"}  # scrapyd's own arguments pass through
+
+
+def test_settings_alone_configure_a_crawl(tmp_path):
+    settings = project_settings(
+        WEBSPIDER_START_URLS=["example.org", "http://b.test/x"],
+        WEBSPIDER_SCOPE="LOCAL",
+        WEBSPIDER_OUTPUT=str(tmp_path),
+    )
+    config = CrawlConfig.from_settings(settings)
+    assert config.start_urls == ("https://example.org/", "http://b.test/x")
+    assert config.scope == "host"
+    assert config.output == tmp_path
+
+
+def test_unknown_argument_lists_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown spider argument depht \(known: "):
+        apply_spider_arguments(project_settings(), {"depht": "2"})
+
+
+def test_output_must_be_a_folder(tmp_path):
+    file = tmp_path / "file"
+    file.write_text("x")
+    settings = project_settings(
+        WEBSPIDER_START_URLS="http://a.test/", WEBSPIDER_OUTPUT=str(file)
+    )
+    with pytest.raises(ConfigError, match="is not a folder"):
+        check_settings(settings)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("x", "whole number"), ("-1", "at least 0")],
+)
+def test_typed_getters(value, message):
+    settings = Settings({"WEBSPIDER_X": value})
+    with pytest.raises(ConfigError, match=message):
+        get_int(settings, "WEBSPIDER_X", minimum=0)
+
+
+def test_float_getter_rejects_nan():
+    with pytest.raises(ConfigError, match="at least"):
+        get_float(Settings({"WEBSPIDER_X": "nan"}), "WEBSPIDER_X")
+
+
+def test_in_process_bad_input_raises_config_error():
+    crawler = get_crawler(WebSpider, {"WEBSPIDER_START_URLS": []})
+    with pytest.raises(ConfigError, match="start_urls is required"):
+        WebSpider.from_crawler(crawler)

@@ -1,0 +1,157 @@
+import pytest
+
+from webspider.utils.mirrorlinks import (
+    already_points,
+    convert,
+    fix_up,
+    needs_fix_up,
+    unconvert,
+)
+from webspider.utils.mirrorstate import Entry, MirrorState
+
+PAGE = "http://h/docs/page"
+SOURCE = ("h", "docs", "page.html")
+
+
+@pytest.fixture
+def state(tmp_path):
+    s = MirrorState(tmp_path / "state.jsonl", "/m")
+    for url, path in [
+        (PAGE, "h/docs/page.html"),
+        ("http://h/docs/other", "h/docs/other.html"),
+        ("http://h/img/a.png", "h/img/a.png"),
+        ("http://h/q?x=1", "h/q@x=1.html"),
+        ("http://h/", "h/index.html"),
+    ]:
+        s.put(Entry(url=url, path=tuple(path.split("/")), hash="", size=0))
+    s.alias("http://h/old", "http://h/docs/other")
+    yield s
+    s.close()
+
+
+def converted(state, link):
+    page = f'<a href="{link}">x</a>'.encode()
+    result = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    return result.data.decode().removeprefix('<a href="').removesuffix(
+        '">x</a>'
+    ), result
+
+
+@pytest.mark.parametrize(
+    ("link", "expected"),
+    [
+        ("other", "other.html"),  # mirrored: relative path to the file
+        ("/docs/other#s", "other.html#s"),
+        ("http://h/docs/other", "other.html"),
+        ("../img/a.png", "../img/a.png"),  # already opens the file: kept
+        ("/img/a.png", "../img/a.png"),
+        ("/q?x=1", "../q@x=1.html"),
+        ("/", "../index.html"),
+        ("/old", "other.html"),  # a redirect leads to its target's file
+        ("#top", "#top"),
+        ("mailto:a@h", "mailto:a@h"),
+        ("http://elsewhere/x", "http://elsewhere/x"),  # not mirrored: absolute
+        ("/missing?y=2", "http://h/missing?y=2"),
+        ("../new.css", "../new.css"),  # not yet mirrored but will open: kept
+        ("new", "new"),  # kept too; the fix-up repoints it if it becomes new.html
+    ],
+)
+def test_convert(state, link, expected):
+    assert converted(state, link)[0] == expected
+
+
+def test_convert_remembers_what_to_look_at_again(state):
+    _, result = converted(state, "../new.css")
+    assert result.kept == {"http://h/new.css": "h/new.css"}
+    _, result = converted(state, "/missing")
+    assert result.pending == {"http://h/missing"}
+
+
+def test_base_points_to_the_file_itself(state):
+    page = b'<base href="http://h/elsewhere/"><a href="other">x</a>'
+    result = convert(
+        page,
+        state,
+        SOURCE,
+        page_url=PAGE,
+        base_url="http://h/elsewhere/",
+        encoding=None,
+        html=True,
+    )
+    assert (
+        result.data
+        == b'<base href="page.html"><a href="http://h/elsewhere/other">x</a>'
+    )
+
+
+def test_fix_up(state):
+    page = (
+        b'<a href="http://h/later">a</a><a href="later2.css">b</a>'
+        b'<a href="gone.css">c</a>'
+    )
+    entry = Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=["http://h/later"],
+        kept={
+            "http://h/docs/later2.css": "h/docs/later2.css",
+            "http://h/docs/gone.css": "h/docs/gone.css",
+        },
+    )
+    state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
+    state.put(
+        Entry(
+            url="http://h/docs/later2.css",
+            path=("h", "docs", "later2%~f.css"),
+            hash="",
+            size=0,
+        )
+    )
+    assert needs_fix_up(entry, state)
+    result = fix_up(page, entry, state, encoding=None, html=True)
+    assert result.data == (
+        b'<a href="../later.html">a</a><a href="later2%25~f.css">b</a>'
+        b'<a href="http://h/docs/gone.css">c</a>'
+    )
+    assert result.pending == {"http://h/docs/gone.css"}
+    assert result.kept == {}
+
+
+def test_unconvert_gives_back_absolute_urls(state):
+    page = b'<a href="other">x</a> <a href="http://h/docs/other">y</a>'
+    result = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding=None, html=True
+    )
+    entry = state.entries[PAGE]
+    expected = (
+        b'<a href="http://h/docs/other">x</a> <a href="http://h/docs/other">y</a>'
+    )
+    # by file ownership (a state written without the restore map)
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
+    # with what the conversion recorded
+    assert result.restore == {"other.html": "http://h/docs/other"}
+    entry.restore = result.restore
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "target", "expected"),
+    [
+        ("b.png", ("h", "a", "b.png"), True),
+        ("./b.png", ("h", "a", "b.png"), True),
+        ("../a/b.png#x", ("h", "a", "b.png"), True),
+        ("b.png?v=1", ("h", "a", "b.png@v=1"), False),
+        ("b", ("h", "a", "b.html"), False),
+        ("/a/b.png", ("h", "a", "b.png"), False),
+        ("http://h/a/b.png", ("h", "a", "b.png"), False),
+        ("c%20d.png", ("h", "a", "c d.png"), True),
+    ],
+)
+def test_already_points(value, target, expected):
+    assert already_points(value, ("h", "a", "page.html"), target) is expected

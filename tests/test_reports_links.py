@@ -1,0 +1,106 @@
+from webspider.reports.links import LinkLedger, Outcome
+
+
+def broken(url: str, status: int | None = 404, **kw) -> Outcome:
+    return Outcome(url=url, status=status, **kw)
+
+
+def test_one_record_per_broken_url_with_all_referrers():
+    ledger = LinkLedger()
+    ledger.add_page("p1", [("x", "X one", "a"), ("ok", "fine", "a")])
+    ledger.add_page("p2", [("x", "X two", "a"), ("img", "Logo", "img")])
+    ledger.good("ok")
+    ledger.broken("x", broken("http://s/x"))
+    ledger.add_page("p3", [("x", "", "a"), ("ok", "fine", "a")])  # after the outcome
+    ledger.good("img")
+    [record] = ledger.records()
+    assert record["url"] == "http://s/x"
+    assert record["referrer_count"] == 3
+    assert [(r["url"], r["text"]) for r in record["referrers"]] == [
+        ("p1", "X one"),
+        ("p2", "X two"),
+        ("p3", ""),
+    ]
+    assert ledger.broken_count == 1
+    assert ledger.pending_count() == 0
+
+
+def test_good_targets_drop_their_referrers_and_later_links_cost_nothing():
+    ledger = LinkLedger()
+    ledger.add_page("p1", [("ok", "a", "a")])
+    ledger.good("ok")
+    ledger.add_page("p2", [("ok", "a", "a")])
+    assert ledger._state["ok"] == 1  # the small "good" marker, no list
+    assert list(ledger.records()) == []
+
+
+def test_referrers_are_capped_but_all_counted():
+    ledger = LinkLedger(max_referrers=2)
+    for i in range(5):
+        ledger.add_page(f"p{i}", [("x", "t", "a")])
+    ledger.broken("x", broken("x"))
+    [record] = ledger.records()
+    assert record["referrer_count"] == 5
+    assert len(record["referrers"]) == 2
+
+
+def test_skipped_targets_forget_referrers_and_are_never_reported():
+    ledger = LinkLedger()
+    ledger.add_page("p", [("ext", "t", "a")])
+    ledger.skipped("ext")
+    ledger.add_page("q", [("ext", "t", "a")])
+    assert ledger.pending_count() == 0
+    assert list(ledger.records()) == []
+
+
+def test_first_failure_wins_and_a_good_url_stays_good():
+    ledger = LinkLedger()
+    ledger.broken("x", broken("x", 404))
+    ledger.broken("x", broken("x", 500))
+    ledger.good("y")
+    ledger.broken("y", broken("y", 500))
+    assert [r["status"] for r in ledger.records()] == [404]
+
+
+def test_redirect_hops_only_reported_when_linked():
+    ledger = LinkLedger()
+    ledger.add_page("p", [("a", "A", "a")])
+    ledger.broken("a", broken("a", redirected_to="b"))
+    ledger.broken("b", broken("b", requested=False))
+    assert [r["url"] for r in ledger.records()] == ["a"]
+    assert ledger.broken_count == 1  # counts what the file lists
+    ledger.add_page("q", [("b", "B", "a")])
+    assert [r["url"] for r in ledger.records()] == ["a", "b"]
+    assert ledger.broken_count == 2
+
+
+def test_redirect_to_an_already_requested_url_shares_its_outcome():
+    ledger = LinkLedger()
+    ledger.add_page("p", [("a", "A", "a"), ("c", "C", "a")])
+    ledger.redirected("a", "http://s/a", "b")  # b still unknown
+    ledger.broken("b", broken("http://s/b", requested=False))
+    ledger.good("d")
+    ledger.redirected("c", "http://s/c", "d")  # d known good
+    [record] = ledger.records()
+    assert record["url"] == "http://s/a"
+    assert record["redirected_to"] == "http://s/b"
+    assert ledger.pending_count() == 0
+
+
+def test_internal_and_external_counts():
+    ledger = LinkLedger()
+    ledger.broken("a", broken("a"))
+    ledger.broken("b", broken("b", internal=False))
+    assert (ledger.broken_internal, ledger.broken_external) == (1, 1)
+
+
+def test_version_changes_when_the_file_would():
+    ledger = LinkLedger()
+    v0 = ledger.version
+    ledger.add_page("p", [("x", "t", "a")])
+    assert ledger.version == v0  # pending only: nothing to write
+    ledger.broken("x", broken("x"))
+    v1 = ledger.version
+    assert v1 > v0
+    ledger.add_page("q", [("x", "t", "a")])
+    assert ledger.version > v1

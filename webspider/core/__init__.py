@@ -1,0 +1,1 @@
+"""Replacements for parts of Scrapy's engine room."""

@@ -1,0 +1,142 @@
+"""Flag pages whose content an earlier URL already served.
+
+The spider asks ``duplicate_of(response, content_hash)`` for every page
+before following its links: a duplicate gets ``duplicate_of: <first URL>`` on
+its item and its links are not followed again (they are the first page's
+links, and relative ones resolved against a parameter-laden URL are where
+crawler traps start). Bodies are compared exactly (the item's
+``content_hash``); with WEBSPIDER_DUPLICATES_NORMALIZE, HTML pages are also
+compared after removing comments, timestamps, the user's patterns and
+white space (webspider.reports.duplicates documents the normalisation).
+Empty bodies are never duplicates.
+
+Settings: WEBSPIDER_DUPLICATES_ENABLED, WEBSPIDER_DUPLICATES_NORMALIZE,
+WEBSPIDER_DUPLICATES_IGNORE_RE. With JOBDIR the index is kept in
+``<JOBDIR>/webspider-duplicates.json`` across a pause.
+Stats: ``webspider/duplicates/page_count`` (``/exact``, ``/normalized``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.job import job_dir
+
+from webspider.config import ConfigError, get_bool
+from webspider.page import is_html
+from webspider.reports.duplicates import (
+    EXACT,
+    NORMALIZED,
+    ContentIndex,
+    normalized_hash,
+)
+from webspider.reports.output import write_atomic
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+STATS_DUPLICATES = "webspider/duplicates/page_count"
+#: the content index of a paused crawl, in JOBDIR
+STATE_FILE = "webspider-duplicates.json"
+
+#: duplicates kept for the report (all are counted, and all are in pages.jsonl)
+MAX_KEPT = 1000
+
+
+def get_ignore_patterns(settings: BaseSettings) -> list[re.Pattern[str]]:
+    """WEBSPIDER_DUPLICATES_IGNORE_RE: a list, or on the command line a JSON
+    list (regular expressions often contain commas) or one expression."""
+    raw = settings.get("WEBSPIDER_DUPLICATES_IGNORE_RE") or []
+    if isinstance(raw, str):
+        text = raw.strip()
+        try:
+            raw = json.loads(text) if text.startswith("[") else [text]
+        except ValueError:
+            raise ConfigError(
+                f"WEBSPIDER_DUPLICATES_IGNORE_RE is not a JSON list: {text!r}"
+            ) from None
+    patterns = []
+    for value in raw:
+        try:
+            patterns.append(re.compile(str(value)))
+        except re.error as exc:
+            raise ConfigError(
+                "WEBSPIDER_DUPLICATES_IGNORE_RE: bad regular expression "
+                f"{value!r} ({exc})"
+            ) from None
+    return patterns
+
+
+class DuplicateContent:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        if not get_bool(settings, "WEBSPIDER_DUPLICATES_ENABLED", True):
+            raise NotConfigured
+        self.normalize = get_bool(settings, "WEBSPIDER_DUPLICATES_NORMALIZE", False)
+        self.ignore = get_ignore_patterns(settings)
+        self.exact = ContentIndex()
+        self.normalized = ContentIndex()
+        #: (url, first url, kind) of the first MAX_KEPT duplicates
+        self.found: list[tuple[str, str, str]] = []
+        self.count = 0
+        directory = job_dir(settings)
+        self.state_path = Path(directory) / STATE_FILE if directory else None
+        if self.state_path is not None:
+            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def duplicate_of(self, response: Response, content_hash: str) -> str | None:
+        """The URL that served this content first, or None (remembered then)."""
+        if not response.body:
+            return None
+        url = response.url
+        first = self.exact.first_url(content_hash, url)
+        kind = EXACT
+        if self.normalize and isinstance(response, TextResponse) and is_html(response):
+            digest = normalized_hash(response.text, self.ignore)
+            near = self.normalized.first_url(digest, url)
+            if first is None and near is not None:
+                first, kind = near, NORMALIZED
+        if first is None:
+            return None
+        self.count += 1
+        if len(self.found) < MAX_KEPT:
+            self.found.append((url, first, kind))
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(STATS_DUPLICATES)
+            stats.inc_value(f"{STATS_DUPLICATES}/{kind}")
+        return first
+
+    def spider_opened(self) -> None:
+        if self.state_path is not None and self.state_path.exists():
+            with self.state_path.open(encoding="utf-8") as fh:
+                data = json.load(fh)
+            self.exact.load(data.get("exact", {}))
+            self.normalized.load(data.get("normalized", {}))
+
+    def spider_closed(self) -> None:
+        if self.state_path is None:
+            return
+        data = {"exact": self.exact.dump(), "normalized": self.normalized.dump()}
+        try:
+            write_atomic(self.state_path, json.dumps(data))
+        except OSError as exc:
+            logger.error("Cannot write %s: %s", self.state_path, exc)

@@ -1,0 +1,208 @@
+"""Where a URL is stored in the mirror: a safe relative path, as segments.
+
+``url_path("http://site.test:8080/a/b?x=1", html=True)`` →
+``("site.test_8080", "a", "b@x=1.html")``. Pure and total: any string a page
+can make up maps to segments that are each a plain file name (never empty,
+``.``, ``..``, never holding ``/``, ``\\``, NUL or control characters, at most
+255 bytes), so joining them under the mirror root cannot leave it.
+
+The encoding (documented in docs/mirror.md) is deterministic and injective:
+``%`` starts an escape and is itself escaped, so an escaped name can never be
+mistaken for a literal one.
+
+- host folder: the host lower-cased, ``_<port>`` when the port is not the
+  scheme's default (``_`` in a host name is escaped, so ``a_1`` and
+  ``a:1`` differ);
+- path segments are percent-decoded once; then every byte outside
+  ``A-Z a-z 0-9 - . _ ~ ! $ & ' ( ) + , ; =`` and printable non-ASCII text is
+  written ``%XX`` (so ``%2F``, ``%5C``, NUL, control bytes, ``%``, ``@``,
+  ``:``, ``*``, ``?``, space… are escaped); ``.`` and ``..`` are resolved
+  as URL dot-segments, and encoded dots (``%2e%2e``) become ``%2E%2E``;
+  empty segments (``a//b``) are dropped;
+- a path ending in ``/`` gets ``index.html``;
+- a query is kept after ``@``, escaped the same way (not decoded);
+- an HTML page without an ``.html``/``.htm``/``.xhtml`` name gets ``.html``;
+- Windows-reserved names (``con``, ``nul``, ``com1``…, trailing ``.``) have
+  their first (or trailing) character escaped;
+- a name over 255 bytes keeps a prefix, then ``%~`` and 16 hex digits of the
+  SHA-256 of the whole name, then its extension.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from functools import lru_cache
+from urllib.parse import quote, unquote_to_bytes, urlsplit
+
+#: file names longer than this (in UTF-8 bytes) are shortened
+NAME_MAX = 255
+INDEX = "index.html"
+QUERY_MARK = "@"
+#: starts the hash suffix of shortened names and conflict suffixes; never
+#: produced by escaping (``%`` followed by a non-hex character)
+MARK = "%~"
+
+_SAFE = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()+,;="
+)
+_HTML_EXT_RE = re.compile(r"\.x?html?$", re.IGNORECASE)
+_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"]
+    + [f"com{i}" for i in range(10)]
+    + [f"lpt{i}" for i in range(10)]
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+#: characters allowed unescaped in the hrefs that point into the mirror
+_HREF_SAFE = "-._~!$*+,;=@"
+
+
+def _printable(ch: str) -> bool:
+    return unicodedata.category(ch)[0] not in "CZ"
+
+
+def escape_bytes(raw: bytes, extra_safe: frozenset[int] = frozenset()) -> str:
+    """File-name form of raw bytes: safe ASCII and printable UTF-8 text kept,
+    everything else ``%XX``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    out: list[str] = []
+    if text is not None:
+        for ch in text:
+            code = ord(ch)
+            if code < 128:
+                if code in _SAFE or code in extra_safe:
+                    out.append(ch)
+                else:
+                    out.append(f"%{code:02X}")
+            elif _printable(ch):
+                out.append(ch)
+            else:
+                out.extend(f"%{b:02X}" for b in ch.encode("utf-8"))
+        return "".join(out)
+    for b in raw:
+        if b in _SAFE or b in extra_safe:
+            out.append(chr(b))
+        else:
+            out.append(f"%{b:02X}")
+    return "".join(out)
+
+
+def _unreserve(name: str) -> str:
+    """Escape what Windows refuses: reserved device names, trailing dots."""
+    stem = name.split(".", 1)[0].lower()
+    if stem in _RESERVED:
+        name = f"%{ord(name[0]):02X}{name[1:]}"
+    if name.endswith("."):
+        name = name[:-1] + "%2E"
+    return name
+
+
+def shorten(name: str, limit: int = NAME_MAX) -> str:
+    """``name`` if it fits in ``limit`` bytes, else a prefix, a hash of the
+    whole name and its (short) extension."""
+    if len(name.encode("utf-8")) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    stem, dot, ext = name.rpartition(".")
+    suffix = f".{ext}" if dot and stem and 0 < len(ext) <= 16 and "%" not in ext else ""
+    keep = limit - len(MARK) - len(digest) - len(suffix.encode("utf-8"))
+    prefix_bytes = name[: len(name) - len(suffix)].encode("utf-8")[:keep]
+    prefix = prefix_bytes.decode("utf-8", errors="ignore")  # whole characters
+    # do not leave half an escape before the mark
+    prefix = re.sub(r"%[0-9A-F]?$", "", prefix)
+    return f"{prefix}{MARK}{digest}{suffix}"
+
+
+def _segment(raw: str) -> str:
+    decoded = unquote_to_bytes(raw)
+    if decoded in (b".", b".."):
+        return "%2E" * len(decoded)
+    return escape_bytes(decoded)
+
+
+def _path_segments(path: str) -> tuple[list[str], bool]:
+    """Raw segments with dot-segments resolved (RFC 3986 5.2.4, clamped at
+    the root), and whether the path names a folder (ends with ``/``)."""
+    out: list[str] = []
+    parts = path.split("/")
+    is_dir = False
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == ".":
+            is_dir = last
+        elif part == "..":
+            if out:
+                out.pop()
+            is_dir = last
+        elif part == "":
+            is_dir = last
+        else:
+            out.append(part)
+            is_dir = False
+    return out, is_dir or not out
+
+
+def host_folder(url: str) -> str:
+    """``host`` or ``host_port`` of an absolute URL, as a safe name."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    name = escape_bytes(host.encode("utf-8"), frozenset()).replace("_", "%5F")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+        name = f"{name}_{port}"
+    if not name or name in (".", ".."):
+        name = "%00" + name.replace(".", "%2E")  # no host: a name no host has
+    return shorten(_unreserve(name))
+
+
+@lru_cache(maxsize=1 << 16)
+def url_path(url: str, html: bool = False) -> tuple[str, ...]:
+    """The mirror path of ``url`` (best given its canonical form), as
+    segments: host folder, folders, file name."""
+    parts = urlsplit(url)
+    raw, is_dir = _path_segments(parts.path)
+    names = [_segment(s) for s in raw]
+    if is_dir:
+        names.append(INDEX)
+    query = parts.query
+    if query:
+        names[-1] += QUERY_MARK + escape_bytes(query.encode("utf-8"))
+    if html and not _HTML_EXT_RE.search(names[-1]):
+        names[-1] += ".html"
+    names = [shorten(_unreserve(n)) for n in names]
+    return (host_folder(url), *names)
+
+
+def conflict_name(name: str, tag: str) -> str:
+    """A deterministic alternative to ``name`` when it is taken: ``tag`` is
+    ``d`` for a folder that found a file in its place, ``f`` for a file that
+    found a folder, or a short hash for a name another URL owns. The tag
+    goes before an HTML extension so the page still opens as HTML."""
+    match = _HTML_EXT_RE.search(name)
+    if match and tag != "d":
+        stem, ext = name[: match.start()], match.group(0)
+    else:
+        stem, ext = name, ""
+    return shorten(f"{stem}{MARK}{tag}{ext}")
+
+
+def relative_href(source: tuple[str, ...], target: tuple[str, ...]) -> str:
+    """The relative URL, from the file ``source`` to the file ``target``
+    (both mirror paths), that a browser opening ``source`` from disk
+    resolves to ``target``."""
+    src_dir = source[:-1]
+    common = 0
+    limit = min(len(src_dir), len(target) - 1)
+    while common < limit and src_dir[common] == target[common]:
+        common += 1
+    ups = [".."] * (len(src_dir) - common)
+    rest = [quote(s, safe=_HREF_SAFE) for s in target[common:]]
+    href = "/".join(ups + rest)
+    return href
