@@ -233,3 +233,17 @@ async def test_breadth_first_order(tmp_path, server):
     pages = server.requested_pages()
     levels = [int(p[2]) if p != "/" else 0 for p in pages]
     assert levels == sorted(levels), pages
+
+
+@deferred_f_from_coro_f
+async def test_an_outside_link_on_many_pages_is_skipped_once(
+    tmp_path, server, other_server
+):
+    outside = other_server.url("/x")
+    for path in ("/", "/a", "/b"):
+        links = '<a href="/a">a</a><a href="/b">b</a>'
+        server.add(path, html(f'{links}<a href="{outside}">out</a>', path))
+    result = await crawl(tmp_path, start_urls=server.url("/"), log_skipped="1")
+    assert other_server.requested() == []
+    assert result.stats["webspider/skipped/url_count/scope"] == 1
+    assert [r["url"] for r in result.exported("skipped.jsonl")] == [outside]
