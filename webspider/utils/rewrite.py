@@ -228,6 +228,28 @@ def _master_re(by_tag: dict[bytes, dict[bytes, bool]]) -> re.Pattern[bytes]:
 _DEFAULT_MASTER = _master_re(_DEFAULT_RULES)
 
 
+def _offer(
+    rw: _Rewriter,
+    body: bytes,
+    tag: bytes,
+    attrs: dict[bytes, bool] | None,
+    *,
+    name: bytes,
+    start: int,
+    end: int,
+) -> None:
+    """Hand the value of attribute ``name`` (at ``start:end``) to the rewriter
+    if it can hold links: a style, a srcset, or a link attribute of ``tag``."""
+    if name == b"style":
+        rw.css(body, start, end, escaped=True)
+    elif attrs is not None and name in attrs:
+        if attrs[name]:
+            rw.srcset(body, start, end)
+        else:
+            kind = "base" if tag == b"base" else "link"
+            rw.value(body, start, end, kind, escaped=True)
+
+
 def _scan_tag(
     body: bytes, lt: int, by_tag: dict[bytes, dict[bytes, bool]], rw: _Rewriter
 ) -> int:
@@ -245,15 +267,7 @@ def _scan_tag(
         start, end = attr.span(group)
         if end <= start:
             continue
-        name = attr.group(1).lower()
-        if name == b"style":
-            rw.css(body, start, end, escaped=True)
-        elif attrs is not None and name in attrs:
-            if attrs[name]:
-                rw.srcset(body, start, end)
-            else:
-                kind = "base" if tag == b"base" else "link"
-                rw.value(body, start, end, kind, escaped=True)
+        _offer(rw, body, tag, attrs, name=attr.group(1).lower(), start=start, end=end)
     pos = match.end()
     if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
         return _raw_text(body, pos, tag, rw)
@@ -307,14 +321,7 @@ def _scan_tag_slow(
             end = pos = unquoted.end() if unquoted else pos
         if end <= start:
             continue
-        if name == b"style":
-            rw.css(body, start, end, escaped=True)
-        elif attrs is not None and name in attrs:
-            if attrs[name]:
-                rw.srcset(body, start, end)
-            else:
-                kind = "base" if tag == b"base" else "link"
-                rw.value(body, start, end, kind, escaped=True)
+        _offer(rw, body, tag, attrs, name=name, start=start, end=end)
     if tag in _RAW_TEXT and body[pos - 2 : pos] != b"/>":
         return _raw_text(body, pos, tag, rw)
     return pos
