@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -57,7 +57,11 @@ class Entry:
     run: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        # A shallow copy: the values are strings, numbers and flat str lists and
+        # dicts, which json.dumps only reads. dataclasses.asdict deep-copies
+        # every pending/kept/restore entry, and on a link-heavy site that was
+        # the crawl's top hot spot (1.2 M calls for 2,000 pages).
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["path"] = "/".join(self.path)
         return data
 
