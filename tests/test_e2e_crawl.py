@@ -10,6 +10,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
+from webspider.spiders.webspider import WebSpider
+from webspider.utils.html import PAGE, LinkRule
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PDF = b"%PDF-1.4\n" + b"0" * 5000 + b"\n%%EOF\n"
@@ -247,3 +249,24 @@ async def test_an_outside_link_on_many_pages_is_skipped_once(
     assert other_server.requested() == []
     assert result.stats["webspider/skipped/url_count/scope"] == 1
     assert [r["url"] for r in result.exported("skipped.jsonl")] == [outside]
+
+
+class PagesOnlySpider(WebSpider):
+    """Follows <a href> only: images and stylesheets are not candidates."""
+
+    link_rules = (LinkRule("a", "href", PAGE),)
+
+
+@deferred_f_from_coro_f
+async def test_a_spider_subclass_chooses_its_own_link_rules(tmp_path, server):
+    server.add(
+        "/",
+        html(
+            '<a href="/a">a</a><img src="/i.png">',
+            "Home",
+            head='<link rel="stylesheet" href="/s.css">',
+        ),
+    )
+    server.add("/a", html("leaf", "A"))
+    await crawl(tmp_path, spidercls=PagesOnlySpider, start_urls=server.url("/"))
+    assert sorted(server.requested_pages()) == ["/", "/a"]

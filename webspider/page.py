@@ -15,7 +15,7 @@ from weakref import WeakKeyDictionary
 
 from scrapy.http import HtmlResponse, TextResponse
 
-from webspider.utils.html import ParsedPage, extract_css, extract_page
+from webspider.utils.html import LINK_RULES, ParsedPage, extract_css, extract_page
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -46,8 +46,13 @@ def is_html(response: Response) -> bool:
     return mtype in HTML_TYPES
 
 
-def parsed_page(response: Response) -> ParsedPage | None:
-    """The parsed HTML (or CSS) of a response; None for anything else."""
+def parsed_page(response: Response, spider: Any = None) -> ParsedPage | None:
+    """The parsed HTML (or CSS) of a response; None for anything else.
+
+    Links are taken by the ``link_rules`` of ``spider`` (webspider's own
+    LINK_RULES for None or a spider without them). Every component of the
+    crawl passes the crawl's spider, so whichever parses first parses by the
+    spider's rules; later calls (yours included) get that parse."""
     try:
         return _pages[response]
     except KeyError:
@@ -55,7 +60,8 @@ def parsed_page(response: Response) -> ParsedPage | None:
     page: ParsedPage | None = None
     if isinstance(response, TextResponse):
         if is_html(response):
-            page = extract_page(response.body, response.url, response.encoding)
+            rules = getattr(spider, "link_rules", LINK_RULES)
+            page = extract_page(response.body, response.url, response.encoding, rules)
         elif media_type(response) in CSS_TYPES:
             page = extract_css(response.text, response.url)
     _pages[response] = page

@@ -346,7 +346,7 @@ class MirrorStore:
         """The converted bytes of a page or stylesheet (reads the state only)."""
         assert self.state is not None
         html = kind_of(response) == HTML
-        page = parsed_page(response) if html else None
+        page = parsed_page(response, self.crawler.spider) if html else None
         return convert(
             response.body,
             self.state,

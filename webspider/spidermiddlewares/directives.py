@@ -104,7 +104,11 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
                 )
                 self._count(said, HEADER)
                 directives.merge(said)
-        page = parsed_page(response) if self.use_meta or self.use_rel else None
+        page = (
+            parsed_page(response, self.crawler.spider)
+            if self.use_meta or self.use_rel
+            else None
+        )
         if page is not None:
             if self.use_meta and page.metas:
                 said = meta_directives(page.metas, self.product)

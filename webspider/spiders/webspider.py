@@ -115,7 +115,7 @@ class WebSpider(Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         if response.meta.get("webspider_check_only"):
             return  # a link check (check_external): never followed or exported
-        page = parsed_page(response)
+        page = parsed_page(response, self)
         item = self.page_item(response, page)
         yield item
         if page is not None and item.duplicate_of is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
@@ -23,7 +24,7 @@ from webspider.utils.url import is_fetchable
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    pass
 
 #: A link to another page: followed, and counted against the depth limit.
 PAGE = "page"
@@ -245,16 +246,14 @@ def extract_page(
     body: bytes,
     url: str,
     encoding: str | None = None,
-    rules: Iterable[LinkRule] = LINK_RULES,
+    rules: tuple[LinkRule, ...] = LINK_RULES,
     keep_tree: bool = False,
 ) -> ParsedPage:
     """Parse ``body`` (the HTML of ``url``) and collect what the crawl needs."""
     root = parse_html_tree(body, encoding)
     if root is None:
         return ParsedPage(url=url, base_url=url, title=None, links=[])
-    by_tag: dict[str, list[LinkRule]] = {}
-    for rule in rules:
-        by_tag.setdefault(rule.tag, []).append(rule)
+    by_tag = _rules_by_tag(tuple(rules))
 
     base_url = url
     title: str | None = None
@@ -331,6 +330,15 @@ def extract_page(
         root=root if keep_tree else None,
         local_fragments=collector.local,
     )
+
+
+@lru_cache(maxsize=16)
+def _rules_by_tag(rules: tuple[LinkRule, ...]) -> dict[str, list[LinkRule]]:
+    """The rules grouped by element, worked out once per rule set (not per page)."""
+    by_tag: dict[str, list[LinkRule]] = {}
+    for rule in rules:
+        by_tag.setdefault(rule.tag, []).append(rule)
+    return by_tag
 
 
 def _in_noscript(el: etree._Element) -> bool:
