@@ -174,22 +174,21 @@ class WebSpider(Spider):
         nofollow = directives is not None and directives.nofollow
         scope = self.link_scope
         for link in page.links:
-            if seen is not None or nofollow_links or nofollow or scope is not None:
-                key = canonical_url(link.url)
-                if seen is not None and key in seen:
-                    dropped += 1
-                    continue
-                if scope is not None and not self.link_in_scope(link.url):
-                    if key not in self._outside:
-                        self._outside.add(key)
-                        skips.record_skip(self.crawler, link.url, skips.SCOPE, referer)
-                    continue
-                # Skipped here rather than by the directives middleware so
-                # that no Request is built for them (same reasons as there).
-                if nofollow or (nofollow_links and key in nofollow_links):
-                    reason = skips.NOFOLLOW if nofollow else skips.NOFOLLOW_LINK
-                    skips.record_skip(self.crawler, link.url, reason, referer)
-                    continue
+            key = canonical_url(link.url)  # cached: sites repeat their links
+            if seen is not None and key in seen:
+                dropped += 1
+                continue
+            if scope is not None and not self.link_in_scope(link.url):
+                if key not in self._outside:
+                    self._outside.add(key)
+                    skips.record_skip(self.crawler, link.url, skips.SCOPE, referer)
+                continue
+            # Skipped here rather than by the directives middleware so that
+            # no Request is built for them (same reasons as there).
+            if nofollow or (nofollow_links and key in nofollow_links):
+                reason = skips.NOFOLLOW if nofollow else skips.NOFOLLOW_LINK
+                skips.record_skip(self.crawler, link.url, reason, referer)
+                continue
             yield Request(
                 link.url,
                 callback=callback,
@@ -211,8 +210,7 @@ class WebSpider(Spider):
     def link_in_scope(self, url: str) -> bool:
         """Whether a link found on a page is worth a Request (its host is in
         scope). Override together with ScopeMiddleware.should_follow."""
-        scope = self.link_scope
-        return scope is None or scope.allows(host_of(url))
+        return self.link_scope is None or self.link_scope.allows(host_of(url))
 
     def on_error(self, failure: Failure) -> None:
         """A request failed (HTTP error, download error, or filtered)."""
