@@ -403,25 +403,11 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     CrawlConfig.from_settings,
     lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
     get_depth_options,
-    lambda s: get_bool(s, "WEBSPIDER_SHUFFLE_ENABLED", False),
-    lambda s: [
-        get_bool(s, name)
-        for name in (
-            "WEBSPIDER_DIRECTIVES_ENABLED",
-            "WEBSPIDER_DIRECTIVES_META",
-            "WEBSPIDER_DIRECTIVES_HEADER",
-            "WEBSPIDER_DIRECTIVES_REL",
-            "WEBSPIDER_EXPORT_NOINDEX",
-            "WEBSPIDER_PAGE_EVENTS_ENABLED",
-        )
-    ],
     check_report_settings,
     get_dropped_seeds,
     robots_settings,
     politeness_settings,
     get_mirror_dir,
-    lambda s: get_bool(s, "WEBSPIDER_MIRROR_CONVERT_LINKS", True),
-    lambda s: get_bool(s, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False),
     lambda s: get_int(s, "WEBSPIDER_MIRROR_THREAD_SIZE", 0, minimum=0),
 ]
 
@@ -444,6 +430,7 @@ def check_typed_settings(settings: BaseSettings) -> None:
             get_float(settings, name, default)
 
 
+#: plain booleans and numbers, whichever component reads them
 VALIDATORS.append(check_typed_settings)
 
 
