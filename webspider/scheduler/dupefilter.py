@@ -15,6 +15,7 @@ grows and read back when the job resumes.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -50,7 +51,9 @@ def request_key(request: Request) -> str:
         return key
     if request.method == "HEAD":
         return "HEAD " + key
-    return f"{request.method} {key} {hash(request.body)}"
+    # a stable digest: the key is written to JOBDIR and read by a later process
+    # (hash() of bytes differs from one Python process to the next)
+    return f"{request.method} {key} {hashlib.sha1(request.body).hexdigest()}"
 
 
 class URLDupeFilter(BaseDupeFilter):
