@@ -276,7 +276,7 @@ class MirrorStore:
             "last_modified": _header(response, b"Last-Modified"),
         }
         body = response.body
-        if old is not None and old.hash == digest and self.stored(response.url):
+        if old is not None and old.hash == digest and self.tree.exists(old.path):
             if any(getattr(old, k) != v for k, v in headers.items()):
                 for k, v in headers.items():
                     setattr(old, k, v)
