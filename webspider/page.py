@@ -18,7 +18,7 @@ from scrapy.http import HtmlResponse, TextResponse
 from webspider.utils.html import LINK_RULES, ParsedPage, extract_css, extract_page
 
 if TYPE_CHECKING:
-    from scrapy.http import Response
+    from scrapy.http import Headers, Response
 
     from webspider.utils.directives import Directives
 
@@ -32,7 +32,12 @@ _directives: WeakKeyDictionary[Response, Directives] = WeakKeyDictionary()
 
 def media_type(response: Response) -> str | None:
     """Media type of the Content-Type header, lower-cased, without parameters."""
-    raw = response.headers.get(b"Content-Type")
+    return headers_media_type(response.headers)
+
+
+def headers_media_type(headers: Headers) -> str | None:
+    """media_type() for headers alone (before the body, no response yet)."""
+    raw = headers.get(b"Content-Type")
     if not raw:
         return None
     value = raw.split(b";", 1)[0].strip().lower()

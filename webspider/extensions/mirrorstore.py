@@ -276,7 +276,7 @@ class MirrorStore:
             "last_modified": _header(response, b"Last-Modified"),
         }
         body = response.body
-        if old is not None and old.hash == digest and self.stored(response.url):
+        if old is not None and old.hash == digest and self.tree.exists(old.path):
             if any(getattr(old, k) != v for k, v in headers.items()):
                 for k, v in headers.items():
                     setattr(old, k, v)
@@ -322,8 +322,8 @@ class MirrorStore:
             return None
         return twin
 
-    def needs_conversion(self, response: Response) -> bool:
-        return self.convert and kind_of(response) != ""
+    def needs_conversion(self, entry: Entry) -> bool:
+        return self.convert and entry.kind != ""
 
     def store_file(
         self, response: Response, entry: Entry
@@ -333,7 +333,7 @@ class MirrorStore:
         assert self.tree is not None
         body = response.body
         conversion = (
-            self.render(response, entry) if self.needs_conversion(response) else None
+            self.render(response, entry) if self.needs_conversion(entry) else None
         )
         if conversion is None or conversion.data == body:
             return self.tree.write(entry.path, body), conversion
@@ -345,7 +345,7 @@ class MirrorStore:
     def render(self, response: Response, entry: Entry) -> Conversion:
         """The converted bytes of a page or stylesheet (reads the state only)."""
         assert self.state is not None
-        html = kind_of(response) == HTML
+        html = entry.kind == HTML
         page = parsed_page(response, self.crawler.spider) if html else None
         return convert(
             response.body,

@@ -20,7 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured, StopDownload
 
 from webspider.config import get_bool, get_mirror_dir
-from webspider.page import CSS_TYPES, HTML_TYPES
+from webspider.page import CSS_TYPES, HTML_TYPES, headers_media_type
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -58,11 +58,9 @@ class SkipBodies:
             return True
         if request.meta.get("webspider_keep_body"):
             return True
-        raw = headers.get(b"Content-Type")
-        if not raw:
+        if not headers.get(b"Content-Type"):
             return True  # unknown: it may be HTML
-        mtype = raw.split(b";", 1)[0].strip().lower().decode("latin-1")
-        return mtype in NEEDED_TYPES
+        return headers_media_type(headers) in NEEDED_TYPES
 
     def headers_received(
         self, headers: Headers, request: Request, **kwargs: Any

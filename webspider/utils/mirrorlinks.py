@@ -67,26 +67,13 @@ def already_points(value: str, source: Segments, target: Segments) -> bool:
     return joined == "/".join(target)
 
 
-def _memoized(resolve: Resolve) -> Resolve:
-    # a page repeats its links (an index links each entry many times)
-    memo: dict[tuple[str, str], str | None] = {}
-
-    def cached(value: str, kind: str) -> str | None:
-        try:
-            return memo[value, kind]
-        except KeyError:
-            result = memo[value, kind] = resolve(value, kind)
-            return result
-
-    return cached
-
-
 def _rewrite(
     body: bytes, resolve: Resolve, encoding: str | None, html: bool
 ) -> tuple[bytes, int]:
+    # no memo here: the rewriter already asks once per distinct value on a page
     if html:
-        return rewrite_html(body, _memoized(resolve), encoding)
-    return rewrite_css(body, _memoized(resolve), encoding)
+        return rewrite_html(body, resolve, encoding)
+    return rewrite_css(body, resolve, encoding)
 
 
 def convert(

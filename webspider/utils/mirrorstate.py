@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
+
+from webspider.reports.output import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -194,15 +195,17 @@ class MirrorState:
             self._file = None
         if not self.entries and not self.aliases:
             return
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(json.dumps(self.header()) + "\n")
-            for entry in self.entries.values():
-                fh.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
-            for url, target in self.aliases.items():
-                fh.write(json.dumps({"alias": url, "url": target}) + "\n")
-            fh.write(json.dumps({"run": self.run, "finished": self.finished}) + "\n")
-        os.replace(tmp, self.path)
+        lines = [json.dumps(self.header()) + "\n"]
+        lines += (
+            json.dumps(entry.to_json(), ensure_ascii=False) + "\n"
+            for entry in self.entries.values()
+        )
+        lines += (
+            json.dumps({"alias": url, "url": target}) + "\n"
+            for url, target in self.aliases.items()
+        )
+        lines.append(json.dumps({"run": self.run, "finished": self.finished}) + "\n")
+        write_atomic(self.path, "".join(lines))
 
 
 def path_key(path: tuple[str, ...]) -> str:
