@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,14 @@ DEFERRED_FILE = "deferred.jsonl"
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
+
+
+def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
+    """The crawl's RoundScheduler (None before the engine opens, or when
+    SCHEDULER is another class)."""
+    engine = crawler.engine
+    scheduler = engine.scheduler if engine is not None else None
+    return scheduler if isinstance(scheduler, RoundScheduler) else None
 
 
 class RoundScheduler(Scheduler):

@@ -31,7 +31,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from webspider import skips
 from webspider.config import get_bool, get_depth_options
 from webspider.downloadermiddlewares.scope import ScopeMiddleware
-from webspider.scheduler.scheduler import RoundScheduler
+from webspider.scheduler.scheduler import RoundScheduler, round_scheduler
 from webspider.utils.html import REQUISITE
 
 if TYPE_CHECKING:
@@ -62,9 +62,7 @@ class DepthMiddleware(BaseSpiderMiddleware):
 
     @property
     def scheduler(self) -> RoundScheduler | None:
-        engine = self.crawler.engine
-        scheduler = engine.scheduler if engine is not None else None
-        return scheduler if isinstance(scheduler, RoundScheduler) else None
+        return round_scheduler(self.crawler)
 
     # -- policy -----------------------------------------------------------------
     def beyond_cap(self, request: Request, response: Response) -> bool:
