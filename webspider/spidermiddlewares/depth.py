@@ -23,6 +23,7 @@ Stats: webspider/depth/* (STATS_* below), webspider/skipped/url_count/depth*.
 from __future__ import annotations
 
 import logging
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
@@ -58,7 +59,6 @@ class DepthMiddleware(BaseSpiderMiddleware):
         options = get_depth_options(settings)
         self.max_depth = options.max_depth
         self.defer = options.defer
-        self._scope: ScopeMiddleware | bool | None = False  # False: not looked up
 
     @property
     def scheduler(self) -> RoundScheduler | None:
@@ -78,12 +78,14 @@ class DepthMiddleware(BaseSpiderMiddleware):
     def in_scope(self, request: Request) -> bool:
         """Out-of-scope links are not deferred: they would only be skipped
         (reason scope) when their round came."""
-        if self._scope is False:
-            downloader = self.crawler.engine.downloader if self.crawler.engine else None
-            mws = downloader.middleware.middlewares if downloader else ()
-            self._scope = next((m for m in mws if isinstance(m, ScopeMiddleware)), None)
         scope = self._scope
-        return not isinstance(scope, ScopeMiddleware) or scope.should_follow(request)
+        return scope is None or scope.should_follow(request)
+
+    @cached_property
+    def _scope(self) -> ScopeMiddleware | None:
+        # Looked up on first use: the engine (and its downloader) is built
+        # after the spider middlewares.
+        return self.crawler.get_downloader_middleware(ScopeMiddleware)
 
     # -- the flow -----------------------------------------------------------------
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
