@@ -32,7 +32,8 @@ def make(tmp_path):
         scheduler = RoundScheduler.from_crawler(crawler)
         scheduler.open(spider)
         schedulers.append(scheduler)
-        crawler.engine = SimpleNamespace(scheduler=scheduler, downloader=None)
+        no_middlewares = SimpleNamespace(middleware=SimpleNamespace(middlewares=[]))
+        crawler.engine = SimpleNamespace(scheduler=scheduler, downloader=no_middlewares)
         return DepthMiddleware(crawler), scheduler, crawler.stats
 
     yield make

@@ -26,7 +26,11 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from webspider.config import get_depth_options
-from webspider.scheduler.scheduler import STATS_DEFERRED_LEFT, RoundScheduler
+from webspider.scheduler.scheduler import (
+    STATS_DEFERRED_LEFT,
+    RoundScheduler,
+    round_scheduler,
+)
 from webspider.spidermiddlewares.depth import (
     STATS_DEEPEST,
     STATS_DEFERRED,
@@ -62,9 +66,7 @@ class RoundControl:
 
     @property
     def scheduler(self) -> RoundScheduler | None:
-        engine = self.crawler.engine
-        scheduler = engine.scheduler if engine is not None else None
-        return scheduler if isinstance(scheduler, RoundScheduler) else None
+        return round_scheduler(self.crawler)
 
     def should_start_round(self, next_round: int) -> bool:
         """Whether round ``next_round`` may start (there is something to crawl)."""

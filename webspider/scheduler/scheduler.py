@@ -42,13 +42,14 @@ from scrapy.utils.job import job_dir
 
 from webspider.config import get_depth_options, get_output_dir
 from webspider.scheduler.frontier import DeferredFrontier, DeferredURL
-from webspider.scheduler.queues import DepthPriorityQueue
+from webspider.scheduler.queues import DepthPriorityQueue, key_depth
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,14 @@ DEFERRED_FILE = "deferred.jsonl"
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
+
+
+def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
+    """The crawl's RoundScheduler (None before the engine opens, or when
+    SCHEDULER is another class)."""
+    engine = crawler.engine
+    scheduler = engine.scheduler if engine is not None else None
+    return scheduler if isinstance(scheduler, RoundScheduler) else None
 
 
 class RoundScheduler(Scheduler):
@@ -81,10 +90,14 @@ class RoundScheduler(Scheduler):
         self._seeding = False
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
+        #: the memory and (with JOBDIR) disk queues, set by open()
+        self._pqs: list[DepthPriorityQueue] = []
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> Deferred[None] | None:
         result = super().open(spider)
+        # checked once here rather than on every next_request
+        self._pqs = self._check_queues()
         if self.deferring:
             if self.jobdir:
                 self.frontier = DeferredFrontier(Path(self.jobdir) / FRONTIER_FILE)
@@ -124,16 +137,19 @@ class RoundScheduler(Scheduler):
         return self._seeding or super().has_pending_requests()
 
     def next_request(self) -> Request | None:
-        if self._seeding and self._head_depth() != 0:
+        # Called for every request (and again while the barrier holds): the
+        # head of the queues is looked up once, again only if seeds were fed.
+        head = self._head()
+        if self._seeding and (head is None or key_depth(head[0]) != 0):
             self._feed_seeds()
-        depth = self._head_depth()
-        if depth is None:
+            head = self._head()
+        if head is None:
             return None
-        if self.strict and not self.level_open(depth):
+        key, queue = head
+        if self.strict and not self.level_open(key_depth(key)):
             assert self.stats is not None
             self.stats.inc_value(STATS_BARRIER_WAIT)
             return None
-        queue = self._head_queue()
         request = queue.pop()
         assert self.stats is not None and request is not None
         where = "memory" if queue is self.mqs else "disk"
@@ -161,7 +177,7 @@ class RoundScheduler(Scheduler):
             if depth is not None:  # robots.txt and such carry none
                 yield depth
 
-    def _queues(self) -> list[DepthPriorityQueue]:
+    def _check_queues(self) -> list[DepthPriorityQueue]:
         queues = [self.mqs, self.dqs] if self.dqs is not None else [self.mqs]
         for queue in queues:
             if not isinstance(queue, DepthPriorityQueue):
@@ -171,18 +187,14 @@ class RoundScheduler(Scheduler):
                 )
         return queues  # type: ignore[return-value]
 
-    def _head_queue(self) -> DepthPriorityQueue:
+    def _head(self) -> tuple[int, DepthPriorityQueue] | None:
+        """The queue key of the next request and the queue holding it."""
         best: tuple[int, DepthPriorityQueue] | None = None
-        for queue in self._queues():
+        for queue in self._pqs:
             key = queue.head_key()
             if key is not None and (best is None or key < best[0]):
                 best = (key, queue)
-        assert best is not None
-        return best[1]
-
-    def _head_depth(self) -> int | None:
-        depths = [d for q in self._queues() if (d := q.head_depth()) is not None]
-        return min(depths) if depths else None
+        return best
 
     # -- deferral and rounds ------------------------------------------------------
     def defer(self, request: Request) -> bool:

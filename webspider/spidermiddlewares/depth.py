@@ -23,6 +23,7 @@ Stats: webspider/depth/* (STATS_* below), webspider/skipped/url_count/depth*.
 from __future__ import annotations
 
 import logging
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
@@ -31,7 +32,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from webspider import skips
 from webspider.config import get_bool, get_depth_options
 from webspider.downloadermiddlewares.scope import ScopeMiddleware
-from webspider.scheduler.scheduler import RoundScheduler
+from webspider.scheduler.scheduler import RoundScheduler, round_scheduler
 from webspider.utils.html import REQUISITE
 
 if TYPE_CHECKING:
@@ -58,13 +59,10 @@ class DepthMiddleware(BaseSpiderMiddleware):
         options = get_depth_options(settings)
         self.max_depth = options.max_depth
         self.defer = options.defer
-        self._scope: ScopeMiddleware | bool | None = False  # False: not looked up
 
     @property
     def scheduler(self) -> RoundScheduler | None:
-        engine = self.crawler.engine
-        scheduler = engine.scheduler if engine is not None else None
-        return scheduler if isinstance(scheduler, RoundScheduler) else None
+        return round_scheduler(self.crawler)
 
     # -- policy -----------------------------------------------------------------
     def beyond_cap(self, request: Request, response: Response) -> bool:
@@ -80,12 +78,14 @@ class DepthMiddleware(BaseSpiderMiddleware):
     def in_scope(self, request: Request) -> bool:
         """Out-of-scope links are not deferred: they would only be skipped
         (reason scope) when their round came."""
-        if self._scope is False:
-            downloader = self.crawler.engine.downloader if self.crawler.engine else None
-            mws = downloader.middleware.middlewares if downloader else ()
-            self._scope = next((m for m in mws if isinstance(m, ScopeMiddleware)), None)
         scope = self._scope
-        return not isinstance(scope, ScopeMiddleware) or scope.should_follow(request)
+        return scope is None or scope.should_follow(request)
+
+    @cached_property
+    def _scope(self) -> ScopeMiddleware | None:
+        # Looked up on first use: the engine (and its downloader) is built
+        # after the spider middlewares.
+        return self.crawler.get_downloader_middleware(ScopeMiddleware)
 
     # -- the flow -----------------------------------------------------------------
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
