@@ -167,28 +167,30 @@ def test_fail_on_broken_exit_status(tmp_path, server):
     server.add("/", html('<a href="/ok">ok</a><a href="/gone">gone</a>', "Home"))
     server.add("/ok", html("ok", title="OK"))
     start = f"start_urls={server.url('/')}"
-    args = scrapy_crawl(tmp_path, "-a", start, "-s", "WEBSPIDER_PROGRESS=off")
-    failing = subprocess.run(
-        [*args, "-a", "fail_on_broken=1"],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=50,
-        check=False,
+    args = scrapy_crawl(
+        tmp_path, "-a", start, "-s", "WEBSPIDER_PROGRESS=off", "-a", "fail_on_broken=1"
     )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            args,
+            cwd=ROOT,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=50,
+            check=False,
+        )
+
+    failing = run()
     assert failing.returncode == EXIT_BROKEN, failing.stderr
+    assert "/gone" in server.requested()
     assert (tmp_path / "out" / "broken-links.jsonl").read_text("utf-8").count("\n") == 1
 
     server.routes.pop("/")
     server.add("/", html('<a href="/ok">ok</a>', "Home"))
-    passing = subprocess.run(
-        [*args, "-a", "fail_on_broken=1"],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=50,
-        check=False,
-    )
+    server.clear()
+    passing = run()
     assert passing.returncode == 0, passing.stderr
+    assert "/ok" in server.requested() and "/gone" not in server.requested()
+    assert (tmp_path / "out" / "broken-links.jsonl").read_text("utf-8") == ""

@@ -149,7 +149,9 @@ class BrokenLinks:
                     first_text.setdefault(fragment, text)
                 for fragment, text in first_text.items():
                     anchors.add_link(key, base, fragment, (referrer, text, "a"))
-            self._update_stats()
+        # Not only for anchors: a page that links a redirect hop already found
+        # broken makes that hop a reported broken link (LinkLedger.add_page).
+        self._update_stats()
 
     # -- outcomes -----------------------------------------------------------------
     def response_received(self, response: Response, request: Request) -> None:

@@ -35,8 +35,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from webspider.config import ConfigError, get_float
+from webspider.extensions.brokenlinks import STATS_BROKEN
 from webspider.extensions.report import deferred_waiting
 from webspider.reports.progress import Progress, fit, format_line, format_log
+from webspider.skips import STATS_PREFIX as STATS_SKIPPED
+from webspider.spiders.webspider import STATS_PAGES
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -47,10 +50,6 @@ logger = logging.getLogger(__name__)
 
 MODES = ("auto", "terminal", "log", "off")
 CLEAR_LINE = "\r\x1b[K"
-
-STATS_PAGES = "webspider/pages/fetched_count"
-STATS_SKIPPED = "webspider/skipped/url_count"
-STATS_BROKEN = "webspider/broken/url_count"
 
 
 def get_mode(settings: BaseSettings) -> str:

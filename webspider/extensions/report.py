@@ -38,12 +38,14 @@ from webspider.config import (
 from webspider.extensions.brokenlinks import BROKEN_LINKS_FILE, BrokenLinks
 from webspider.extensions.duplicates import STATS_DUPLICATES, DuplicateContent
 from webspider.extensions.rounds import STATS_ROUNDS
+from webspider.extensions.skippedlog import SKIPPED_FILE
 from webspider.items import PageItem
 from webspider.reports.duplicates import EXACT, NORMALIZED
 from webspider.reports.html import Report, render
 from webspider.reports.output import write_atomic
 from webspider.reports.summary import Summary
 from webspider.scheduler.scheduler import STATS_DEFERRED_LEFT
+from webspider.spiders.webspider import STATS_LINKS_EXTRACTED, STATS_PAGES
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -53,8 +55,6 @@ logger = logging.getLogger(__name__)
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.html"
 
-STATS_PAGES = "webspider/pages/fetched_count"
-STATS_LINKS = "webspider/links/extracted_count"
 _STATUS_PREFIX = "downloader/response_status_count/"
 
 
@@ -126,7 +126,7 @@ class CrawlReport:
             pages=int(stats.get(STATS_PAGES, 0)),
             # the seen-set also keys HEAD checks and other methods ("HEAD url")
             urls_seen=sum(1 for key in seen if " " not in key),
-            links=int(stats.get(STATS_LINKS, 0)),
+            links=int(stats.get(STATS_LINKS_EXTRACTED, 0)),
             requests=int(stats.get("downloader/request_count", 0)),
             bytes=int(stats.get("downloader/response_bytes", 0)),
             broken_internal=(
@@ -167,7 +167,7 @@ class CrawlReport:
         if broken_links:
             files["broken_links"] = str(self.output / BROKEN_LINKS_FILE)
         if get_bool(self.crawler.settings, "WEBSPIDER_LOG_SKIPPED", False):
-            files["skipped"] = str(self.output / "skipped.jsonl")
+            files["skipped"] = str(self.output / SKIPPED_FILE)
         files["summary"] = str(self.output / SUMMARY_FILE)
         files["report"] = str(self.output / REPORT_FILE)
         return files
