@@ -41,6 +41,7 @@ from scrapy.core.scheduler import Scheduler
 from scrapy.utils.job import job_dir
 
 from webspider.config import get_depth_options, get_output_dir
+from webspider.reports.output import open_atomic
 from webspider.scheduler.frontier import DeferredFrontier, DeferredURL
 from webspider.scheduler.queues import DepthPriorityQueue, key_depth
 from webspider.utils.url import canonical_url
@@ -285,9 +286,9 @@ class RoundScheduler(Scheduler):
         referer, round) — a URL list for ``-a start_urls=@<path>``."""
         assert self.frontier is not None
         seen: set[str] = getattr(self.df, "seen", set())
-        path.parent.mkdir(parents=True, exist_ok=True)
         written = 0
-        with path.open("w", encoding="utf-8") as fh:
+        # streamed (the frontier can hold millions), and never left half-written
+        with open_atomic(path) as fh:
             for entry in self.frontier:
                 if entry.key in seen:
                     continue
