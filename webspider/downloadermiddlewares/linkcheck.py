@@ -36,7 +36,7 @@ from scrapy.exceptions import NotConfigured, StopDownload
 from webspider import signals, skips
 from webspider.config import get_bool
 from webspider.downloadermiddlewares.scope import ScopeMiddleware
-from webspider.utils.url import origin_of
+from webspider.utils.url import Origin, origin_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -64,7 +64,7 @@ class LinkCheckMiddleware:
             self.headers_received, signal=scrapy_signals.headers_received
         )
         #: (scheme, host, port) of the out-of-scope URLs checked
-        self.checked_origins: set[tuple[str, str, int]] = set()
+        self.checked_origins: set[Origin] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
