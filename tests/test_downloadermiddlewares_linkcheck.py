@@ -71,14 +71,3 @@ def test_a_check_get_stops_after_the_headers():
             Request("https://other/x", meta={"webspider_check_only": True})
         )
     assert info.value.fail is False
-
-
-def test_robots_txt_of_checked_hosts_is_let_out_of_the_scope():
-    mw = middleware()
-    mw.checked_origins.add(("http", "other", 80))
-    robots = Request("http://other/robots.txt", meta={"dont_obey_robotstxt": True})
-    mw.process_request(robots)
-    assert robots.meta["allow_offsite"] is True
-    unchecked = Request("http://third/robots.txt", meta={"dont_obey_robotstxt": True})
-    mw.process_request(unchecked)
-    assert "allow_offsite" not in unchecked.meta

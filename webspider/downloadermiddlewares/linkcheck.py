@@ -15,9 +15,8 @@ ends on a dead external page is reported as broken, with ``/go``'s referrers.
 The check requests carry ``allow_offsite`` (which ScopeMiddleware, like
 Scrapy's OffsiteMiddleware, lets through, redirects included) and
 ``webspider_check_only``. robots.txt and politeness apply to them as to any
-request: the robots.txt request of a host being checked gets
-``allow_offsite`` too (this middleware runs before the scope's), or the scope
-would drop it and robots.txt would silently allow everything. The seen-set
+request: the robots.txt middleware's own requests carry ``allow_offsite``,
+so the scope lets a checked host's robots.txt through. The seen-set
 keys HEAD apart from GET, so each URL is checked once.
 
 Settings: WEBSPIDER_CHECK_EXTERNAL. Meta keys set: ``webspider_check_only``,
@@ -36,7 +35,6 @@ from scrapy.exceptions import NotConfigured, StopDownload
 from webspider import signals, skips
 from webspider.config import get_bool
 from webspider.downloadermiddlewares.scope import ScopeMiddleware
-from webspider.utils.url import origin_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -63,8 +61,6 @@ class LinkCheckMiddleware:
         crawler.signals.connect(
             self.headers_received, signal=scrapy_signals.headers_received
         )
-        #: (scheme, host, port) of the out-of-scope URLs checked
-        self.checked_origins: set[tuple[str, str, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -98,7 +94,6 @@ class LinkCheckMiddleware:
         engine = self.crawler.engine
         if engine is None or self.crawler.spider is None:
             return
-        self.checked_origins.add(origin_of(url))
         engine.crawl(self.check_request(url, referer))
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_CHECKS)
@@ -106,13 +101,6 @@ class LinkCheckMiddleware:
     def process_request(self, request: Request) -> Request | None:
         meta = request.meta
         if (
-            meta.get("dont_obey_robotstxt")
-            and self.checked_origins
-            and request.url.endswith("/robots.txt")
-            and origin_of(request.url) in self.checked_origins
-        ):
-            meta["allow_offsite"] = True
-        elif (
             meta.get("redirect_urls")
             and not meta.get(CHECK_ONLY)
             and self.redirect_leaves_scope(request)
@@ -128,7 +116,6 @@ class LinkCheckMiddleware:
     def redirect_check(self, request: Request) -> Request:
         """Check, instead of fetching, where an internal URL redirects out of
         the scope: the link to the internal URL is broken when that is."""
-        self.checked_origins.add(origin_of(request.url))
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_CHECKS)
         meta = {

@@ -47,6 +47,7 @@ from webspider import signals, skips
 from webspider.config import politeness_settings
 from webspider.downloadermiddlewares.waiting import StartGate, WaitingRoom
 from webspider.utils.retryafter import retry_after_seconds
+from webspider.utils.url import Origin, origin_of_parts
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -71,9 +72,6 @@ CLOSE_CHECK = 5.0
 
 RETRY_KEY = "webspider_retry_after_times"
 BACKPRESSURE_STATUSES = frozenset({429, 503})
-
-Origin = tuple[str, str, int]
-_PORTS = {"http": 80, "https": 443}
 
 
 class PolitenessMiddleware:
@@ -355,9 +353,7 @@ def _closing(crawler: Crawler) -> bool:
 
 
 def _origin(request: Request) -> Origin:
-    parts = urlparse_cached(request)
-    scheme = parts.scheme
-    return scheme, parts.hostname or "", parts.port or _PORTS.get(scheme, 0)
+    return origin_of_parts(urlparse_cached(request))
 
 
 def _origin_text(origin: Origin) -> str:

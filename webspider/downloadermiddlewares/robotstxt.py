@@ -65,7 +65,7 @@ from webspider.utils.robots import (
     product_token,
     robots_text,
 )
-from webspider.utils.url import FETCHABLE_SCHEMES
+from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,8 +84,6 @@ STATS_WAITED = "webspider/robotstxt/waited_request_count"
 
 #: longest Retry-After a robots.txt answer may impose between retries
 MAX_ROBOTS_RETRY_AFTER = 3600.0
-
-Origin = tuple[str, str, int]
 
 PENDING = "pending"
 READY = "ready"
@@ -142,10 +140,9 @@ class RobotsTxtMiddleware:
         if meta.get("dont_obey_robotstxt") or meta.get("webspider_robotstxt"):
             return
         parts = urlparse_cached(request)
-        scheme = parts.scheme
-        if scheme not in FETCHABLE_SCHEMES:
+        if parts.scheme not in FETCHABLE_SCHEMES:
             return
-        origin = (scheme, parts.hostname or "", parts.port or _PORTS[scheme])
+        origin = origin_of_parts(parts)
         entry = self._origins.get(origin)
         if entry is None or (entry.state != PENDING and entry.expires <= monotonic()):
             entry = self._start_fetch(origin)
@@ -308,6 +305,3 @@ class RobotsTxtMiddleware:
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key)
-
-
-_PORTS = {"http": 80, "https": 443}

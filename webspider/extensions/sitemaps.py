@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
     from typing_extensions import Self
 
+    from webspider.utils.url import Origin
+
 logger = logging.getLogger(__name__)
 
 STATS_FETCHED = "webspider/sitemaps/fetched_count"
@@ -60,7 +62,7 @@ class SitemapSeeder:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def robots_rules_found(self, origin: tuple[str, str, int], parser: Protego) -> None:
+    def robots_rules_found(self, origin: Origin, parser: Protego) -> None:
         for url in parser.sitemaps:
             self.request_sitemap(url, level=1)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import ParseResult, SplitResult, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
 
@@ -122,9 +122,18 @@ def host_of(url: str) -> str:
         return ""
 
 
-def origin_of(url: str) -> tuple[str, str, int]:
+#: (scheme, host, port) — the unit robots.txt and politeness apply to
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: str) -> Origin:
     """(scheme, host, port) — the unit robots.txt and politeness apply to."""
-    parts = urlsplit(url)
+    return origin_of_parts(urlsplit(url))
+
+
+def origin_of_parts(parts: SplitResult | ParseResult) -> Origin:
+    """``origin_of`` for a URL already split (e.g. by Scrapy's cached
+    ``urlparse_cached``, so per-request callers do not parse it again)."""
     scheme = parts.scheme.lower()
     port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
     return scheme, (parts.hostname or ""), port
