@@ -1,6 +1,11 @@
 import pytest
 
-from webspider.utils.prefixes import BadPrefixError, PrefixSet, normalize_prefix
+from webspider.utils.prefixes import (
+    BadPrefixError,
+    PrefixSet,
+    normalize_prefix,
+    prefix_reason,
+)
 
 SPORTS = "http://www.bbc.co.uk/sports"
 
@@ -75,3 +80,19 @@ def test_empty_set_is_false():
 def test_bad_prefixes(prefix):
     with pytest.raises(BadPrefixError):
         normalize_prefix(prefix)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://x.test/docs/a", None),
+        ("http://x.test/docs/private/a", "exclude"),
+        ("http://x.test/blog/", "include"),
+        ("HTTP://X.TEST/DOCS/PRIVATE/A", "exclude"),
+    ],
+)
+def test_prefix_reason_exclude_wins_over_include(url, reason):
+    include = PrefixSet(["http://x.test/docs/"])
+    exclude = PrefixSet(["http://x.test/docs/private/"])
+    assert prefix_reason(url, include, exclude) == reason
+    assert prefix_reason(url, PrefixSet([]), PrefixSet([])) is None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webspider.utils.prefixes import BadPrefixError, PrefixSet
+from webspider.utils.prefixes import BadPrefixError, PrefixSet, prefix_reason
 from webspider.utils.url import BadURLError, normalize_seed
 from webspider.utils.urllist import URLListError, read_list
 
@@ -200,12 +200,9 @@ def filter_reason(
 ) -> str | None:
     """Why the user's lists keep ``url`` from being requested (the reason
     names of webspider.skips), in the order the middlewares decide it."""
-    if include or exclude:
-        key = include.key(url) if include else exclude.key(url)
-        if exclude and exclude.matches_key(key):
-            return "exclude"
-        if include and not include.matches_key(key):
-            return "include"
+    reason = prefix_reason(url, include, exclude)
+    if reason is not None:
+        return reason
     if any(p.search(url) for p in patterns):
         return "exclude_re"
     return None

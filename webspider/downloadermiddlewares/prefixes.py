@@ -24,6 +24,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from webspider import skips
 from webspider.config import get_dropped_seeds, get_prefixes
+from webspider.utils.prefixes import prefix_reason
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -59,12 +60,7 @@ class PrefixMiddleware:
 
     def skip_reason(self, request: Request) -> str | None:
         """``exclude``, ``include`` or None (requested); override to refine."""
-        key = self.include.key(request.url)
-        if self.exclude and self.exclude.matches_key(key):
-            return skips.EXCLUDE
-        if self.include and not self.include.matches_key(key):
-            return skips.INCLUDE
-        return None
+        return prefix_reason(request.url, self.include, self.exclude)
 
     def process_request(self, request: Request) -> None:
         meta = request.meta

@@ -110,3 +110,17 @@ class PrefixSet:
             return False
         paths = self._buckets.get(parts[0])
         return paths is not None and parts[1].startswith(paths)
+
+
+def prefix_reason(url: str, include: PrefixSet, exclude: PrefixSet) -> str | None:
+    """``"exclude"`` when ``url`` starts with an exclude prefix (exclude wins),
+    ``"include"`` when there is an include list and it starts with none of its
+    prefixes, else None. The one rule, for the middleware and the seed check."""
+    if not include and not exclude:
+        return None
+    key = include.key(url)  # both sets share the normalisation
+    if exclude and exclude.matches_key(key):
+        return "exclude"
+    if include and not include.matches_key(key):
+        return "include"
+    return None
