@@ -13,9 +13,11 @@ With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.settings import Settings
 from scrapy.spiderloader import get_spider_loader
@@ -67,7 +69,23 @@ class Command(ScrapyCrawlCommand):
         # Kept to read its stats once the crawl is over (CrawlerProcess
         # forgets its crawlers when they finish).
         self.crawler = super()._create_crawler(spidercls)
+        self.crawler.signals.connect(
+            self.freeze_start_up_objects, signal=signals.engine_started
+        )
         return self.crawler
+
+    def freeze_start_up_objects(self) -> None:
+        """Leave what exists once the engine starts to the end of the process.
+
+        Those ~100,000 objects (modules, classes, every component) live as
+        long as the process, yet the cyclic garbage collector walked all of
+        them in each full collection (~35 ms a time, three times on the
+        Python docs) and took them apart one by one at exit (~0.1 s, an
+        eighth of a one-page crawl) for memory the OS takes back anyway.
+        Frozen objects are neither walked nor collected; they are still freed
+        by reference counting, and atexit handlers (logging) still run.
+        """
+        gc.freeze()
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         super().run(args, opts)
