@@ -124,6 +124,7 @@ def site_factories(
             args.synthetic_pages, args.synthetic_links
         ),
         "latency": lambda: sites_mod.latency_site(args.latency_ms / 1000),
+        "onepage": sites_mod.one_page_site,
     }
 
 
@@ -297,7 +298,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sites",
         type=_csv,
         default=["docs", "synthetic", "latency"],
-        help="comma-separated: docs,synthetic,latency (default all)",
+        help="comma-separated: docs,synthetic,latency,onepage"
+        " (default docs,synthetic,latency)",
     )
     p.add_argument(
         "--contenders",
@@ -352,7 +354,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if name not in contenders_mod.CONTENDERS:
             p.error(f"unknown contender {name!r}")
     for name in args.sites:
-        if name not in ("docs", "synthetic", "latency"):
+        if name not in ("docs", "synthetic", "latency", "onepage"):
             p.error(f"unknown site {name!r}")
     for name in args.benchmarks:
         if name not in BENCHMARKS:

@@ -7,6 +7,8 @@
   bottleneck.
 * ``latency``: the docs site behind bench/latency_proxy.py, which holds every
   response back by 50 ms (concurrency matters there).
+* ``onepage``: one page, so what is measured is the crawler's fixed cost of
+  starting and stopping (opt-in: ``--sites onepage``).
 
 Every site is a context manager yielding a :class:`Site`; ``site.requests()``
 returns the requests the origin server logged since the last ``mark()``, so a
@@ -227,6 +229,29 @@ def docs_site() -> Iterator[Site]:
             log.read,
             log.mark,
         )
+
+
+_ONE_PAGE = """\
+<!doctype html>
+<html><head><title>One page</title></head>
+<body><p>One page, <a href="index.html">linking to itself</a>.</p></body></html>
+"""
+
+
+@contextlib.contextmanager
+def one_page_site() -> Iterator[Site]:
+    """What starting and stopping costs: one page (and robots.txt's 404)."""
+    with tempfile.TemporaryDirectory(prefix="webspider-bench-onepage-") as tmp:
+        root = Path(tmp)
+        (root / "index.html").write_text(_ONE_PAGE)
+        with static_server(root) as (port, log):
+            yield Site(
+                "onepage",
+                f"http://127.0.0.1:{port}/",
+                "one HTML page served by nginx (start-up and shut-down cost)",
+                log.read,
+                log.mark,
+            )
 
 
 @contextlib.contextmanager
