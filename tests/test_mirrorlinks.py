@@ -1,5 +1,6 @@
 import pytest
 
+from webspider.utils.html import extract_page
 from webspider.utils.mirrorlinks import (
     already_points,
     convert,
@@ -34,6 +35,20 @@ def converted(state, link):
     result = convert(
         page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
     )
+    # the crawl's own scan of the page (its spans and joined links) gives
+    # the same conversion as scanning the page again
+    scanned = extract_page(page, PAGE, "utf-8")
+    again = convert(
+        page,
+        state,
+        SOURCE,
+        page_url=PAGE,
+        base_url=PAGE,
+        encoding="utf-8",
+        html=True,
+        page=scanned,
+    )
+    assert again == result
     return result.data.decode().removeprefix('<a href="').removesuffix(
         '">x</a>'
     ), result

@@ -355,6 +355,7 @@ class MirrorStore:
             base_url=page.base_url if page is not None else response.url,
             encoding=getattr(response, "encoding", None),
             html=html,
+            page=page,
         )
 
     def written(

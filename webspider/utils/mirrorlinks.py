@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from webspider.utils.mirrorpath import relative_href, url_path
-from webspider.utils.rewrite import rewrite_css, rewrite_html
+from webspider.utils.rewrite import rewrite_css, rewrite_html, rewrite_spans
 from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
+    from webspider.utils.html import ParsedPage
     from webspider.utils.mirrorstate import Entry, MirrorState
     from webspider.utils.rewrite import Resolve
 
@@ -85,25 +86,32 @@ def convert(
     base_url: str,
     encoding: str | None,
     html: bool,
+    page: ParsedPage | None = None,
 ) -> Conversion:
     """The links of a page (``page_url``, stored at ``source``) converted
-    for offline browsing."""
+    for offline browsing. ``page``, the crawl's scan of an HTML page, spares
+    scanning and joining its links again."""
     pending: set[str] = set()
     kept: dict[str, str] = {}
     restore: dict[str, str] = {}
     relative_ok = base_url == page_url
     join = UrlJoiner(base_url).join
+    resolved = page.resolved if page is not None else {}
 
     def resolve(value: str, kind: str) -> str | None:
         if kind == "base":
             return relative_href(source, source)
         if value.startswith("#"):
             return None
-        try:
-            absolute = join(value)
-        except ValueError:
-            return None
-        if not is_fetchable(absolute):
+        absolute = resolved.get(value, "")
+        if absolute == "":
+            try:
+                absolute = join(value)
+            except ValueError:
+                return None
+            if not is_fetchable(absolute):
+                return None
+        elif absolute is None:
             return None
         address, _, fragment = absolute.partition("#")
         key = canonical_url(address)
@@ -125,7 +133,10 @@ def convert(
         restore[href] = absolute
         return href
 
-    data, count = _rewrite(body, resolve, encoding, html)
+    if page is not None and page.spans is not None:
+        data, count = rewrite_spans(body, page.spans, resolve, encoding)
+    else:
+        data, count = _rewrite(body, resolve, encoding, html)
     return Conversion(data, count, pending, kept, restore)
 
 
