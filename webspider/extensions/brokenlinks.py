@@ -136,19 +136,24 @@ class BrokenLinks:
                             link.fragment,
                             (referrer, link.text, link.tag),
                         )
-                    for fragment, text in link.more_fragments or ():
+                    for fragment, text in (link.more_fragments or {}).items():
                         anchors.add_link(
-                            key, link.url, fragment, (referrer, text, link.tag)
+                            key,
+                            link.url,
+                            fragment,
+                            (referrer, page.text(text), link.tag),
                         )
             if page.local_fragments:
                 # href="#x" points into the page itself (or its <base>)
                 base = page.base_url.partition("#")[0]
                 key = canonical_url(base)
-                first_text: dict[str, str] = {}
+                first_text: dict[str, str | int] = {}
                 for fragment, text in page.local_fragments:
                     first_text.setdefault(fragment, text)
                 for fragment, text in first_text.items():
-                    anchors.add_link(key, base, fragment, (referrer, text, "a"))
+                    anchors.add_link(
+                        key, base, fragment, (referrer, page.text(text), "a")
+                    )
         # Not only for anchors: a page that links a redirect hop already found
         # broken makes that hop a reported broken link (LinkLedger.add_page).
         self._update_stats()

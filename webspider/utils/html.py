@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+def _no_text(pos: int) -> str:
+    return ""
+
+
 @dataclass(slots=True)
 class Link:
     """One distinct link of a page (fragment split off)."""
@@ -57,9 +61,11 @@ class Link:
     #: rel="nofollow" on every element that gave this URL
     nofollow: bool = False
     fragment: str = ""
-    #: (fragment, text) of later elements linking other fragments of the URL
-    #: (``#a`` … ``#b``), for the missing-anchor check; None when there are none
-    more_fragments: list[tuple[str, str]] | None = None
+    #: fragment → link text of later elements linking other fragments of the
+    #: URL (``#a`` … ``#b``), for the missing-anchor check; None when there
+    #: are none. The text may be an offset in the page: ParsedPage.text()
+    #: gives it (only that check needs these texts, and pages have many).
+    more_fragments: dict[str, str | int] | None = None
 
 
 @dataclass
@@ -76,8 +82,9 @@ class ParsedPage:
     #: non-http(s) links seen (mailto:, javascript:, …), counted only
     unsupported_links: int = 0
     #: (fragment, text) of links within the page itself (``href="#x"``),
-    #: which are not links to follow, for the missing-anchor check
-    local_fragments: list[tuple[str, str]] = field(default_factory=list)
+    #: which are not links to follow, for the missing-anchor check (the
+    #: text as in Link.more_fragments)
+    local_fragments: list[tuple[str, str | int]] = field(default_factory=list)
     #: where each link value is in the page's bytes, for the mirror's
     #: rewriting (webspider.utils.rewrite.rewrite_spans); None when the page
     #: cannot be rewritten in place (an encoding such as UTF-16)
@@ -85,6 +92,11 @@ class ParsedPage:
     #: each link value as the page wrote it → the absolute URL it stands for
     #: (None: not a link to fetch), so the mirror does not join it again
     resolved: dict[str, str | None] = field(default_factory=dict)
+    text_at: Callable[[int], str] = field(default=_no_text, repr=False)
+
+    def text(self, text: str | int) -> str:
+        """A fragment's link text (Link.more_fragments, local_fragments)."""
+        return text if isinstance(text, str) else self.text_at(text)
 
 
 _WS = " \t\n\r\f"
@@ -109,10 +121,6 @@ def refresh_url(content: str) -> str | None:
     return url or None
 
 
-def _no_text(pos: int) -> str:
-    return ""
-
-
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
@@ -132,7 +140,7 @@ class _Collector:
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         self.unsupported = 0
-        self.local: list[tuple[str, str]] = []
+        self.local: list[tuple[str, str | int]] = []
         #: the text of an <a> from where its content starts (taken only
         #: for the links that keep it: most are repeats)
         self.text_at = text_at
@@ -155,7 +163,7 @@ class _Collector:
                 and href.lstrip(_WS)[:1] == "#"
                 and len(href.strip(_WS)) > 1
             ):
-                self.local.append((href.strip(_WS)[1:], self._text(text)))
+                self.local.append((href.strip(_WS)[1:], text))
             return
         url, _, fragment = absolute.partition("#")
         link = self.by_url.get(url)
@@ -172,11 +180,10 @@ class _Collector:
         if not link.text and text:
             link.text = self._text(text)
         if fragment and fragment != link.fragment:
-            pair = (fragment, self._text(text))
             if link.more_fragments is None:
-                link.more_fragments = [pair]
-            elif pair not in link.more_fragments:
-                link.more_fragments.append(pair)
+                link.more_fragments = {fragment: text}
+            else:
+                link.more_fragments.setdefault(fragment, text)
 
     def _text(self, text: str | int) -> str:
         return text if isinstance(text, str) else self.text_at(text)
@@ -243,6 +250,7 @@ def extract_page(
         local_fragments=collector.local,
         spans=found.spans if in_place else None,
         resolved=collector.joined,
+        text_at=found.text_at,
     )
 
 

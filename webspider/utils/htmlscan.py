@@ -24,7 +24,7 @@ import codecs
 import html
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from html.entities import html5 as _HTML5_REFS
 from typing import TYPE_CHECKING
 
@@ -129,7 +129,7 @@ _CSS_COMMENT_RE = re.compile(rb"/\*.*?(?:\*/|$)", re.DOTALL)
 _QUOTE_REFS = (b"&quot;", b"&#34;", b"&#x22;", b"&#39;", b"&#x27;", b"&apos;")
 
 # Where an <a>'s text ends: its end tag, or the next <a> (which closes it).
-_A_END_RE = re.compile(rb"</a[\s/>]|<a[\s/>]")
+_A_END_RE = re.compile(rb"</a[\s/>]|<a[\s/>]", re.IGNORECASE)
 _MARKUP_RE = re.compile(rb"<!--.*?(?:-->|$)|<[^>]*(?:>|$)", re.DOTALL)
 #: how far an <a>'s text is looked for, and how long it is kept
 _TEXT_WINDOW = 4096
@@ -354,7 +354,7 @@ class _Scanner:
         self.encoding = encoding
         self.table = table
         self.fast = fast
-        self.result = HtmlScan(text_at=self.text_at)
+        self.result = HtmlScan(text_at=partial(link_text, body, encoding))
         self.spans = self.result.spans
         reader = table.readers.get(b"a")
         self.a_regex = reader.regex if reader is not None else None
@@ -365,17 +365,6 @@ class _Scanner:
 
     def attr(self, start: int, end: int) -> str:
         return unescape_attribute(self.text(start, end))
-
-    def text_at(self, pos: int) -> str:
-        """The text of the ``<a>`` whose content starts at ``pos``."""
-        end_match = _A_END_RE.search(self.low, pos, pos + _TEXT_WINDOW)
-        end = (
-            end_match.start() if end_match else min(len(self.body), pos + _TEXT_WINDOW)
-        )
-        chunk = self.body[pos:end]
-        if b"<" in chunk:
-            chunk = _MARKUP_RE.sub(b"", chunk)
-        return collapse(html.unescape(chunk.decode(self.encoding, "replace")))
 
     # -- the scan -----------------------------------------------------------------
     def run(self) -> HtmlScan:
@@ -596,6 +585,18 @@ class _Scanner:
             title = html.unescape(self.text(pos, text_end))
             self.result.title = " ".join(title.split())
         return text_end
+
+
+def link_text(body: bytes, encoding: str, pos: int) -> str:
+    """The text of the ``<a>`` whose content starts at ``body[pos]``: up to
+    its end tag or the next ``<a>``, markup dropped, whitespace collapsed."""
+    end_match = _A_END_RE.search(body, pos, pos + _TEXT_WINDOW)
+    end = end_match.start() if end_match else min(len(body), pos + _TEXT_WINDOW)
+    chunk = body[pos:end]
+    if b"<" in chunk:
+        chunk = _MARKUP_RE.sub(b"", chunk)
+    text = chunk.decode(encoding, "replace")
+    return collapse(html.unescape(text) if "&" in text else text)
 
 
 def collapse(text: str) -> str:
