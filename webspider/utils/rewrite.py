@@ -19,7 +19,7 @@ are: splicing ASCII into them would corrupt them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 
 from webspider.utils.htmlscan import (
     BASE,
@@ -42,27 +42,49 @@ _HTML_ESCAPES = str.maketrans(
 
 
 def rewrite_spans(
-    body: bytes, spans: Iterable[Span], resolve: Resolve, encoding: str | None
+    body: bytes,
+    spans: Iterable[Span],
+    resolve: Resolve,
+    encoding: str | None,
+    *,
+    track: Container[str] = (),
+    tracked: list[Span] | None = None,
 ) -> tuple[bytes, int]:
     """``body`` with the link values at ``spans`` (webspider.utils.htmlscan)
     replaced as ``resolve`` says, and how many were. Every other byte is
-    kept."""
+    kept.
+
+    Spans whose value (stripped) is in ``track`` once ``resolve`` has seen
+    it are appended to ``tracked`` as spans of the result, with the value
+    written there: rewriting the result with them later needs no scan."""
     encoding = encoding or "utf-8"
     # a page repeats its links: the same value gets the same answer
-    answers: dict[tuple[str, int], bytes | None] = {}
+    answers: dict[tuple[str, int], tuple[bytes, str] | None] = {}
     out: list[bytes] = []
     pos = 0
+    shift = 0  # how much longer the result is than body, before ``pos``
     count = 0
     for start, end, value, flags in spans:
         key = (value, flags)
         try:
-            new = answers[key]
+            answer = answers[key]
         except KeyError:
-            new = answers[key] = _answer(value, flags, resolve, encoding)
-        if new is None or start < pos:
+            answer = answers[key] = _answer(value, flags, resolve, encoding)
+        if start < pos:
             continue
+        if tracked is not None and value.strip(_WS) in track:
+            if answer is None:
+                tracked.append((start + shift, end + shift, value, flags))
+            else:
+                new_start = start + shift
+                new_end = new_start + len(answer[0])
+                tracked.append((new_start, new_end, answer[1], flags))
+        if answer is None:
+            continue
+        data = answer[0]
         out.append(body[pos:start])
-        out.append(new)
+        out.append(data)
+        shift += len(data) - (end - start)
         pos = end
         count += 1
     if not count:
@@ -71,16 +93,19 @@ def rewrite_spans(
     return b"".join(out), count
 
 
-def _answer(value: str, flags: int, resolve: Resolve, encoding: str) -> bytes | None:
+def _answer(
+    value: str, flags: int, resolve: Resolve, encoding: str
+) -> tuple[bytes, str] | None:
+    """What replaces ``value`` (as bytes, and as the text they say), or None
+    to keep it."""
     url = value.strip(_WS)
     if not url:
         return None
     new = resolve(url, "base" if flags & BASE else "link")
     if new is None or new == url:
         return None
-    if flags & ESCAPED:
-        new = new.translate(_HTML_ESCAPES)
-    return new.encode(encoding, errors="xmlcharrefreplace")
+    escaped = new.translate(_HTML_ESCAPES) if flags & ESCAPED else new
+    return escaped.encode(encoding, errors="xmlcharrefreplace"), new
 
 
 def rewrite_html(
