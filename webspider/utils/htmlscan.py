@@ -71,11 +71,11 @@ class _Reader:
     attrs: tuple[bytes, ...]
 
 
-def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
-    attrs = tuple(sorted(attrs))
-    # (?=(?:STEP)*?[\s/]*+NAME=VALUE): after as few whole attributes as
-    # possible, NAME with a value; optional, so a tag without it matches
-    looks = b"".join(
+def _looks(attrs: Iterable[bytes]) -> bytes:
+    """One group per attribute: (?=(?:STEP)*?[\\s/]*+NAME=(VALUE)), after as
+    few whole attributes as possible, NAME with a value; optional, so a tag
+    without it matches."""
+    return b"".join(
         rb"(?:(?=(?:"
         + _STEP
         + rb")*?[\s/]*+"
@@ -85,8 +85,12 @@ def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
         + rb"))|)"
         for attr in attrs
     )
+
+
+def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
+    attrs = tuple(sorted(attrs))
     head = re.escape(name) if name else rb"[a-z][a-z0-9:_-]*+"
-    regex = re.compile(rb"<(" + head + rb")" + looks + _STEP + rb"*+[\s/]*+>")
+    regex = re.compile(rb"<(" + head + rb")" + _looks(attrs) + _STEP + rb"*+[\s/]*+>")
     return _Reader(regex, attrs)
 
 
@@ -187,8 +191,8 @@ class _Table:
     #: the reader of any other tag (its style)
     any_tag: _Reader
     #: the rule of ``<a href>`` when it is the only rule for <a> (as in
-    #: LINK_RULES): most tags of most pages are such links, and the scan
-    #: reads them on a short path
+    #: LINK_RULES): most tags of most pages are such links, and ``master``
+    #: reads them whole (groups 2-5: href, rel, style, the rest of the tag)
     anchor: LinkRule | None = None
 
 
@@ -218,7 +222,6 @@ def _table(rules: tuple[LinkRule, ...]) -> _Table:
     # (It also stops at any "style": an attribute of any tag may hold url();
     # scan() finds those with bytes.find, since an alternation starting with
     # "s" or "<" under IGNORECASE made the regex engine try every byte.)
-    master = re.compile(rb"<(?:!--|(" + alternation + rb")(?=[\s/>]))")
     readers = {
         tag: _reader(
             tag,
@@ -237,6 +240,20 @@ def _table(rules: tuple[LinkRule, ...]) -> _Table:
         or anchor_rules[0][0] != b"href"
     ):
         anchor = None  # anchor() knows these groups only
+    if anchor is None:
+        # group 1: the element's name (None: a comment)
+        master = re.compile(rb"<(?:!--|(" + alternation + rb")(?=[\s/>]))")
+    else:
+        others = b"|".join(re.escape(n) for n in names if n != b"a")
+        master = re.compile(
+            rb"<(?:!--|(a)(?=[\s/>])"
+            + _looks((b"href", b"rel", b"style"))
+            + rb"("
+            + _STEP
+            + rb"*+[\s/]*+>)?|("
+            + others
+            + rb")(?=[\s/>]))"
+        )
     return _Table(
         {tag: tuple(pairs) for tag, pairs in by_tag.items()},
         master,
@@ -338,7 +355,6 @@ _QUOTES = frozenset(b"\"'")
 
 class _Scanner:
     __slots__ = (
-        "a_regex",
         "body",
         "encoding",
         "fast",
@@ -356,8 +372,6 @@ class _Scanner:
         self.fast = fast
         self.result = HtmlScan(text_at=partial(link_text, body, encoding))
         self.spans = self.result.spans
-        reader = table.readers.get(b"a")
-        self.a_regex = reader.regex if reader is not None else None
 
     # -- values -------------------------------------------------------------------
     def text(self, start: int, end: int) -> str:
@@ -369,44 +383,52 @@ class _Scanner:
     # -- the scan -----------------------------------------------------------------
     def run(self) -> HtmlScan:
         body, low = self.body, self.low
-        master = self.table.master
-        anchor = self.table.anchor
+        anchor = self.table.anchor if self.fast else None
+        # with anchor: group 1 "a", 6 another element; else 1 the element
+        other = 6 if self.table.anchor is not None else 1
         size = len(body)
-        tag = master.search(low)
         style = low.find(b"style")
         pos = 0
-        while pos < size:
-            if tag is not None and tag.start() < pos:
-                tag = master.search(low, pos)
-            if 0 <= style < pos:
-                style = low.find(b"style", pos)
-            if style >= 0 and (tag is None or style < tag.start()):
-                # "style": if it is inside a start tag, scan that tag
+        for tag in self.table.master.finditer(low):
+            at = tag.start()
+            if at < pos:
+                continue  # inside a tag, comment or raw text already read
+            if 0 <= style < at:
+                style, pos = self.styles(style, pos, at)
+                if at < pos:
+                    continue
+            regs = tag.regs
+            if regs[1][0] >= 0 and other == 6:
+                if anchor is not None and regs[5][0] >= 0 and regs[4][0] < 0:
+                    pos = self.anchor(regs, anchor)
+                else:  # a style attribute, or no plain tag: the long path
+                    pos = self.tag(at, b"a")
+            elif regs[other][0] >= 0:
+                pos = self.tag(at, tag.group(other))
+            else:  # a comment
+                close = body.find(b"-->", at + 4)
+                pos = size if close < 0 else close + 3
+        if style >= 0:
+            self.styles(style, pos, size)
+        return self.result
+
+    def styles(self, style: int, pos: int, stop: int) -> tuple[int, int]:
+        """Read the tags before ``stop`` that hold a "style" (the first at
+        ``style``), from ``pos`` on: an attribute of any tag may hold url().
+        Returns the next "style" and where the scan goes on."""
+        body, low = self.body, self.low
+        while 0 <= style < stop:
+            if style >= pos:
                 lt = body.rfind(b"<", pos, style)
                 end = self.tag(lt) if lt >= 0 else style
                 pos = max(end, style + 5)
-            elif tag is None:
-                break
-            elif tag.group(1) is None:  # a comment
-                close = body.find(b"-->", tag.start() + 4)
-                pos = size if close < 0 else close + 3
-            elif tag.group(1) == b"a" and anchor is not None:
-                pos = self.anchor(tag.start(), anchor)
-            else:
-                pos = self.tag(tag.start(), tag.group(1))
-        return self.result
+            style = low.find(b"style", pos)
+        return style, pos
 
-    def anchor(self, lt: int, rule: LinkRule) -> int:
-        """tag() for an ``<a>`` (when ``<a href>`` is its only rule), on the
-        shortest path: its reader's groups are href, rel, style."""
+    def anchor(self, regs: tuple[tuple[int, int], ...], rule: LinkRule) -> int:
+        """tag() for a plain ``<a>`` without a style (``regs``: the master
+        match's, see _Table.anchor), on the shortest path."""
         low = self.low
-        regex = self.a_regex
-        match = regex.match(low, lt) if regex is not None and self.fast else None
-        if match is None:
-            return self.tag(lt, b"a")
-        regs = match.regs
-        if regs[4][0] >= 0:  # a style attribute: the long path reads it
-            return self.tag(lt, b"a")
         start, end = regs[2]
         if end > start and low[start] in _QUOTES:
             start, end = start + 1, end - 1
@@ -422,10 +444,8 @@ class _Scanner:
                     rel_start, rel_end = rel_start + 1, rel_end - 1
                 rel = self.attr(rel_start, rel_end)
                 nofollow = "nofollow" in rel.lower().split()
-            self.result.links.append(
-                (value, rule.kind, rule.tag, match.end(), nofollow)
-            )
-        return match.end()
+            self.result.links.append((value, rule.kind, rule.tag, regs[0][1], nofollow))
+        return regs[0][1]
 
     def tag(self, lt: int, name: bytes | None = None) -> int:
         """Take what the start tag at ``lt`` holds; returns where the scan goes
