@@ -23,6 +23,7 @@ from __future__ import annotations
 import codecs
 import html
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from html.entities import html5 as _HTML5_REFS
@@ -389,10 +390,12 @@ class _Scanner:
         size = len(body)
         style = low.find(b"style")
         pos = 0
-        for tag in self.table.master.finditer(low):
+        # search (not finditer) from where the last tag, comment or raw text
+        # ended: matches inside them would be tried for nothing, and a tag
+        # that never closes would make that quadratic
+        search = self.table.master.search
+        while (tag := search(low, pos)) is not None:
             at = tag.start()
-            if at < pos:
-                continue  # inside a tag, comment or raw text already read
             if 0 <= style < at:
                 style, pos = self.styles(style, pos, at)
                 if at < pos:
@@ -408,6 +411,7 @@ class _Scanner:
             else:  # a comment
                 close = body.find(b"-->", at + 4)
                 pos = size if close < 0 else close + 3
+            pos = max(pos, at + 1)
         if style >= 0:
             self.styles(style, pos, size)
         return self.result
@@ -547,6 +551,7 @@ class _Scanner:
             if b"/*" in chunk
             else []
         )
+        comment_starts = [a for a, _ in comments]
         matches = list(_CSS_URL_RE.finditer(chunk))
         if b"@import" in chunk.lower():
             matches.extend(_CSS_IMPORT_RE.finditer(chunk))
@@ -555,8 +560,10 @@ class _Scanner:
         spans, found = self.spans, self.result.links
         for match in matches:
             at = match.start()
-            if comments and any(a <= at < b for a, b in comments):
-                continue
+            if comments:  # the last comment starting at or before it
+                index = bisect_right(comment_starts, at) - 1
+                if index >= 0 and at < comments[index][1]:
+                    continue
             group = match.lastindex
             if group is None:
                 continue
