@@ -58,8 +58,9 @@ def rewrite_spans(
     it are appended to ``tracked`` as spans of the result, with the value
     written there: rewriting the result with them later needs no scan."""
     encoding = encoding or "utf-8"
-    # a page repeats its links: the same value gets the same answer
-    answers: dict[tuple[str, int], tuple[bytes, str] | None] = {}
+    # a page repeats its links: the same value gets the same answer (and is
+    # tracked or not alike)
+    answers: dict[tuple[str, int], tuple[tuple[bytes, str] | None, bool]] = {}
     out: list[bytes] = []
     pos = 0
     shift = 0  # how much longer the result is than body, before ``pos``
@@ -67,18 +68,22 @@ def rewrite_spans(
     for start, end, value, flags in spans:
         key = (value, flags)
         try:
-            answer = answers[key]
+            answer, again = answers[key]
         except KeyError:
-            answer = answers[key] = _answer(value, flags, resolve, encoding)
+            answer = _answer(value, flags, resolve, encoding)
+            again = tracked is not None and value.strip(_WS) in track
+            answers[key] = answer, again
         if start < pos:
             continue
-        if tracked is not None and value.strip(_WS) in track:
+        if again:
+            assert tracked is not None
             if answer is None:
                 tracked.append((start + shift, end + shift, value, flags))
             else:
                 new_start = start + shift
-                new_end = new_start + len(answer[0])
-                tracked.append((new_start, new_end, answer[1], flags))
+                tracked.append(
+                    (new_start, new_start + len(answer[0]), answer[1], flags)
+                )
         if answer is None:
             continue
         data = answer[0]
