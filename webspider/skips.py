@@ -5,11 +5,14 @@ show how many per reason and the SkippedLog extension logs and writes them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from webspider import signals
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
@@ -45,6 +48,24 @@ def record_skip(
     crawler.signals.send_catch_log(
         signals.url_skipped, url=url, reason=reason, referer=referer
     )
+
+
+def record_skips(
+    crawler: Crawler, skipped: Sequence[tuple[str, str]], referer: str | None = None
+) -> None:
+    """``record_skip`` for each (url, reason) found on page ``referer``, in
+    that order, with the stats counted once per reason rather than per URL:
+    an index page of the Python docs skips thousands of outside links."""
+    if not skipped:
+        return
+    stats = crawler.stats
+    if stats is not None:
+        stats.inc_value(STATS_PREFIX, len(skipped))
+        for reason, count in Counter(reason for _, reason in skipped).items():
+            stats.inc_value(f"{STATS_PREFIX}/{reason}", count)
+    send = crawler.signals.send_catch_log
+    for url, reason in skipped:
+        send(signals.url_skipped, url=url, reason=reason, referer=referer)
 
 
 def skip_request(crawler: Crawler, request: Request, reason: str) -> None:
