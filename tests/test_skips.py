@@ -48,3 +48,23 @@ def test_record_skips_of_nothing_sets_no_stats():
     skips.record_skips(crawler, [], "http://s.test/")
     assert heard == []
     assert crawler.stats.get_value(skips.STATS_PREFIX) is None
+
+
+def test_record_skips_sends_one_urls_skipped_for_all():
+    crawler = get_crawler(Spider)
+    crawler.stats.open_spider()
+    batches = []
+
+    def urls_skipped(skipped, referer=None):
+        batches.append((list(skipped), referer))
+
+    crawler.signals.connect(urls_skipped, signal=signals.urls_skipped, weak=False)
+    found = [("http://a.test/", skips.SCOPE), ("http://b.test/", skips.SCOPE)]
+    assert not skips.has_receivers(crawler, signals.url_skipped)
+    skips.record_skips(crawler, found, "http://s.test/")
+    skips.record_skip(crawler, "http://c.test/", skips.ROBOTS)
+    assert batches == [
+        (found, "http://s.test/"),
+        ([("http://c.test/", skips.ROBOTS)], None),
+    ]
+    assert crawler.stats.get_value(skips.STATS_PREFIX) == 3
