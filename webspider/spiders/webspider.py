@@ -181,10 +181,11 @@ class WebSpider(Spider):
             if seen is not None and key in seen:
                 dropped += 1
                 continue
+            if key in outside:
+                continue  # out of scope, recorded when first found
             if scope is not None and not self.link_in_scope(link.url):
-                if key not in outside:
-                    outside.add(key)
-                    skipped.append((link.url, skips.SCOPE))
+                outside.add(key)
+                skipped.append((link.url, skips.SCOPE))
                 continue
             # Skipped here rather than by the directives middleware so that
             # no Request is built for them (same reasons as there).
