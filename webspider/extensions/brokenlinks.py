@@ -107,7 +107,7 @@ class BrokenLinks:
         connect = crawler.signals.connect
         connect(self.links_extracted, signal=signals.links_extracted)
         connect(self.request_failed, signal=signals.request_failed)
-        connect(self.url_skipped, signal=signals.url_skipped)
+        connect(self.urls_skipped, signal=signals.urls_skipped)
         connect(self.response_received, signal=scrapy_signals.response_received)
         connect(self.request_dropped, signal=scrapy_signals.request_dropped)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
@@ -213,6 +213,12 @@ class BrokenLinks:
         for url, key in zip(redirects, keys, strict=True):
             self.ledger.redirected(key, url, target, internal)
         self._update_stats()
+
+    def urls_skipped(
+        self, skipped: list[tuple[str, str]], referer: str | None = None
+    ) -> None:
+        for url, reason in skipped:
+            self.url_skipped(url, reason, referer)
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
         if reason in FINAL_SKIP_REASONS and not (
