@@ -20,3 +20,8 @@ from webspider.utils.css import css_urls
 )
 def test_css_urls(css, urls):
     assert list(css_urls(css)) == urls
+
+
+def test_an_unclosed_comment_runs_to_the_end():
+    assert list(css_urls("a{b:url(x.png)} /* c{d:url(y.png)}")) == ["x.png"]
+    assert list(css_urls("/*" * 200_000 + "url(z.png)")) == []  # and fast

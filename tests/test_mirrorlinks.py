@@ -1,5 +1,6 @@
 import pytest
 
+from webspider.utils.html import extract_page
 from webspider.utils.mirrorlinks import (
     already_points,
     convert,
@@ -34,6 +35,20 @@ def converted(state, link):
     result = convert(
         page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
     )
+    # the crawl's own scan of the page (its spans and joined links) gives
+    # the same conversion as scanning the page again
+    scanned = extract_page(page, PAGE, "utf-8")
+    again = convert(
+        page,
+        state,
+        SOURCE,
+        page_url=PAGE,
+        base_url=PAGE,
+        encoding="utf-8",
+        html=True,
+        page=scanned,
+    )
+    assert again == result
     return result.data.decode().removeprefix('<a href="').removesuffix(
         '">x</a>'
     ), result
@@ -155,3 +170,48 @@ def test_unconvert_gives_back_absolute_urls(state):
 )
 def test_already_points(value, target, expected):
     assert already_points(value, ("h", "a", "page.html"), target) is expected
+
+
+def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
+    # A page converted while its links' files were missing, fixed up once
+    # they are mirrored: with the spans the conversion remembered (no scan)
+    # it comes out as with a scan of the stored page.
+    page = (
+        b'<a href="http://h/later">a</a> <a href="/later#s">b</a>'
+        b'<img src="later2.png"><a href="http://elsewhere/x">c</a>'
+        b'<a href="other">d</a>'
+    )
+    written = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    assert [value for _, _, value, _ in written.spans] == [
+        "http://h/later",
+        "http://h/later#s",
+        "later2.png",
+        "http://elsewhere/x",
+    ]
+    for start, end, value, _ in written.spans:
+        assert written.data[start:end].decode() == value
+    entry = Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=sorted(written.pending),
+        kept=written.kept,
+    )
+    state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
+    state.put(
+        Entry(url="http://h/docs/later2.png", path=("h", "x", "l.png"), hash="", size=0)
+    )
+    scanned = fix_up(written.data, entry, state, encoding="utf-8", html=True)
+    remembered = fix_up(
+        written.data, entry, state, encoding="utf-8", html=True, spans=written.spans
+    )
+    assert remembered == scanned
+    assert remembered.data == (
+        b'<a href="../later.html">a</a> <a href="../later.html#s">b</a>'
+        b'<img src="../x/l.png"><a href="http://elsewhere/x">c</a>'
+        b'<a href="other.html">d</a>'
+    )
+    assert [value for _, _, value, _ in remembered.spans] == ["http://elsewhere/x"]

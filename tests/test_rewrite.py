@@ -4,9 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webspider.utils import rewrite
-from webspider.utils.html import LinkRule
-from webspider.utils.rewrite import ascii_compatible, rewrite_css, rewrite_html
+from webspider.utils import htmlscan
+from webspider.utils.html import LINK_RULES, LinkRule
+from webspider.utils.rewrite import (
+    ascii_compatible,
+    rewrite_css,
+    rewrite_html,
+    rewrite_spans,
+)
 
 
 def upper(url, kind):
@@ -190,38 +195,43 @@ _SOUP = st.lists(
 ).map("".join)
 
 
-_OLD_MASTER = re.compile(
-    rb"<!--|<(?:"
-    + b"|".join(
-        sorted(set(rewrite._DEFAULT_RULES) | rewrite._RAW_TEXT, key=len, reverse=True)
-    )
-    + rb")(?=[\s/>])|style",
-    re.IGNORECASE,
-)
+class _ReferenceScanner(htmlscan._Scanner):
+    """The scan as it was before its fast paths: one case-insensitive regex
+    to jump with (tags, comments and "style" alike), and the plain attribute
+    loop for every tag."""
+
+    def run(self):
+        body = self.body
+        names = set(self.table.by_tag) | htmlscan.RAW_TEXT | {b"base", b"meta"}
+        jump = re.compile(
+            rb"<!--|<(?:"
+            + b"|".join(sorted(names, key=len, reverse=True))
+            + rb")(?=[\s/>])|style",
+            re.IGNORECASE,
+        )
+        size = len(body)
+        pos = 0
+        while pos < size:
+            found = jump.search(body, pos)
+            if found is None:
+                break
+            at = found.start()
+            if body[at] != ord("<"):
+                lt = body.rfind(b"<", pos, at)
+                end = self.tag(lt) if lt >= 0 else at
+                pos = max(end, found.end())
+            elif found.group(0) == b"<!--":
+                close = body.find(b"-->", at + 4)
+                pos = size if close < 0 else close + 3
+            else:
+                pos = self.tag(at)
+        return self.result
 
 
 def _reference_rewrite_html(body, resolve):
-    """rewrite_html as it was before its fast paths: one case-insensitive
-    regex to jump with, and the attribute loop for every tag."""
-    rw = rewrite._Rewriter(resolve, "utf-8")
-    by_tag = rewrite._DEFAULT_RULES
-    size = len(body)
-    pos = 0
-    while pos < size:
-        found = _OLD_MASTER.search(body, pos)
-        if found is None:
-            break
-        at = found.start()
-        if body[at] != ord("<"):
-            lt = body.rfind(b"<", pos, at)
-            end = rewrite._scan_tag_slow(body, lt, by_tag, rw) if lt >= 0 else at
-            pos = max(end, found.end())
-        elif found.group(0) == b"<!--":
-            close = body.find(b"-->", at + 4)
-            pos = size if close < 0 else close + 3
-        else:
-            pos = rewrite._scan_tag_slow(body, at, by_tag, rw)
-    return rewrite._apply(body, rw.edits), len(rw.edits)
+    table = htmlscan._table(LINK_RULES)
+    found = _ReferenceScanner(body, "utf-8", table, fast=False).run()
+    return rewrite_spans(body, found.spans, resolve, "utf-8")
 
 
 @settings(max_examples=1000, deadline=None)

@@ -1,5 +1,8 @@
+import random
+
 import pytest
 
+from webspider.utils import url as url_module
 from webspider.utils.url import (
     BadURLError,
     canonical_url,
@@ -31,6 +34,50 @@ from webspider.utils.url import (
 )
 def test_canonical_url(url, canonical):
     assert canonical_url(url) == canonical
+
+
+@pytest.mark.parametrize(
+    ("url", "plain"),
+    [
+        ("http://example.org/a/b.html", True),
+        ("https://127.0.0.1:8000/_static/x-y_z~(1).css", True),
+        ("http://a-b.example.org:65535/p:q@r!$&'()*+,=", True),
+        ("http://example.org/a/../b", False),  # dot segments
+        ("http://example.org/./b", False),
+        ("http://example.org/a?x=1", False),  # query sorted
+        ("http://example.org/a;p", False),  # params
+        ("http://example.org/%41", False),  # percent-encoding normalised
+        ("http://Example.org/", False),  # host lower-cased
+        ("http://xn--bcher-kva.ch/", False),  # IDNA
+        ("http://example.123/", False),  # ends in a number: IPv4 parsing
+        ("http://127.1/", False),
+        ("http://256.0.0.1/", False),
+        ("http://example.org:80/", False),  # default port dropped
+        ("https://example.org:443/", False),
+        ("http://example.org:65536/", False),  # invalid port
+        ("http://example.org", False),  # path added
+    ],
+)
+def test_plain_urls_are_their_own_canonical_form(url, plain):
+    assert url_module._is_plain(url) is plain
+    if plain:
+        assert url_module._slow_canonical_url(url) == url
+
+
+def test_plain_fast_path_agrees_with_w3lib_on_random_urls():
+    rnd = random.Random(8)
+    labels = ["a", "b1", "-", "a-", "x", "0", "1", "255", "256", "9a", "0x1", "ab"]
+    chars = [*"aZ09_~!$&'()*+,=:@/.-%?#;é ", "..", "//"]
+    ports = ["", ":1", ":8080", ":65535", ":65536", ":80", ":443"]
+    fast = 0
+    for _ in range(3000):
+        host = ".".join(rnd.choice(labels) for _ in range(rnd.randint(1, 4)))
+        path = "".join(rnd.choice(chars) for _ in range(rnd.randint(0, 10)))
+        url = f"{rnd.choice(['http', 'https'])}://{host}{rnd.choice(ports)}/{path}"
+        if url_module._is_plain(url):
+            fast += 1
+            assert url_module._slow_canonical_url(url) == url, url
+    assert fast > 300
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,13 @@ arguments each signal sends are documented in the README ("Signals")."""
 #: (or None).
 url_skipped = object()
 
+#: URLs the crawl found but will not request, recorded together (e.g. the
+#: outside links of one page). Sent with ``skipped`` (a list of (url, reason)
+#: pairs) and ``referer`` (or None). Every one of them is also sent as
+#: ``url_skipped`` to whoever connects to that; a handler of many skips
+#: connects here instead and is spared a signal per URL.
+urls_skipped = object()
+
 #: A page reached the spider (sent before its callback runs, for every
 #: response that gets there, HTML or not). Sent with ``response``, ``depth``
 #: and ``directives`` (a mutable webspider.utils.directives.Directives: set

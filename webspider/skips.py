@@ -1,15 +1,21 @@
 """Why a URL was not crawled: one reason per URL, counted and signalled.
 
-Components that decide not to request a URL call ``record_skip``; the stats
-show how many per reason and the SkippedLog extension logs and writes them."""
+Components that decide not to request a URL call ``record_skip`` (or
+``record_skips`` for many at once); the stats show how many per reason and
+the SkippedLog extension logs and writes them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
+
+from pydispatch.dispatcher import getAllReceivers, liveReceivers
 
 from webspider import signals
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
@@ -38,13 +44,34 @@ def record_skip(
     crawler: Crawler, url: str, reason: str, referer: str | None = None
 ) -> None:
     """Count a URL not crawled for ``reason`` and tell whoever listens."""
+    record_skips(crawler, [(url, reason)], referer)
+
+
+def record_skips(
+    crawler: Crawler, skipped: Sequence[tuple[str, str]], referer: str | None = None
+) -> None:
+    """``record_skip`` for each (url, reason) found on page ``referer``, in
+    that order: one stats call per reason and one urls_skipped signal for
+    them all, and url_skipped for each only if something listens to it (an
+    index page of the Python docs skips thousands of outside links, and a
+    signal costs some 10 µs to send)."""
+    if not skipped:
+        return
     stats = crawler.stats
     if stats is not None:
-        stats.inc_value(STATS_PREFIX)
-        stats.inc_value(f"{STATS_PREFIX}/{reason}")
-    crawler.signals.send_catch_log(
-        signals.url_skipped, url=url, reason=reason, referer=referer
-    )
+        stats.inc_value(STATS_PREFIX, len(skipped))
+        for reason, count in Counter(reason for _, reason in skipped).items():
+            stats.inc_value(f"{STATS_PREFIX}/{reason}", count)
+    send = crawler.signals.send_catch_log
+    send(signals.urls_skipped, skipped=skipped, referer=referer)
+    if has_receivers(crawler, signals.url_skipped):
+        for url, reason in skipped:
+            send(signals.url_skipped, url=url, reason=reason, referer=referer)
+
+
+def has_receivers(crawler: Crawler, signal: object) -> bool:
+    """Whether any handler is connected to ``signal`` (now)."""
+    return any(liveReceivers(getAllReceivers(crawler.signals.sender, signal)))
 
 
 def skip_request(crawler: Crawler, request: Request, reason: str) -> None:

@@ -107,7 +107,7 @@ class BrokenLinks:
         connect = crawler.signals.connect
         connect(self.links_extracted, signal=signals.links_extracted)
         connect(self.request_failed, signal=signals.request_failed)
-        connect(self.url_skipped, signal=signals.url_skipped)
+        connect(self.urls_skipped, signal=signals.urls_skipped)
         connect(self.response_received, signal=scrapy_signals.response_received)
         connect(self.request_dropped, signal=scrapy_signals.request_dropped)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
@@ -136,19 +136,24 @@ class BrokenLinks:
                             link.fragment,
                             (referrer, link.text, link.tag),
                         )
-                    for fragment, text in link.more_fragments or ():
+                    for fragment, text in (link.more_fragments or {}).items():
                         anchors.add_link(
-                            key, link.url, fragment, (referrer, text, link.tag)
+                            key,
+                            link.url,
+                            fragment,
+                            (referrer, page.text(text), link.tag),
                         )
             if page.local_fragments:
                 # href="#x" points into the page itself (or its <base>)
                 base = page.base_url.partition("#")[0]
                 key = canonical_url(base)
-                first_text: dict[str, str] = {}
+                first_text: dict[str, str | int] = {}
                 for fragment, text in page.local_fragments:
                     first_text.setdefault(fragment, text)
                 for fragment, text in first_text.items():
-                    anchors.add_link(key, base, fragment, (referrer, text, "a"))
+                    anchors.add_link(
+                        key, base, fragment, (referrer, page.text(text), "a")
+                    )
         # Not only for anchors: a page that links a redirect hop already found
         # broken makes that hop a reported broken link (LinkLedger.add_page).
         self._update_stats()
@@ -208,6 +213,12 @@ class BrokenLinks:
         for url, key in zip(redirects, keys, strict=True):
             self.ledger.redirected(key, url, target, internal)
         self._update_stats()
+
+    def urls_skipped(
+        self, skipped: list[tuple[str, str]], referer: str | None = None
+    ) -> None:
+        for url, reason in skipped:
+            self.url_skipped(url, reason, referer)
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
         if reason in FINAL_SKIP_REASONS and not (

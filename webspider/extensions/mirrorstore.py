@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import time
+import zlib
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -29,6 +30,7 @@ from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
 from webspider.page import CSS_TYPES, is_html, media_type, parsed_page
+from webspider.utils.htmlscan import Span
 from webspider.utils.mirrorlinks import (
     Conversion,
     convert,
@@ -53,6 +55,10 @@ CHANGES_FILE = "changes.jsonl"
 ORIGINAL_SUFFIX = MARK + "orig"
 
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
+
+#: links whose place in written pages is remembered for the fix-up (about
+#: 100 bytes each)
+SPAN_BUDGET = 500_000
 
 STATS_WRITTEN = "webspider/mirror/written_count"
 STATS_BYTES = "webspider/mirror/written_bytes_count"
@@ -118,6 +124,11 @@ class MirrorStore:
         self._reported: set[str] = set()
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
+        #: URL → (CRC-32 of its file, where its pending links are in it), so
+        #: the fix-up of a page written by this process needs no scan; kept
+        #: for at most SPAN_BUDGET links in all (beyond, pages are scanned)
+        self._spans: dict[str, tuple[int, list[Span]]] = {}
+        self._span_count = 0
         _stores[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -355,6 +366,7 @@ class MirrorStore:
             base_url=page.base_url if page is not None else response.url,
             encoding=getattr(response, "encoding", None),
             html=html,
+            page=page,
         )
 
     def written(
@@ -370,10 +382,29 @@ class MirrorStore:
             entry.kept = conversion.kept
             entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
+            self._remember_spans(entry.url, conversion)
         self.state.put(entry)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         self.record_change(entry.url, change, used)
+
+    def _remember_spans(self, url: str, conversion: Conversion) -> None:
+        old = self._spans.pop(url, None)
+        if old is not None:
+            self._span_count -= len(old[1])
+        spans = conversion.spans
+        if spans and self._span_count + len(spans) <= SPAN_BUDGET:
+            self._spans[url] = (zlib.crc32(conversion.data), spans)
+            self._span_count += len(spans)
+
+    def _remembered_spans(self, url: str, body: bytes) -> list[Span] | None:
+        """The spans remembered for ``url``'s file, if ``body`` is that file."""
+        remembered = self._spans.pop(url, None)
+        if remembered is None:
+            return None
+        self._span_count -= len(remembered[1])
+        crc, spans = remembered
+        return spans if zlib.crc32(body) == crc else None
 
     def alias(self, url: str, target: str) -> None:
         """``url`` redirected to (canonical) ``target``: links to it lead there."""
@@ -408,7 +439,12 @@ class MirrorStore:
             if body is None:
                 continue
             fixed_page = fix_up(
-                body, entry, state, encoding=entry.encoding, html=entry.kind == HTML
+                body,
+                entry,
+                state,
+                encoding=entry.encoding,
+                html=entry.kind == HTML,
+                spans=self._remembered_spans(entry.url, body),
             )
             entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
             entry.restore = {**entry.restore, **fixed_page.restore}
@@ -422,6 +458,7 @@ class MirrorStore:
                 entry.converted = True
                 fixed += 1
                 self._inc(STATS_CONVERTED, count)
+            self._remember_spans(entry.url, fixed_page)
             state.put(entry)
         self._inc(STATS_FIXED, fixed)
         return fixed

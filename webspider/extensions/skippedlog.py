@@ -1,6 +1,6 @@
 """Tell the user why URLs were not crawled.
 
-Listens to ``webspider.signals.url_skipped``: logs the first skipped URL per
+Listens to ``webspider.signals.urls_skipped``: logs the first skipped URL per
 reason and host at INFO, for at most ``WEBSPIDER_LOG_SKIPPED_MAX_HOSTS`` hosts
 per reason (the Python docs link some 300 external hosts; a line for each
 would bury the log), then one line saying further hosts are only counted.
@@ -45,7 +45,7 @@ class SkippedLog:
         self._logged: dict[str, set[str]] = {}
         self._written: set[str] = set()
         self._file: IO[str] | None = None
-        crawler.signals.connect(self.url_skipped, signal=signals.url_skipped)
+        crawler.signals.connect(self.urls_skipped, signal=signals.urls_skipped)
         crawler.signals.connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=scrapy_signals.spider_closed)
 
@@ -59,6 +59,12 @@ class SkippedLog:
             # Line-buffered: the file is complete up to the last skip even if
             # the crawl is killed.
             self._file = self.path.open("w", encoding="utf-8", buffering=1)
+
+    def urls_skipped(
+        self, skipped: list[tuple[str, str]], referer: str | None = None
+    ) -> None:
+        for url, reason in skipped:
+            self.url_skipped(url, reason, referer)
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
         hosts = self._logged.setdefault(reason, set())

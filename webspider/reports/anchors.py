@@ -29,7 +29,9 @@ _TAG_RE = re.compile(r"<[a-zA-Z][^>]*>")
 def page_anchors(text: str) -> frozenset[str]:
     """The ids and names of the elements of an HTML page."""
     anchors: set[str] = set()
-    for tag in _TAG_RE.finditer(text):
+    # up to the last ">": a "<" after it would make every later "<" scan to
+    # the end of the page for nothing (quadratic on "<a<a<a…")
+    for tag in _TAG_RE.finditer(text, 0, text.rfind(">") + 1):
         for m in _ID_RE.finditer(tag.group(0)):
             value = m.group(1) or m.group(2) or m.group(3) or ""
             if value:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 EXACT = "exact"
 NORMALIZED = "normalized"
 
-_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)  # unclosed: to the end
 TIMESTAMP_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
     r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} "

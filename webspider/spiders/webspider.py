@@ -172,22 +172,25 @@ class WebSpider(Spider):
         directives = directives_of(response)
         nofollow_links = directives.nofollow_links if directives is not None else None
         nofollow = directives is not None and directives.nofollow
+        nofollow_reason = skips.NOFOLLOW if nofollow else skips.NOFOLLOW_LINK
         scope = self.link_scope
+        outside = self._outside
+        skipped: list[tuple[str, str]] = []  # recorded at the end, stats once
         for link in page.links:
             key = canonical_url(link.url)  # cached: sites repeat their links
             if seen is not None and key in seen:
                 dropped += 1
                 continue
+            if key in outside:
+                continue  # out of scope, recorded when first found
             if scope is not None and not self.link_in_scope(link.url):
-                if key not in self._outside:
-                    self._outside.add(key)
-                    skips.record_skip(self.crawler, link.url, skips.SCOPE, referer)
+                outside.add(key)
+                skipped.append((link.url, skips.SCOPE))
                 continue
             # Skipped here rather than by the directives middleware so that
             # no Request is built for them (same reasons as there).
             if nofollow or (nofollow_links and key in nofollow_links):
-                reason = skips.NOFOLLOW if nofollow else skips.NOFOLLOW_LINK
-                skips.record_skip(self.crawler, link.url, reason, referer)
+                skipped.append((link.url, nofollow_reason))
                 continue
             yield Request(
                 link.url,
@@ -199,6 +202,7 @@ class WebSpider(Spider):
                     "webspider_link_kind": link.kind,
                 },
             )
+        skips.record_skips(self.crawler, skipped, referer)
         stats = self.crawler.stats
         if stats is not None:
             stats.inc_value(STATS_LINKS_EXTRACTED, len(page.links))

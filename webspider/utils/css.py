@@ -15,7 +15,9 @@ _URL_RE = re.compile(
 )
 # @import "x"; @import 'x'; (the url(...) form is covered by _URL_RE)
 _IMPORT_RE = re.compile(r"""@import\s+(?:"([^"\n]*)"|'([^'\n]*)')""", re.IGNORECASE)
-_COMMENT_RE = re.compile(r"/\*.*?\*/", re.DOTALL)
+# an unclosed comment runs to the end (so "/*/*/*…" is read once, not once
+# per "/*")
+_COMMENT_RE = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 
 
 def css_urls(css: str) -> Iterator[str]:

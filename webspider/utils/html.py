@@ -1,83 +1,53 @@
-"""Parse an HTML page once and take from it everything the crawl needs.
+"""Read an HTML page once and take from it everything the crawl needs.
 
-One lxml tree per page gives the links (with their kind and text), ``<base
-href>``, the title and the ``<meta>`` elements; the spider, the page
-directives and the reports all read this one result instead of re-parsing.
+One scan of the page's bytes (webspider.utils.htmlscan) gives the links
+(with their kind and text), ``<base href>``, the title and the ``<meta>``
+elements, and where each link value is; the spider, the page directives, the
+reports and the mirror all read this one result instead of re-parsing.
 
-Which elements give links is declared in LINK_RULES, the spider's link
-following rules: a user changes what is followed there, in one place.
+Which elements give links is declared in LINK_RULES
+(webspider.utils.linkrules, re-exported here), the spider's link following
+rules: a user changes what is followed there, in one place.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from lxml import etree
-
 from webspider.utils.css import css_urls
+from webspider.utils.htmlscan import Span, ascii_compatible, scan
+from webspider.utils.linkrules import (
+    LINK_RULES,
+    PAGE,
+    REQUISITE,
+    REQUISITE_RELS,
+    LinkRule,
+)
 from webspider.utils.url import is_fetchable
 from webspider.utils.urljoin import UrlJoiner
 
-if TYPE_CHECKING:
-    pass
-
-#: A link to another page: followed, and counted against the depth limit.
-PAGE = "page"
-#: Something a page needs to display (image, stylesheet, script, frame…):
-#: it belongs to the page, as with wget --page-requisites.
-REQUISITE = "requisite"
-
-
-@dataclass(frozen=True)
-class LinkRule:
-    """Links come from attribute ``attr`` of elements ``tag``."""
-
-    tag: str
-    attr: str
-    kind: str = REQUISITE
-    #: the attribute holds a srcset-style list of "URL descriptor" candidates
-    srcset: bool = False
+__all__ = [
+    "LINK_RULES",
+    "PAGE",
+    "REQUISITE",
+    "REQUISITE_RELS",
+    "Link",
+    "LinkRule",
+    "ParsedPage",
+    "extract_css",
+    "extract_page",
+    "refresh_url",
+    "srcset_urls",
+]
 
 
-LINK_RULES: tuple[LinkRule, ...] = (
-    LinkRule("a", "href", PAGE),
-    LinkRule("area", "href", PAGE),
-    LinkRule("link", "href", PAGE),  # kind refined by rel, see _link_kind
-    LinkRule("img", "src"),
-    LinkRule("img", "srcset", srcset=True),
-    LinkRule("script", "src"),
-    LinkRule("iframe", "src"),
-    LinkRule("frame", "src"),
-    LinkRule("source", "src"),
-    LinkRule("source", "srcset", srcset=True),
-    LinkRule("video", "src"),
-    LinkRule("video", "poster"),
-    LinkRule("audio", "src"),
-    LinkRule("track", "src"),
-    LinkRule("embed", "src"),
-    LinkRule("input", "src"),  # only type=image has a src that loads
-    LinkRule("object", "data"),
-)
-
-#: rel values of <link> that make it something the page needs, not a page.
-REQUISITE_RELS = frozenset(
-    {
-        "stylesheet",
-        "icon",
-        "shortcut",
-        "apple-touch-icon",
-        "preload",
-        "modulepreload",
-        "manifest",
-        "mask-icon",
-        "prefetch",
-    }
-)
+def _no_text(pos: int) -> str:
+    return ""
 
 
 @dataclass(slots=True)
@@ -91,9 +61,11 @@ class Link:
     #: rel="nofollow" on every element that gave this URL
     nofollow: bool = False
     fragment: str = ""
-    #: (fragment, text) of later elements linking other fragments of the URL
-    #: (``#a`` … ``#b``), for the missing-anchor check; None when there are none
-    more_fragments: list[tuple[str, str]] | None = None
+    #: fragment → link text of later elements linking other fragments of the
+    #: URL (``#a`` … ``#b``), for the missing-anchor check; None when there
+    #: are none. The text may be an offset in the page: ParsedPage.text()
+    #: gives it (only that check needs these texts, and pages have many).
+    more_fragments: dict[str, str | int] | None = None
 
 
 @dataclass
@@ -109,10 +81,22 @@ class ParsedPage:
     metas: list[tuple[str, str]] = field(default_factory=list)
     #: non-http(s) links seen (mailto:, javascript:, …), counted only
     unsupported_links: int = 0
-    root: etree._Element | None = None
     #: (fragment, text) of links within the page itself (``href="#x"``),
-    #: which are not links to follow, for the missing-anchor check
-    local_fragments: list[tuple[str, str]] = field(default_factory=list)
+    #: which are not links to follow, for the missing-anchor check (the
+    #: text as in Link.more_fragments)
+    local_fragments: list[tuple[str, str | int]] = field(default_factory=list)
+    #: where each link value is in the page's bytes, for the mirror's
+    #: rewriting (webspider.utils.rewrite.rewrite_spans); None when the page
+    #: cannot be rewritten in place (an encoding such as UTF-16)
+    spans: list[Span] | None = None
+    #: each link value as the page wrote it → the absolute URL it stands for
+    #: (None: not a link to fetch), so the mirror does not join it again
+    resolved: dict[str, str | None] = field(default_factory=dict)
+    text_at: Callable[[int], str] = field(default=_no_text, repr=False)
+
+    def text(self, text: str | int) -> str:
+        """A fragment's link text (Link.more_fragments, local_fragments)."""
+        return text if isinstance(text, str) else self.text_at(text)
 
 
 _WS = " \t\n\r\f"
@@ -137,51 +121,37 @@ def refresh_url(content: str) -> str | None:
     return url or None
 
 
-def _make_parser(encoding: str | None) -> etree.HTMLParser:
-    return etree.HTMLParser(
-        encoding=encoding,
-        recover=True,
-        no_network=True,
-        huge_tree=False,
-        remove_blank_text=False,
-        remove_comments=False,
-        collect_ids=False,
-    )
-
-
-_PARSERS: dict[str | None, etree.HTMLParser] = {}
-
-
-def parse_html_tree(body: bytes, encoding: str | None) -> etree._Element | None:
-    """lxml tree of an HTML body, or None when there is nothing to parse."""
-    parser = _PARSERS.get(encoding)
-    if parser is None:
-        try:
-            parser = _make_parser(encoding)
-        except LookupError:
-            parser = _make_parser(None)
-        _PARSERS[encoding] = parser
-    try:
-        return etree.fromstring(body, parser)
-    except (etree.ParserError, ValueError):
-        return None
-
-
 class _Collector:
     """Accumulates the distinct links of one page, resolving each href once."""
 
-    __slots__ = ("base", "by_url", "joined", "joiner", "local", "unsupported")
+    __slots__ = (
+        "base",
+        "by_url",
+        "joined",
+        "joiner",
+        "local",
+        "text_at",
+        "unsupported",
+    )
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, text_at: Callable[[int], str] = _no_text) -> None:
         self.base = base
         self.joiner = UrlJoiner(base)
         self.by_url: dict[str, Link] = {}
         self.joined: dict[str, str | None] = {}
         self.unsupported = 0
-        self.local: list[tuple[str, str]] = []
+        self.local: list[tuple[str, str | int]] = []
+        #: the text of an <a> from where its content starts (taken only
+        #: for the links that keep it: most are repeats)
+        self.text_at = text_at
 
     def add(
-        self, href: str, kind: str, tag: str, text: str = "", nofollow: bool = False
+        self,
+        href: str,
+        kind: str,
+        tag: str,
+        text: str | int = "",
+        nofollow: bool = False,
     ) -> None:
         absolute = self.joined.get(href, "")
         if absolute == "":
@@ -198,7 +168,9 @@ class _Collector:
         url, _, fragment = absolute.partition("#")
         link = self.by_url.get(url)
         if link is None:
-            self.by_url[url] = Link(url, kind, tag, text, nofollow, fragment)
+            self.by_url[url] = Link(
+                url, kind, tag, self._text(text), nofollow, fragment
+            )
             return
         # A URL that is a page link anywhere on the page is a page link.
         if kind == PAGE and link.kind != PAGE:
@@ -206,12 +178,15 @@ class _Collector:
         if link.nofollow and not nofollow:
             link.nofollow = False
         if not link.text and text:
-            link.text = text
+            link.text = self._text(text)
         if fragment and fragment != link.fragment:
             if link.more_fragments is None:
-                link.more_fragments = [(fragment, text)]
-            elif (fragment, text) not in link.more_fragments:
-                link.more_fragments.append((fragment, text))
+                link.more_fragments = {fragment: text}
+            else:
+                link.more_fragments.setdefault(fragment, text)
+
+    def _text(self, text: str | int) -> str:
+        return text if isinstance(text, str) else self.text_at(text)
 
     def _resolve(self, href: str) -> str | None:
         href = href.strip(_WS)
@@ -230,16 +205,13 @@ class _Collector:
         return absolute
 
 
-def _text(el: etree._Element) -> str:
-    # most links hold only text: no itertext walk for them
-    text = (el.text or "") if len(el) == 0 else "".join(el.itertext())
-    # str.split() and the regex's \s are both str.isspace()
-    return " ".join(text.split())[:200] if text else ""
-
-
-def _link_kind(el: etree._Element) -> str:
-    rel = (el.get("rel") or "").lower().split()
-    return REQUISITE if REQUISITE_RELS.intersection(rel) else PAGE
+def _scan_encoding(encoding: str | None) -> str:
+    if not encoding:
+        return "utf-8"
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return "utf-8"
 
 
 def extract_page(
@@ -247,102 +219,39 @@ def extract_page(
     url: str,
     encoding: str | None = None,
     rules: tuple[LinkRule, ...] = LINK_RULES,
-    keep_tree: bool = False,
 ) -> ParsedPage:
-    """Parse ``body`` (the HTML of ``url``) and collect what the crawl needs."""
-    root = parse_html_tree(body, encoding)
-    if root is None:
-        return ParsedPage(url=url, base_url=url, title=None, links=[])
-    by_tag = _rules_by_tag(tuple(rules))
+    """Scan ``body`` (the HTML of ``url``) and collect what the crawl needs."""
+    encoding = _scan_encoding(encoding)
+    in_place = ascii_compatible(encoding)
+    if not in_place:  # UTF-16 and the like: scanned as UTF-8, kept as is
+        body = body.decode(encoding, "replace").encode("utf-8")
+        encoding = "utf-8"
+    found = scan(body, encoding, rules)
 
     base_url = url
-    title: str | None = None
-    metas: list[tuple[str, str]] = []
-    for el in root.iter("base", "title", "meta"):
-        tag = el.tag
-        if tag == "base":
-            href = el.get("href")
-            if href and base_url is url:
-                with contextlib.suppress(ValueError):
-                    base_url = urljoin(url, href.strip(_WS))
-        elif tag == "title":
-            if title is None:
-                title = _SPACE_RE.sub(" ", "".join(el.itertext())).strip()
-        else:
-            content = el.get("content")
-            if content is None:
-                continue
-            name = el.get("name")
-            if name:
-                metas.append((name.strip().lower(), content))
-            else:
-                equiv = el.get("http-equiv")
-                if equiv:
-                    metas.append(("http-equiv:" + equiv.strip().lower(), content))
-                    if equiv.strip().lower() == "refresh" and not _in_noscript(el):
-                        metas.append(("refresh-url", refresh_url(content) or ""))
-
-    collector = _Collector(base_url)
+    if found.base_href is not None:
+        with contextlib.suppress(ValueError):
+            base_url = urljoin(url, found.base_href.strip(_WS))
+    collector = _Collector(base_url, found.text_at)
     add = collector.add
-    for el in root.iter(*by_tag, "style"):
-        tag = el.tag
-        if tag == "style":
-            if el.text:
-                for css_url in css_urls(el.text):
-                    add(css_url, REQUISITE, "style")
-            if "style" not in by_tag:
-                continue
-        for rule in by_tag.get(tag, ()):
-            value = el.get(rule.attr)
-            if not value:
-                continue
-            if rule.srcset:
-                for candidate in srcset_urls(value):
-                    add(candidate, rule.kind, tag)
-                continue
-            if tag == "input" and (el.get("type") or "").lower() != "image":
-                continue
-            kind = _link_kind(el) if tag == "link" else rule.kind
-            if tag in ("a", "area"):
-                rel = el.get("rel")
-                nofollow = bool(rel) and "nofollow" in rel.lower().split()
-                text = _text(el) if tag == "a" else (el.get("alt") or "")
-                add(value, kind, tag, text, nofollow)
-            elif tag == "img":
-                add(value, kind, tag, el.get("alt") or "")
-            else:
-                add(value, kind, tag)
-    for value in root.xpath("//@style"):
-        if "url(" in value.lower():
-            for css_url in css_urls(value):
-                add(css_url, REQUISITE, "style")
-    for name, content in metas:
-        if name == "refresh-url" and content:
-            add(content, PAGE, "meta")
-
+    for value, kind, tag, text, nofollow in found.links:
+        add(value, kind, tag, text, nofollow)
+    for content in found.refresh:
+        target = refresh_url(content)
+        if target:
+            add(target, PAGE, "meta")
     return ParsedPage(
         url=url,
         base_url=base_url,
-        title=title,
+        title=found.title,
         links=list(collector.by_url.values()),
-        metas=[m for m in metas if m[0] != "refresh-url"],
+        metas=found.metas,
         unsupported_links=collector.unsupported,
-        root=root if keep_tree else None,
         local_fragments=collector.local,
+        spans=found.spans if in_place else None,
+        resolved=collector.joined,
+        text_at=found.text_at,
     )
-
-
-@lru_cache(maxsize=16)
-def _rules_by_tag(rules: tuple[LinkRule, ...]) -> dict[str, list[LinkRule]]:
-    """The rules grouped by element, worked out once per rule set (not per page)."""
-    by_tag: dict[str, list[LinkRule]] = {}
-    for rule in rules:
-        by_tag.setdefault(rule.tag, []).append(rule)
-    return by_tag
-
-
-def _in_noscript(el: etree._Element) -> bool:
-    return any(True for _ in el.iterancestors("noscript"))
 
 
 def extract_css(text: str, url: str) -> ParsedPage:

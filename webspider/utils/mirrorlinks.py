@@ -20,16 +20,21 @@ Pure: reads a MirrorState, imports nothing from Scrapy.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from webspider.utils.htmlscan import ascii_compatible, scan, scan_css
+from webspider.utils.linkrules import LINK_RULES
 from webspider.utils.mirrorpath import relative_href, url_path
-from webspider.utils.rewrite import rewrite_css, rewrite_html
+from webspider.utils.rewrite import rewrite_spans
 from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
+    from webspider.utils.html import ParsedPage
+    from webspider.utils.htmlscan import Span
     from webspider.utils.mirrorstate import Entry, MirrorState
     from webspider.utils.rewrite import Resolve
 
@@ -49,6 +54,9 @@ class Conversion:
     kept: dict[str, str]
     #: rewritten value → the absolute URL it stands for (to undo it)
     restore: dict[str, str] = field(default_factory=dict)
+    #: where the links of ``pending`` and ``kept`` are in ``data``: the
+    #: fix-up of this page can rewrite them without scanning it again
+    spans: list[Span] = field(default_factory=list)
 
 
 def is_relative(value: str) -> bool:
@@ -68,12 +76,72 @@ def already_points(value: str, source: Segments, target: Segments) -> bool:
 
 
 def _rewrite(
-    body: bytes, resolve: Resolve, encoding: str | None, html: bool
+    body: bytes,
+    resolve: Resolve,
+    encoding: str | None,
+    html: bool,
+    *,
+    track: set[str] | None = None,
+    tracked: list[Span] | None = None,
 ) -> tuple[bytes, int]:
     # no memo here: the rewriter already asks once per distinct value on a page
-    if html:
-        return rewrite_html(body, resolve, encoding)
-    return rewrite_css(body, resolve, encoding)
+    if not ascii_compatible(encoding):
+        return body, 0
+    encoding = encoding or "utf-8"
+    spans = scan(body, encoding, LINK_RULES).spans if html else scan_css(body, encoding)
+    return rewrite_spans(
+        body,
+        spans,
+        resolve,
+        encoding,
+        track=() if track is None else track,  # filled by resolve as it goes
+        tracked=tracked,
+    )
+
+
+#: What a link without its fragment becomes: (the new value, or None to
+#: keep it; whether the fix-up must look at it again; the absolute URL a new
+#: relative value stands for, to undo it, or None).
+Decision = tuple["str | None", bool, "str | None"]
+_KEEP: Decision = (None, False, None)
+_AGAIN: Decision = (None, True, None)
+
+
+def _by_address(
+    decide: Callable[[str, str], Decision],
+    track: set[str],
+    restore: dict[str, str],
+    base: str | None,
+) -> Resolve:
+    """The ``resolve`` of one page's links (see webspider.utils.rewrite),
+    deciding once per link without its fragment with ``decide(head, value)``:
+    a page links the same file at many fragments. ``<base href>`` becomes
+    ``base`` (None: kept)."""
+    decisions: dict[str, Decision] = {}
+
+    def resolve(value: str, kind: str) -> str | None:
+        if kind == "base":
+            return base
+        if value.startswith("#"):
+            return None
+        head, _, fragment = value.partition("#")
+        decision = decisions.get(head)
+        if decision is None:
+            decision = decisions[head] = decide(head, value)
+        new, again, stands_for = decision
+        if again:
+            track.add(value)
+        if new is None:
+            return None
+        if fragment:
+            new += "#" + fragment
+            if stands_for is not None:
+                stands_for += "#" + fragment
+        if stands_for is not None:
+            restore[new] = stands_for
+        return new
+
+    return resolve
 
 
 def convert(
@@ -85,48 +153,60 @@ def convert(
     base_url: str,
     encoding: str | None,
     html: bool,
+    page: ParsedPage | None = None,
 ) -> Conversion:
     """The links of a page (``page_url``, stored at ``source``) converted
-    for offline browsing."""
+    for offline browsing. ``page``, the crawl's scan of an HTML page, spares
+    scanning and joining its links again."""
     pending: set[str] = set()
     kept: dict[str, str] = {}
     restore: dict[str, str] = {}
+    track: set[str] = set()
     relative_ok = base_url == page_url
     join = UrlJoiner(base_url).join
+    resolved = page.resolved if page is not None else {}
+    base_href = relative_href(source, source)
 
-    def resolve(value: str, kind: str) -> str | None:
-        if kind == "base":
-            return relative_href(source, source)
-        if value.startswith("#"):
-            return None
-        try:
-            absolute = join(value)
-        except ValueError:
-            return None
-        if not is_fetchable(absolute):
-            return None
-        address, _, fragment = absolute.partition("#")
+    def decide(head: str, value: str) -> Decision:
+        absolute = resolved.get(value, "")
+        if absolute == "":
+            try:
+                absolute = join(head)
+            except ValueError:
+                return _KEEP
+            if not is_fetchable(absolute):
+                return _KEEP
+        elif absolute is None:
+            return _KEEP
+        address = absolute.partition("#")[0]
         key = canonical_url(address)
         target = state.get(key)
         if target is None:
             # Not mirrored (yet). A relative link that will open the file if
             # it is mirrored under its expected name is kept as the page
             # wrote it; the fix-up checks it.
-            if relative_ok and is_relative(value):
+            if relative_ok and is_relative(head):
                 expected = url_path(address)
-                if already_points(value, source, expected):
+                if already_points(head, source, expected):
                     kept[key] = "/".join(expected)
-                    return None
+                    return _AGAIN
             pending.add(state.aliases.get(key, key))
-            return absolute if absolute != value else None
-        if already_points(value, source, target.path):
-            return None  # keep the page's own bytes where they already work
-        href = relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
-        restore[href] = absolute
-        return href
+            return (address if address != head else None), True, None
+        if already_points(head, source, target.path):
+            return _KEEP  # keep the page's own bytes where they already work
+        return relative_href(source, target.path), False, address
 
-    data, count = _rewrite(body, resolve, encoding, html)
-    return Conversion(data, count, pending, kept, restore)
+    resolve = _by_address(decide, track, restore, base_href)
+    tracked: list[Span] = []
+    if page is not None and page.spans is not None:
+        data, count = rewrite_spans(
+            body, page.spans, resolve, encoding, track=track, tracked=tracked
+        )
+    else:
+        data, count = _rewrite(
+            body, resolve, encoding, html, track=track, tracked=tracked
+        )
+    return Conversion(data, count, pending, kept, restore, tracked)
 
 
 def needs_fix_up(entry: Entry, state: MirrorState) -> bool:
@@ -143,44 +223,56 @@ def needs_fix_up(entry: Entry, state: MirrorState) -> bool:
 
 
 def fix_up(
-    body: bytes, entry: Entry, state: MirrorState, *, encoding: str | None, html: bool
+    body: bytes,
+    entry: Entry,
+    state: MirrorState,
+    *,
+    encoding: str | None,
+    html: bool,
+    spans: list[Span] | None = None,
 ) -> Conversion:
     """A stored (converted) page with the links that depended on later files
     fixed: absolute links to files mirrored since become relative; kept
     relative links whose file turned up elsewhere point to it, and those
-    whose file did not turn up become absolute."""
+    whose file did not turn up become absolute. ``spans``, when known
+    (Conversion.spans of the bytes ``body`` is), spare scanning the page."""
     source = entry.path
     pending: set[str] = set()
     kept: dict[str, str] = {}
     restore: dict[str, str] = {}
+    track: set[str] = set()
     join = UrlJoiner(entry.url).join
 
-    def resolve(value: str, kind: str) -> str | None:
-        if kind == "base" or value.startswith("#"):
-            return None
-        relative = is_relative(value)
+    def decide(head: str, value: str) -> Decision:
+        relative = is_relative(head)
         if relative and not entry.kept:
-            return None  # as below, without joining: most pages keep none
-        absolute = join(value) if relative else value
+            return _KEEP  # as below, without joining: most pages keep none
+        absolute = join(head) if relative else head
         if not is_fetchable(absolute):
-            return None
-        address, _, fragment = absolute.partition("#")
-        key = canonical_url(address)
+            return _KEEP
+        key = canonical_url(absolute)
         if relative and key not in entry.kept:
-            return None  # a link converted when the page was written
+            return _KEEP  # a link converted when the page was written
         target = state.get(key)
         if target is None:
             pending.add(key)
-            return absolute if relative else None
+            return (absolute if relative else None), True, None
         if relative and "/".join(target.path) == entry.kept[key]:
             kept[key] = entry.kept[key]
-            return None
-        href = relative_href(source, target.path) + (f"#{fragment}" if fragment else "")
-        restore[href] = absolute
-        return href
+            return _AGAIN
+        return relative_href(source, target.path), False, absolute
 
-    data, count = _rewrite(body, resolve, encoding, html)
-    return Conversion(data, count, pending, kept, restore)
+    resolve = _by_address(decide, track, restore, None)
+    tracked: list[Span] = []
+    if spans is not None and ascii_compatible(encoding):
+        data, count = rewrite_spans(
+            body, spans, resolve, encoding, track=track, tracked=tracked
+        )
+    else:
+        data, count = _rewrite(
+            body, resolve, encoding, html, track=track, tracked=tracked
+        )
+    return Conversion(data, count, pending, kept, restore, tracked)
 
 
 def unconvert(

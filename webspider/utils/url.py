@@ -32,6 +32,37 @@ def canonical_url(url: str) -> str:
     what it leaves alone: the scheme's default port. Cached, because the same
     URL is linked from many pages of a site (the Python docs link each index
     entry hundreds of times)."""
+    if _is_plain(url):
+        return url
+    return _slow_canonical_url(url)
+
+
+# An http(s) URL that canonicalize_url returns unchanged: a lower-case host
+# name whose last label starts with a letter (so no IPv4 number parsing and
+# no IDNA) or a dotted-quad IPv4 address, a port that is not the default,
+# and a path of characters it never escapes, without dot segments, query or
+# fragment. Each distinct URL is canonicalised once (the cache above), but
+# that costs some 30 µs; on the Python docs 2,574 of the 4,727 distinct link
+# URLs are plain. tests/test_url.py checks the shortcut against w3lib.
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_PLAIN_URL_RE = re.compile(
+    r"https?://"
+    rf"(?:(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:{_OCTET}\.){{3}}{_OCTET})"
+    r"(?::([1-9]\d{0,4}))?"  # the port
+    r"/[A-Za-z0-9_~!$&'()*+,=:@/.-]*"
+)
+
+
+def _is_plain(url: str) -> bool:
+    match = _PLAIN_URL_RE.fullmatch(url)
+    if match is None or "/." in url or "xn--" in url:
+        return False
+    port = match.group(1)
+    default = "80" if url.startswith("http:") else "443"
+    return port is None or (port != default and int(port) <= 65535)
+
+
+def _slow_canonical_url(url: str) -> str:
     canon = canonicalize_url(url)
     parts = urlsplit(canon)
     port = parts.port if parts.netloc else None
