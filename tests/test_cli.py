@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
 
 from tests.support.cli import run_crawl
 from tests.support.server import html
+from webspider.commands.crawl import GC_THRESHOLDS, tune_garbage_collector
 
 
 def assert_one_line_error(proc, *fragments: str) -> None:
@@ -116,3 +118,14 @@ def test_dash_capital_o_overrides_the_default_feed(tmp_path, server):
         server.url("/")
     ]
     assert not (out / "pages.jsonl").exists()
+
+
+def test_the_crawl_command_tunes_the_garbage_collector():
+    before = gc.get_threshold()
+    try:
+        tune_garbage_collector()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        assert gc.get_freeze_count() > 0  # start-up objects out of its reach
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

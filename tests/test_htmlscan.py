@@ -151,3 +151,12 @@ def test_hostile_pages_are_scanned_in_linear_time(body):
     # second. No timing is asserted: a regression shows as a suite that hangs.
     page = extract_page(body, BASE_URL, "utf-8")
     assert len(page.links) <= 2
+
+
+def test_empty_comments_end_where_html_ends_them():
+    # "<!-->" and "<!--->" are whole (empty) comments, as browsers read them
+    assert values(b'<!--><a href="a.html"><!---><a href="b.html">') == [
+        "a.html",
+        "b.html",
+    ]
+    assert values(b'<!-- <a href="no.html"> --><a href="c.html">') == ["c.html"]

@@ -37,9 +37,22 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
+#: gc thresholds for a crawl (Python's default: 700, 10, 10)
+GC_THRESHOLDS = (50_000, 20, 100)
 EXIT_USAGE = 2
 #: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
 EXIT_BROKEN = 3
+
+
+def tune_garbage_collector() -> None:
+    """A crawl allocates millions of short-lived objects (links, spans,
+    requests), and with Python's default thresholds the cycle collector ran
+    thousands of times over the same long-lived start-up objects (about 6%
+    of the docs crawl). Those are frozen out of its reach, and it runs less
+    often; objects in cycles are still collected."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class Command(ScrapyCrawlCommand):
@@ -88,6 +101,7 @@ class Command(ScrapyCrawlCommand):
         gc.freeze()
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        tune_garbage_collector()
         super().run(args, opts)
         if self.exitcode == 0 and self.broken_internal_links():
             self.exitcode = EXIT_BROKEN

@@ -408,6 +408,8 @@ class _Scanner:
                     pos = self.tag(at, b"a")
             elif regs[other][0] >= 0:
                 pos = self.tag(at, tag.group(other))
+            elif low.startswith((b"<!-->", b"<!--->"), at):  # empty comments
+                pos = at + (5 if low[at + 4] == ord(">") else 6)
             else:  # a comment
                 close = body.find(b"-->", at + 4)
                 pos = size if close < 0 else close + 3
