@@ -65,3 +65,13 @@ def test_middleware_drops_and_counts_out_of_scope_requests():
 def test_scope_all_disables_the_middleware():
     with pytest.raises(NotConfigured):
         middleware(WEBSPIDER_SCOPE="all")
+
+
+@pytest.mark.parametrize("scope", ["host", "all"])
+def test_only_scope_domain_loads_the_public_suffix_list(monkeypatch, scope):
+    # its first lookup costs ~50 ms of every crawl's start-up
+    def no_lookup(host):
+        raise AssertionError(f"looked up {host}")
+
+    monkeypatch.setattr("webspider.utils.scope.registered_domain", no_lookup)
+    assert HostScope(scope, {"www.site.test"}).allows("www.site.test")
