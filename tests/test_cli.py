@@ -129,3 +129,19 @@ def test_the_crawl_command_tunes_the_garbage_collector():
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_no_remote_control_unless_asked(tmp_path, server, enabled):
+    # Scrapy 2.19's remote control (a code-running HTTP server and a job file
+    # outside the output) is off by default; -s turns it back on.
+    server.add("/", html("<p>hi</p>", "Home"))
+    jobs = tmp_path / "jobs"
+    args = ["-a", f"start_urls={server.url('/')}", "-a", f"output={tmp_path / 'o'}"]
+    args += ["-s", f"REMOTE_CONTROL_JOBS_DIR={jobs}"]
+    if enabled:
+        args += ["-s", "REMOTE_CONTROL_ENABLED=True"]
+    proc = run_crawl(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert ("Remote control HTTP server" in proc.stderr) is enabled
+    assert jobs.exists() is enabled

@@ -103,6 +103,10 @@ DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+# Scrapy 2.19's remote control: an HTTP server on localhost that runs the
+# Python code sent to it, and a job file in the user's state folder (outside
+# the output). A crawl of strangers' sites opens no such door by default.
+REMOTE_CONTROL_ENABLED = False
 # Meta refresh is a link (found by the spider), not a redirect.
 METAREFRESH_ENABLED = False
 
