@@ -5,7 +5,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webspider.utils.html import LINK_RULES, extract_page
-from webspider.utils.htmlscan import BASE, ESCAPED, scan, unescape_attribute
+from webspider.utils.htmlscan import (
+    BASE,
+    ESCAPED,
+    pack_spans,
+    scan,
+    unescape_attribute,
+    unpack_spans,
+)
 from webspider.utils.rewrite import rewrite_spans
 
 BASE_URL = "http://site.test/dir/page.html"
@@ -160,3 +167,18 @@ def test_empty_comments_end_where_html_ends_them():
         "b.html",
     ]
     assert values(b'<!-- <a href="no.html"> --><a href="c.html">') == ["c.html"]
+
+
+def test_packed_spans_read_their_values_back_from_the_bytes():
+    body = (
+        '<a href="a&amp;b.html">x</a><style>p{b:url(c&amp;d.png)}</style>'
+        '<img srcset="é.png 1x, f.png 2x">'
+    ).encode("cp1252")
+    spans = scan(body, "cp1252", LINK_RULES).spans
+    assert [value for _, _, value, _ in spans] == [
+        "a&b.html",
+        "c&amp;d.png",  # in <style>, references are text
+        "é.png",
+        "f.png",
+    ]
+    assert unpack_spans(body, pack_spans(spans), "cp1252") == spans

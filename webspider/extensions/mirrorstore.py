@@ -21,6 +21,7 @@ import json
 import logging
 import time
 import zlib
+from array import array
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -30,7 +31,12 @@ from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
 from webspider.page import CSS_TYPES, is_html, media_type, parsed_page
-from webspider.utils.htmlscan import Span
+from webspider.utils.htmlscan import (
+    Span,
+    ascii_compatible,
+    pack_spans,
+    unpack_spans,
+)
 from webspider.utils.mirrorlinks import (
     Conversion,
     convert,
@@ -56,9 +62,9 @@ ORIGINAL_SUFFIX = MARK + "orig"
 
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 
-#: links whose place in written pages is remembered for the fix-up (about
-#: 100 bytes each)
-SPAN_BUDGET = 500_000
+#: links whose place in written pages is remembered for the fix-up (24
+#: bytes each: 48 MB at most)
+SPAN_BUDGET = 2_000_000
 
 STATS_WRITTEN = "webspider/mirror/written_count"
 STATS_BYTES = "webspider/mirror/written_bytes_count"
@@ -127,7 +133,7 @@ class MirrorStore:
         #: URL → (CRC-32 of its file, where its pending links are in it), so
         #: the fix-up of a page written by this process needs no scan; kept
         #: for at most SPAN_BUDGET links in all (beyond, pages are scanned)
-        self._spans: dict[str, tuple[int, list[Span]]] = {}
+        self._spans: dict[str, tuple[int, array[int]]] = {}
         self._span_count = 0
         _stores[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -391,20 +397,22 @@ class MirrorStore:
     def _remember_spans(self, url: str, conversion: Conversion) -> None:
         old = self._spans.pop(url, None)
         if old is not None:
-            self._span_count -= len(old[1])
+            self._span_count -= len(old[1]) // 3
         spans = conversion.spans
         if spans and self._span_count + len(spans) <= SPAN_BUDGET:
-            self._spans[url] = (zlib.crc32(conversion.data), spans)
+            self._spans[url] = (zlib.crc32(conversion.data), pack_spans(spans))
             self._span_count += len(spans)
 
-    def _remembered_spans(self, url: str, body: bytes) -> list[Span] | None:
-        """The spans remembered for ``url``'s file, if ``body`` is that file."""
-        remembered = self._spans.pop(url, None)
+    def _remembered_spans(self, entry: Entry, body: bytes) -> list[Span] | None:
+        """The spans remembered for ``entry``'s file, if ``body`` is that file."""
+        remembered = self._spans.pop(entry.url, None)
         if remembered is None:
             return None
-        self._span_count -= len(remembered[1])
-        crc, spans = remembered
-        return spans if zlib.crc32(body) == crc else None
+        crc, packed = remembered
+        self._span_count -= len(packed) // 3
+        if zlib.crc32(body) != crc or not ascii_compatible(entry.encoding):
+            return None
+        return unpack_spans(body, packed, entry.encoding or "utf-8")
 
     def alias(self, url: str, target: str) -> None:
         """``url`` redirected to (canonical) ``target``: links to it lead there."""
@@ -444,7 +452,7 @@ class MirrorStore:
                 state,
                 encoding=entry.encoding,
                 html=entry.kind == HTML,
-                spans=self._remembered_spans(entry.url, body),
+                spans=self._remembered_spans(entry, body),
             )
             entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
             entry.restore = {**entry.restore, **fixed_page.restore}

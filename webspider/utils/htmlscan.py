@@ -23,6 +23,7 @@ from __future__ import annotations
 import codecs
 import html
 import re
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -658,6 +659,28 @@ def scan(
     ``fast=False`` reads every tag with the plain attribute loop (tests
     compare both)."""
     return _Scanner(body, encoding, _table(tuple(rules)), fast).run()
+
+
+def pack_spans(spans: Iterable[Span]) -> array[int]:
+    """Spans without their values, 24 bytes each (to keep many): the values
+    are read again from the bytes by unpack_spans."""
+    packed = array("q")
+    for start, end, _, flags in spans:
+        packed.extend((start, end, flags))
+    return packed
+
+
+def unpack_spans(body: bytes, packed: array[int], encoding: str) -> list[Span]:
+    """The spans pack_spans kept, with their values read from ``body`` as the
+    scan reads them."""
+    spans: list[Span] = []
+    for i in range(0, len(packed), 3):
+        start, end, flags = packed[i], packed[i + 1], packed[i + 2]
+        value = body[start:end].decode(encoding, "replace")
+        if flags & ESCAPED:
+            value = unescape_attribute(value)
+        spans.append((start, end, value, flags))
+    return spans
 
 
 def scan_css(body: bytes, encoding: str) -> list[Span]:
