@@ -8,7 +8,6 @@ from webspider.utils.html import (
     extract_css,
     extract_page,
     refresh_url,
-    srcset_urls,
 )
 
 BASE = "http://site.test/dir/page.html"
@@ -170,16 +169,24 @@ def test_garbage_never_raises(body):
     assert page.links == []
 
 
-def test_refresh_url_and_srcset():
+def test_refresh_url():
     assert refresh_url("5; url=http://x/") == "http://x/"
     assert refresh_url("0;URL='a.html'") == "a.html"
     assert refresh_url("10") is None
-    assert srcset_urls("a.png 1x, b.png 2x,c.png") == ["a.png", "b.png", "c.png"]
+
+
+def test_srcset_candidates():
+    page = extract_page(b'<img srcset="a.png 1x, b.png 2x,c.png">', BASE, "utf-8")
+    assert [link.url.rsplit("/", 1)[1] for link in page.links] == [
+        "a.png",
+        "b.png",
+        "c.png",
+    ]
 
 
 def test_css_response_links_are_relative_to_the_stylesheet():
     page = extract_css(
-        "body{background:url(../img/bg.png)}", "http://site.test/css/s.css"
+        b"body{background:url(../img/bg.png)}", "http://site.test/css/s.css"
     )
     assert [link.url for link in page.links] == ["http://site.test/img/bg.png"]
 

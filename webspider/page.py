@@ -68,7 +68,7 @@ def parsed_page(response: Response, spider: Any = None) -> ParsedPage | None:
             rules = getattr(spider, "link_rules", LINK_RULES)
             page = extract_page(response.body, response.url, response.encoding, rules)
         elif media_type(response) in CSS_TYPES:
-            page = extract_css(response.text, response.url)
+            page = extract_css(response.body, response.url, response.encoding)
     _pages[response] = page
     return page
 

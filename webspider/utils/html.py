@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
-from webspider.utils.css import css_urls
-from webspider.utils.htmlscan import Span, ascii_compatible, scan
+from webspider.utils.htmlscan import Span, ascii_compatible, scan, scan_css
 from webspider.utils.linkrules import (
     LINK_RULES,
     PAGE,
@@ -42,7 +41,6 @@ __all__ = [
     "extract_css",
     "extract_page",
     "refresh_url",
-    "srcset_urls",
 ]
 
 
@@ -100,16 +98,9 @@ class ParsedPage:
 
 
 _WS = " \t\n\r\f"
-_SRCSET_RE = re.compile(r"\s*([^\s,][^\s]*?)(?:\s+[^,]*)?(?:,|$)")
-_SPACE_RE = re.compile(r"\s+")
 _REFRESH_RE = re.compile(
     r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.IGNORECASE | re.DOTALL
 )
-
-
-def srcset_urls(value: str) -> list[str]:
-    """URLs of a ``srcset`` attribute (candidates separated by commas)."""
-    return [m.group(1).rstrip(",") for m in _SRCSET_RE.finditer(value) if m.group(1)]
 
 
 def refresh_url(content: str) -> str | None:
@@ -254,11 +245,17 @@ def extract_page(
     )
 
 
-def extract_css(text: str, url: str) -> ParsedPage:
-    """The links of a stylesheet (relative to the stylesheet's own URL)."""
+def extract_css(body: bytes, url: str, encoding: str | None = None) -> ParsedPage:
+    """The links of a stylesheet (relative to the stylesheet's own URL):
+    ``url(...)`` and ``@import``, comments skipped, read by the same scan as
+    CSS in pages."""
+    encoding = _scan_encoding(encoding)
+    if not ascii_compatible(encoding):
+        body = body.decode(encoding, "replace").encode("utf-8")
+        encoding = "utf-8"
     collector = _Collector(url)
-    for css_url in css_urls(text):
-        collector.add(css_url, REQUISITE, "css")
+    for _, _, value, _ in scan_css(body, encoding):
+        collector.add(value, REQUISITE, "css")
     return ParsedPage(
         url=url,
         base_url=url,
