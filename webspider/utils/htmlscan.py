@@ -50,8 +50,6 @@ Span = tuple[int, int, str, int]
 #: HtmlScan.text_at: most links never need their text).
 Found = tuple[str, str, str, "str | int", bool]
 
-_WS = b" \t\n\r\f"
-
 # A start tag's attributes. The fast path is one regex match per tag (see
 # _reader): lookaheads find the first value of each attribute the scan
 # wants, and the match itself checks that the tag is a plain sequence of
@@ -94,25 +92,6 @@ def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
     head = re.escape(name) if name else rb"[a-z][a-z0-9:_-]*+"
     regex = re.compile(rb"<(" + head + rb")" + _looks(attrs) + _STEP + rb"*+[\s/]*+>")
     return _Reader(regex, attrs)
-
-
-_TAG_RE = re.compile(rb"<([a-z][a-z0-9:_-]*+)(" + _STEP + rb"*+)[\s/]*+>")
-
-
-def _wanted_re(names: Iterable[bytes]) -> re.Pattern[bytes]:
-    """Matches, from the start of an attribute, the attributes not named in
-    ``names`` and then one that is: group 1 its name, group 2, 3 or 4 its
-    value (double-quoted, single-quoted, unquoted)."""
-    alternation = b"|".join(
-        re.escape(name) for name in sorted(names, key=len, reverse=True)
-    )
-    wanted = rb"(?:" + alternation + rb")\s*+="
-    skip = rb"(?>[\s/]*+(?!" + wanted + rb")[^\s/>=]++(?:\s*+=\s*+" + _VALUE
-    skip += rb"|(?!\s*=)))"
-    return re.compile(
-        skip + rb"*+[\s/]*+(" + alternation + rb""")\s*+=\s*+"""
-        rb"""(?:"([^"]*+)"|'([^']*+)'|(?!["'])([^\s>]*+))"""
-    )
 
 
 _TAG_RE = re.compile(rb"<([A-Za-z][A-Za-z0-9:_-]*)")
@@ -222,7 +201,7 @@ def _table(rules: tuple[LinkRule, ...]) -> _Table:
     names = sorted(set(by_tag) | RAW_TEXT | _OTHER_TAGS, key=len, reverse=True)
     alternation = b"|".join(re.escape(n) for n in names)
     # (It also stops at any "style": an attribute of any tag may hold url();
-    # scan() finds those with bytes.find, since an alternation starting with
+    # run() finds those with bytes.find, since an alternation starting with
     # "s" or "<" under IGNORECASE made the regex engine try every byte.)
     readers = {
         tag: _reader(
