@@ -68,7 +68,9 @@ def converted(state, link):
         ("#top", "#top"),
         ("mailto:a@h", "mailto:a@h"),
         ("http://elsewhere/x", "http://elsewhere/x"),  # not mirrored: absolute
-        ("/missing?y=2", "http://h/missing?y=2"),
+        # the page's own site, not mirrored yet: where its file will be (the
+        # fix-up checks)
+        ("/missing?y=2", "../missing@y=2"),
         ("../new.css", "../new.css"),  # not yet mirrored but will open: kept
         ("new", "new"),  # kept too; the fix-up repoints it if it becomes new.html
     ],
@@ -81,7 +83,44 @@ def test_convert_remembers_what_to_look_at_again(state):
     _, result = converted(state, "../new.css")
     assert result.kept == {"http://h/new.css": "h/new.css"}
     _, result = converted(state, "/missing")
-    assert result.pending == {"http://h/missing"}
+    assert result.kept == {"http://h/missing": "h/missing"}
+    assert result.restore == {"../missing": "http://h/missing"}
+    _, result = converted(state, "http://elsewhere/x")
+    assert result.pending == {"http://elsewhere/x"}
+
+
+def test_links_led_to_where_files_were_expected_are_checked_by_the_fix_up(state):
+    # Written while /a, /b and /c were not mirrored: each link leads where its
+    # file is expected. /a turns up there, /b under another name, /c never.
+    page = b'<a href="/a">a</a><a href="/b#s">b</a><a href="/c">c</a>'
+    written = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    assert written.data == (
+        b'<a href="../a">a</a><a href="../b#s">b</a><a href="../c">c</a>'
+    )
+    entry = Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=sorted(written.pending),
+        kept=written.kept,
+        restore=written.restore,
+    )
+    state.put(Entry(url="http://h/a", path=("h", "a"), hash="", size=0))
+    state.put(Entry(url="http://h/b", path=("h", "b.html"), hash="", size=0))
+    assert needs_fix_up(entry, state)
+    for spans in (None, written.spans):  # a scan, or the spans remembered
+        fixed = fix_up(
+            written.data, entry, state, encoding="utf-8", html=True, spans=spans
+        )
+        assert fixed.data == (
+            b'<a href="../a">a</a><a href="../b.html#s">b</a>'
+            b'<a href="http://h/c">c</a>'
+        )
+        assert fixed.pending == {"http://h/c"}
+        assert fixed.kept == {"http://h/a": "h/a"}
 
 
 def test_base_points_to_the_file_itself(state):
@@ -95,9 +134,9 @@ def test_base_points_to_the_file_itself(state):
         encoding=None,
         html=True,
     )
-    assert (
-        result.data
-        == b'<base href="page.html"><a href="http://h/elsewhere/other">x</a>'
+    # the link is read against the base, and written relative to the file
+    assert result.data == (
+        b'<base href="page.html"><a href="../elsewhere/other">x</a>'
     )
 
 
@@ -185,8 +224,8 @@ def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
         page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
     )
     assert [value for _, _, value, _ in written.spans] == [
-        "http://h/later",
-        "http://h/later#s",
+        "../later",  # where the file of http://h/later is expected
+        "../later#s",
         "later2.png",
         "http://elsewhere/x",
     ]
@@ -199,6 +238,7 @@ def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
         size=0,
         pending=sorted(written.pending),
         kept=written.kept,
+        restore=written.restore,
     )
     state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
     state.put(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from sys import intern
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -138,7 +139,9 @@ def _by_address(
             if stands_for is not None:
                 stands_for += "#" + fragment
         if stands_for is not None:
-            restore[new] = stands_for
+            # kept with the page's entry until the crawl ends, for every
+            # page: one string per distinct value, not one per page
+            restore[intern(new)] = intern(stands_for)
         return new
 
     return resolve
@@ -166,6 +169,8 @@ def convert(
     join = UrlJoiner(base_url).join
     resolved = page.resolved if page is not None else {}
     base_href = relative_href(source, source)
+    page_key = canonical_url(page_url)
+    site = page_key[: page_key.find("/", page_key.find("//") + 2) + 1]
 
     def decide(head: str, value: str) -> Decision:
         absolute = resolved.get(value, "")
@@ -188,8 +193,15 @@ def convert(
             if relative_ok and is_relative(head):
                 expected = url_path(address)
                 if already_points(head, source, expected):
-                    kept[key] = "/".join(expected)
+                    kept[key] = intern("/".join(expected))
                     return _AGAIN
+            if key.startswith(site) and key not in state.aliases:
+                # The page's own site: its file will most likely be mirrored
+                # under the expected name, so the link leads there now; the
+                # fix-up checks (and makes it absolute if it is not).
+                expected = url_path(key)
+                kept[key] = intern("/".join(expected))
+                return relative_href(source, expected), True, address
             pending.add(state.aliases.get(key, key))
             return (address if address != head else None), True, None
         if already_points(head, source, target.path):
@@ -247,7 +259,11 @@ def fix_up(
         relative = is_relative(head)
         if relative and not entry.kept:
             return _KEEP  # as below, without joining: most pages keep none
-        absolute = join(head) if relative else head
+        stands_for = entry.restore.get(value)  # a link the conversion wrote
+        if stands_for is not None:
+            absolute = stands_for.partition("#")[0]
+        else:
+            absolute = join(head) if relative else head
         if not is_fetchable(absolute):
             return _KEEP
         key = canonical_url(absolute)
