@@ -116,8 +116,7 @@ def test_links_led_to_where_files_were_expected_are_checked_by_the_fix_up(state)
             written.data, entry, state, encoding="utf-8", html=True, spans=spans
         )
         assert fixed.data == (
-            b'<a href="../a">a</a><a href="../b.html#s">b</a>'
-            b'<a href="http://h/c">c</a>'
+            b'<a href="../a">a</a><a href="../b.html#s">b</a><a href="http://h/c">c</a>'
         )
         assert fixed.pending == {"http://h/c"}
         assert fixed.kept == {"http://h/a": "h/a"}
@@ -135,9 +134,7 @@ def test_base_points_to_the_file_itself(state):
         html=True,
     )
     # the link is read against the base, and written relative to the file
-    assert result.data == (
-        b'<base href="page.html"><a href="../elsewhere/other">x</a>'
-    )
+    assert result.data == (b'<base href="page.html"><a href="../elsewhere/other">x</a>')
 
 
 def test_fix_up(state):
