@@ -110,7 +110,8 @@ async def test_links_converted_for_offline_browsing(tmp_path, server, other_serv
     index = (root / "index.html").read_text()
     assert '<a href="docs/page.html">P</a>' in index
     assert '<a href="docs/page.html#sec">S</a>' in index
-    assert f'<a href="{server.url("/missing")}">M</a>' in index  # 404: stays absolute
+    # 404, never mirrored: absolute after the fix-up
+    assert f'<a href="{server.url("/missing")}">M</a>' in index
     assert f'<img src="{other}">' in index  # out of scope: untouched
     assert '<a href="#top">T</a>' in index
     assert 'href="css/site.css"' in index
@@ -134,7 +135,8 @@ async def test_links_converted_for_offline_browsing(tmp_path, server, other_serv
 @deferred_f_from_coro_f
 async def test_fix_up_links_to_files_mirrored_later(tmp_path, server):
     # /b is written before /c is fetched (breadth-first), so its link to /c
-    # is absolute when written and made relative at the end of the crawl.
+    # leads where a file named after /c is expected ("c") when written, and
+    # to the page's actual file (c.html) after the fix-up at the end.
     server.add("/", html('<a href="/b">b</a>'))
     server.add("/b", html('<a href="/c">c</a> <a href="c2">c2</a>'))
     server.add("/c", html("c"))
