@@ -5,9 +5,9 @@ only link values change):
 
 - ``convert`` when a page or stylesheet is written: a link to a mirrored
   file becomes a relative path (left as written when it already opens that
-  file); a link to something not mirrored becomes absolute, except a
-  relative link that will work once its file is mirrored under the expected
-  name, which is kept and remembered;
+  file); a link within the page's own site to something not mirrored yet
+  leads where its file is expected (kept as written when it already does),
+  and is remembered; any other link becomes absolute;
 - ``fix_up`` later (end of crawl, start of a resumed one), for pages whose
   links depended on files mirrored after them;
 - ``unconvert`` for a page the update crawl kept (304): converted links back
