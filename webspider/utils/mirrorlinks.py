@@ -26,10 +26,9 @@ from sys import intern
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from webspider.utils.htmlscan import ascii_compatible, scan, scan_css
-from webspider.utils.linkrules import LINK_RULES
+from webspider.utils.htmlscan import ascii_compatible
 from webspider.utils.mirrorpath import relative_href, url_path
-from webspider.utils.rewrite import rewrite_spans
+from webspider.utils.rewrite import rewrite_css, rewrite_html, rewrite_spans
 from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
@@ -85,18 +84,11 @@ def _rewrite(
     track: set[str] | None = None,
     tracked: list[Span] | None = None,
 ) -> tuple[bytes, int]:
-    # no memo here: the rewriter already asks once per distinct value on a page
-    if not ascii_compatible(encoding):
-        return body, 0
-    encoding = encoding or "utf-8"
-    spans = scan(body, encoding, LINK_RULES).spans if html else scan_css(body, encoding)
-    return rewrite_spans(
-        body,
-        spans,
-        resolve,
-        encoding,
-        track=() if track is None else track,  # filled by resolve as it goes
-        tracked=tracked,
+    # no memo here: the rewriter already asks once per distinct value on a
+    # page; ``track`` is filled by ``resolve`` as it goes
+    rewrite = rewrite_html if html else rewrite_css
+    return rewrite(
+        body, resolve, encoding, track=() if track is None else track, tracked=tracked
     )
 
 

@@ -118,21 +118,33 @@ def rewrite_html(
     resolve: Resolve,
     encoding: str | None = "utf-8",
     rules: Iterable[LinkRule] | None = None,
+    *,
+    track: Container[str] = (),
+    tracked: list[Span] | None = None,
 ) -> tuple[bytes, int]:
     """An HTML page with its link values replaced as ``resolve`` says, and how
-    many were. A page the crawl scanned already has its spans
-    (ParsedPage.spans): rewrite_spans spares the scan."""
+    many were (``track``, ``tracked``: as for rewrite_spans). A page the crawl
+    scanned already has its spans (ParsedPage.spans): rewrite_spans spares
+    the scan."""
     if not ascii_compatible(encoding):
         return body, 0
     found = scan(body, encoding or "utf-8", LINK_RULES if rules is None else rules)
-    return rewrite_spans(body, found.spans, resolve, encoding)
+    return rewrite_spans(
+        body, found.spans, resolve, encoding, track=track, tracked=tracked
+    )
 
 
 def rewrite_css(
-    body: bytes, resolve: Resolve, encoding: str | None = "utf-8"
+    body: bytes,
+    resolve: Resolve,
+    encoding: str | None = "utf-8",
+    *,
+    track: Container[str] = (),
+    tracked: list[Span] | None = None,
 ) -> tuple[bytes, int]:
     """A stylesheet with its URLs replaced as ``resolve`` says, and how many
-    were."""
+    were (``track``, ``tracked``: as for rewrite_spans)."""
     if not ascii_compatible(encoding):
         return body, 0
-    return rewrite_spans(body, scan_css(body, encoding or "utf-8"), resolve, encoding)
+    spans = scan_css(body, encoding or "utf-8")
+    return rewrite_spans(body, spans, resolve, encoding, track=track, tracked=tracked)
