@@ -196,13 +196,17 @@ class _Collector:
         return absolute
 
 
-def _scan_encoding(encoding: str | None) -> str:
-    if not encoding:
-        return "utf-8"
+def _scannable(body: bytes, encoding: str | None) -> tuple[bytes, str, bool]:
+    """``body`` and its encoding as the scan reads them, and whether they are
+    the bytes received: a page in an encoding that is not ASCII-compatible
+    (UTF-16 and the like) is scanned as UTF-8, and kept as it is."""
     try:
-        return codecs.lookup(encoding).name
+        name = codecs.lookup(encoding).name if encoding else "utf-8"
     except LookupError:
-        return "utf-8"
+        name = "utf-8"
+    if ascii_compatible(name):
+        return body, name, True
+    return body.decode(name, "replace").encode("utf-8"), "utf-8", False
 
 
 def extract_page(
@@ -212,11 +216,7 @@ def extract_page(
     rules: tuple[LinkRule, ...] = LINK_RULES,
 ) -> ParsedPage:
     """Scan ``body`` (the HTML of ``url``) and collect what the crawl needs."""
-    encoding = _scan_encoding(encoding)
-    in_place = ascii_compatible(encoding)
-    if not in_place:  # UTF-16 and the like: scanned as UTF-8, kept as is
-        body = body.decode(encoding, "replace").encode("utf-8")
-        encoding = "utf-8"
+    body, encoding, in_place = _scannable(body, encoding)
     found = scan(body, encoding, rules)
 
     base_url = url
@@ -249,10 +249,7 @@ def extract_css(body: bytes, url: str, encoding: str | None = None) -> ParsedPag
     """The links of a stylesheet (relative to the stylesheet's own URL):
     ``url(...)`` and ``@import``, comments skipped, read by the same scan as
     CSS in pages."""
-    encoding = _scan_encoding(encoding)
-    if not ascii_compatible(encoding):
-        body = body.decode(encoding, "replace").encode("utf-8")
-        encoding = "utf-8"
+    body, encoding, _ = _scannable(body, encoding)
     collector = _Collector(url)
     for _, _, value, _ in scan_css(body, encoding):
         collector.add(value, REQUISITE, "css")
