@@ -54,6 +54,19 @@ def converted(state, link):
     ), result
 
 
+def stored(written):
+    """The state entry of the page ``written`` (a Conversion) at SOURCE."""
+    return Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=sorted(written.pending),
+        kept=written.kept,
+        restore=written.restore,
+    )
+
+
 @pytest.mark.parametrize(
     ("link", "expected"),
     [
@@ -99,15 +112,7 @@ def test_links_led_to_where_files_were_expected_are_checked_by_the_fix_up(state)
     assert written.data == (
         b'<a href="../a">a</a><a href="../b#s">b</a><a href="../c">c</a>'
     )
-    entry = Entry(
-        url=PAGE,
-        path=SOURCE,
-        hash="",
-        size=0,
-        pending=sorted(written.pending),
-        kept=written.kept,
-        restore=written.restore,
-    )
+    entry = stored(written)
     state.put(Entry(url="http://h/a", path=("h", "a"), hash="", size=0))
     state.put(Entry(url="http://h/b", path=("h", "b.html"), hash="", size=0))
     assert needs_fix_up(entry, state)
@@ -228,15 +233,7 @@ def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
     ]
     for start, end, value, _ in written.spans:
         assert written.data[start:end].decode() == value
-    entry = Entry(
-        url=PAGE,
-        path=SOURCE,
-        hash="",
-        size=0,
-        pending=sorted(written.pending),
-        kept=written.kept,
-        restore=written.restore,
-    )
+    entry = stored(written)
     state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
     state.put(
         Entry(url="http://h/docs/later2.png", path=("h", "x", "l.png"), hash="", size=0)
