@@ -74,6 +74,16 @@ def test_character_references_in_attributes(raw, expected):
 
 def test_the_first_of_a_repeated_attribute_counts():
     assert values(b'<a href="one.html" HREF="two.html">') == ["one.html"]
+    assert values(b'<a href=one.html rel=x href="two.html">') == ["one.html"]
+    nofollow = [
+        link[-1]
+        for link in scan(
+            b"<a rel=nofollow href=a.html rel=x><a rel=x href=b.html rel=nofollow>",
+            "utf-8",
+            LINK_RULES,
+        ).links
+    ]
+    assert nofollow == [True, False]
 
 
 def test_link_text_ends_at_the_end_tag_or_the_next_link():

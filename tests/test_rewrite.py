@@ -162,7 +162,19 @@ def test_css_bytes_kept_when_nothing_changes():
 # The fast tag scan must tokenize exactly as the attribute loop it skips:
 # compare both on generated tag soup (quotes left open, stray "=", "/",
 # tags cut off, raw text, comments).
-_PIECES = ["x", "a.png 1x, b.png", "url(u.png)", "&amp;", "#f", "?q=1", "", ">", "/"]
+_PIECES = [
+    "x",
+    "a.png 1x, b.png",
+    "url(u.png)",
+    "&amp;",
+    "#f",
+    "?q=1",
+    "",
+    ">",
+    "/",
+    "nofollow",
+    "href",
+]
 _VALUE = st.one_of(
     st.sampled_from(_PIECES).map(lambda v: f'"{v}"'),
     st.sampled_from(_PIECES).map(lambda v: f"'{v}'"),
@@ -171,7 +183,9 @@ _VALUE = st.one_of(
 )
 _ATTR = st.tuples(
     st.sampled_from([" ", "  ", "\n", "/", "", " / "]),
-    st.sampled_from(["href", "HREF", "src", "srcset", "style", "alt", "x-y", "="]),
+    st.sampled_from(
+        ["href", "HREF", "src", "srcset", "style", "alt", "x-y", "=", "rel", "hreflang"]
+    ),
     st.one_of(
         st.just(""),
         st.tuples(st.sampled_from(["=", " = ", "=\n", " ="]), _VALUE).map("".join),
@@ -239,3 +253,5 @@ def _reference_rewrite_html(body, resolve):
 def test_fast_scan_matches_the_reference_scan(soup):
     body = soup.encode()
     assert rewrite_html(body, upper) == _reference_rewrite_html(body, upper)
+    reference = _ReferenceScanner(body, "utf-8", htmlscan._table(LINK_RULES), False)
+    assert htmlscan.scan(body, "utf-8", LINK_RULES).links == reference.run().links

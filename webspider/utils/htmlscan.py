@@ -173,7 +173,8 @@ class _Table:
     any_tag: _Reader
     #: the rule of ``<a href>`` when it is the only rule for <a> (as in
     #: LINK_RULES): most tags of most pages are such links, and ``master``
-    #: reads them whole (groups 2-5: href, rel, style, the rest of the tag)
+    #: reads them whole (groups 2-4: href, rel, style; 5: empty, there when
+    #: the tag closes)
     anchor: LinkRule | None = None
 
 
@@ -189,6 +190,8 @@ _CONTEXT = {
     b"meta": (b"name", b"http-equiv", b"content"),
 }
 _OTHER_TAGS = frozenset({b"base", b"meta"})
+#: what the master regex reads of a plain <a> (groups 2-4)
+_ANCHOR_ATTRS = (b"href", b"rel", b"style")
 
 
 @lru_cache(maxsize=16)
@@ -217,7 +220,7 @@ def _table(rules: tuple[LinkRule, ...]) -> _Table:
     a_reader = readers.get(b"a")
     if (
         a_reader is None
-        or a_reader.attrs != (b"href", b"rel", b"style")
+        or a_reader.attrs != _ANCHOR_ATTRS
         or anchor_rules[0][0] != b"href"
     ):
         anchor = None  # anchor() knows these groups only
@@ -225,13 +228,22 @@ def _table(rules: tuple[LinkRule, ...]) -> _Table:
         # group 1: the element's name (None: a comment)
         master = re.compile(rb"<(?:!--|(" + alternation + rb")(?=[\s/>]))")
     else:
+        # One pass over an <a>: each attribute step takes href, rel or style
+        # into its group, or skips any other attribute. A repeated group
+        # keeps the last value where HTML keeps the first, so run() sends a
+        # tag that may say href or rel twice down the long path.
         others = b"|".join(re.escape(n) for n in names if n != b"a")
+        step = b"".join(
+            (
+                rb"(?>[\s/]*+(?:",
+                *(attr + rb"\s*+=\s*+(" + _VALUE + rb")|" for attr in _ANCHOR_ATTRS),
+                rb"[^\s/>=]++(?:\s*+=\s*+" + _VALUE + rb"|(?!\s*=))))",
+            )
+        )
         master = re.compile(
-            rb"<(?:!--|(a)(?=[\s/>])"
-            + _looks((b"href", b"rel", b"style"))
-            + rb"("
-            + _STEP
-            + rb"*+[\s/]*+>)?|("
+            rb"<(?:!--|(a)(?=[\s/>])(?:"
+            + step
+            + rb"*+[\s/]*+>())?|("
             + others
             + rb")(?=[\s/>]))"
         )
@@ -382,9 +394,16 @@ class _Scanner:
                     continue
             regs = tag.regs
             if regs[1][0] >= 0 and other == 6:
-                if anchor is not None and regs[5][0] >= 0 and regs[4][0] < 0:
+                end = regs[0][1]
+                if (
+                    anchor is not None
+                    and regs[5][0] >= 0
+                    and regs[4][0] < 0
+                    and (regs[2][0] < 0 or low.count(b"href", at, end) == 1)
+                    and (regs[3][0] < 0 or low.count(b"rel", at, end) == 1)
+                ):
                     pos = self.anchor(regs, anchor)
-                else:  # a style attribute, or no plain tag: the long path
+                else:  # a style, maybe a repeated attribute, or no plain tag
                     pos = self.tag(at, b"a")
             elif regs[other][0] >= 0:
                 pos = self.tag(at, tag.group(other))
