@@ -1,6 +1,10 @@
 """Link extraction from one parse of a page (webspider.utils.html)."""
 
+from urllib.parse import urljoin
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webspider.utils.html import (
     PAGE,
@@ -9,6 +13,7 @@ from webspider.utils.html import (
     extract_page,
     refresh_url,
 )
+from webspider.utils.url import is_fetchable
 
 BASE = "http://site.test/dir/page.html"
 
@@ -215,3 +220,46 @@ def test_links_within_the_page_are_kept_apart():
         ("sec", "Sec"),
     ]
     assert [link.url for link in page.links] == ["https://s/x"]
+
+
+def _urljoined(base: str, href: str) -> str | None:
+    """What a link value resolves to, the slow way."""
+    href = href.strip(" \t\n\r\f")
+    href = href.replace("\n", "").replace("\t", "").replace("\r", "")
+    if not href or href.startswith("#"):
+        return None
+    try:
+        absolute = urljoin(base, href)
+    except ValueError:
+        return None
+    return absolute if is_fetchable(absolute) else None
+
+
+# Values of one page share a join per URL without its fragment: the answer
+# must stay urljoin's, fragments, empty fragments and odd schemes included.
+_HREFS = st.lists(
+    st.builds(
+        "".join,
+        st.tuples(
+            st.sampled_from(["", "/", "../", "//h2", "https://h3", "mailto:", "a:"]),
+            st.text(alphabet="ab/.?", max_size=4),
+            st.sampled_from(["", "#", "#f", "#g", "#f#g", " "]),
+        ),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(["http://h/d/p.html", "https://[::1]/x/", "http://h"]), _HREFS)
+def test_every_value_resolves_as_urljoin_would(base, hrefs):
+    body = "".join(f'<a href="{href}">' for href in hrefs).encode()
+    page = extract_page(body, base, "utf-8")
+    values = [href for href in hrefs if href]  # href="" is no link
+    assert page.resolved == {href: _urljoined(base, href) for href in values}
+    unsupported = [
+        href
+        for href in set(values)
+        if _urljoined(base, href) is None and href.strip()[:1] not in ("", "#")
+    ]
+    assert page.unsupported_links == len(unsupported)

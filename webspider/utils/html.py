@@ -118,6 +118,7 @@ class _Collector:
     __slots__ = (
         "base",
         "by_url",
+        "heads",
         "joined",
         "joiner",
         "local",
@@ -129,7 +130,11 @@ class _Collector:
         self.base = base
         self.joiner = UrlJoiner(base)
         self.by_url: dict[str, Link] = {}
+        #: each link value → its absolute URL (None: not one to fetch)
         self.joined: dict[str, str | None] = {}
+        #: the same for values without their fragment: a page links many
+        #: fragments of few URLs (``os.html#os.getcwd``, ``os.html#os.stat``)
+        self.heads: dict[str, str | None] = {}
         self.unsupported = 0
         self.local: list[tuple[str, str | int]] = []
         #: the text of an <a> from where its content starts (taken only
@@ -185,15 +190,26 @@ class _Collector:
             href = href.replace("\n", "").replace("\t", "").replace("\r", "")
         if not href or href.startswith("#"):
             return None
+        # urljoin splits a fragment off first and puts it back unchanged, so
+        # the join of what comes before it serves every fragment of that URL
+        # (an empty fragment is dropped or kept by scheme: joined whole).
+        head, _, fragment = href.partition("#")
+        if not fragment:
+            head = href
+        absolute = self.heads.get(head, "")
+        if absolute == "":
+            absolute = self.heads[head] = self._join(head)
+        if absolute is None:
+            self.unsupported += 1
+            return None
+        return absolute + "#" + fragment if fragment else absolute
+
+    def _join(self, href: str) -> str | None:
         try:
             absolute = self.joiner.join(href)
         except ValueError:  # e.g. an invalid IPv6 literal
-            self.unsupported += 1
             return None
-        if not is_fetchable(absolute):
-            self.unsupported += 1
-            return None
-        return absolute
+        return absolute if is_fetchable(absolute) else None
 
 
 def _scannable(body: bytes, encoding: str | None) -> tuple[bytes, str, bool]:
