@@ -1,4 +1,5 @@
 import random
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -80,6 +81,23 @@ def test_plain_fast_path_agrees_with_w3lib_on_random_urls():
     assert fast > 300
 
 
+def test_query_fast_path_agrees_with_w3lib_on_random_urls():
+    rnd = random.Random(9)
+    chars = [*"aZ09_~!$'()*+,=:;@/.-%?&# é", "==", "&&"]
+    fast = 0
+    for _ in range(5000):
+        query = "".join(rnd.choice(chars) for _ in range(rnd.randint(0, 12)))
+        url = f"http://example.org/p?{query}"
+        canonical = url_module.canonical_url.__wrapped__(url)
+        assert canonical == url_module._slow_canonical_url(url), url
+        fast += url_module._QUERY_RE.fullmatch(query) is not None
+    assert fast > 500
+    assert (
+        url_module.canonical_url("https://bugs.python.org/issue?@action=r&bpo=4")
+        == "https://bugs.python.org/issue?%40action=r&bpo=4"
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "url"),
     [
@@ -125,5 +143,23 @@ def test_small_helpers():
     assert url_scheme("/relative") == ""
     assert host_of("http://Example.ORG:81/x") == "example.org"
     assert host_of("http://[::1/") == ""
+    # the head of the URL is all that is split: the same answer as splitting it all
+    for url in [
+        "http://Example.ORG:81/x?y#z",
+        "https://u:p@[::1]:8/a",
+        "http://h\tx.org/p",
+        "HTTP://H/",
+        "mailto:a@b",
+        "//h/x",
+        " http://h/",
+        "http://h#f",
+        "http://[bad",
+        "x:/y",
+    ]:
+        try:
+            expected = urlsplit(url).hostname or ""
+        except ValueError:
+            expected = ""
+        assert host_of(url) == expected, url
     assert origin_of("https://a.org/x") == ("https", "a.org", 443)
     assert origin_of("http://a.org:8080/") == ("http", "a.org", 8080)

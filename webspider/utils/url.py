@@ -34,6 +34,11 @@ def canonical_url(url: str) -> str:
     entry hundreds of times)."""
     if _is_plain(url):
         return url
+    head, question, query = url.partition("?")
+    if question and _QUERY_RE.fullmatch(query) and _is_plain(head):
+        canonical_query = _canonical_query(query)
+        if canonical_query:
+            return f"{head}?{canonical_query}"
     return _slow_canonical_url(url)
 
 
@@ -60,6 +65,24 @@ def _is_plain(url: str) -> bool:
     port = match.group(1)
     default = "80" if url.startswith("http:") else "443"
     return port is None or (port != default and int(port) <= 65535)
+
+
+# A query w3lib only sorts and re-quotes: no percent-encoding to normalise,
+# no "+" (a space), no fragment. Its arguments are sorted by (name, value)
+# and every character but letters, digits and "-._~" is percent-encoded
+# ("=" too, in a value). Most query links of sites look like this
+# (``pygments.css?2022.1``, ``issue?@action=redirect&bpo=1``).
+_QUERY_RE = re.compile(r"[A-Za-z0-9._~!$'()*,/:;?@=&-]*")
+_QUOTE_QUERY = str.maketrans({c: f"%{ord(c):02X}" for c in "!$'()*,/:;?@="})
+
+
+def _canonical_query(query: str) -> str:
+    pairs = [field.partition("=")[::2] for field in query.split("&") if field]
+    pairs.sort()
+    return "&".join(
+        f"{name.translate(_QUOTE_QUERY)}={value.translate(_QUOTE_QUERY)}"
+        for name, value in pairs
+    )
 
 
 def _slow_canonical_url(url: str) -> str:
@@ -147,6 +170,16 @@ def _valid_host(host: str) -> bool:
 
 def host_of(url: str) -> str:
     """Lower-case host name of a URL (no port), '' when it has none."""
+    # A site's links share a few "scheme://authority" heads: each is split once.
+    match = _HEAD_RE.match(url)
+    return _host_of(match.group(0) if match else url)
+
+
+_HEAD_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+
+
+@lru_cache(maxsize=4096)
+def _host_of(url: str) -> str:
     try:
         return urlsplit(url).hostname or ""
     except ValueError:
