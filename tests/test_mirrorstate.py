@@ -45,3 +45,26 @@ def test_another_mirror_starts_afresh(tmp_path):
     other.put(entry("http://h/x", "h/x"))  # the file now describes /elsewhere
     other.close()
     assert list(MirrorState(file, "/elsewhere").entries) == ["http://h/x"]
+
+
+def test_every_change_of_place_is_told(tmp_path):
+    state = MirrorState(tmp_path / "s.jsonl", "/m")
+    told = []
+    state.on_index = lambda url, path: told.append((url, path))
+    state.on_alias = lambda url, target: told.append((url, target))
+    a = Entry(url="http://h/a", path=("h", "a.html"), hash="x", size=1)
+    old = state.reserve(a)
+    state.release(a, old)  # not written after all: nowhere
+    state.put(a)
+    state.alias("http://h/old", "http://h/a")
+    b = Entry(url="http://h/a", path=("h", "a2.html"), hash="y", size=1)
+    state.release(b, state.reserve(b))  # back where it was
+    state.close()
+    assert told == [
+        ("http://h/a", ("h", "a.html")),
+        ("http://h/a", None),
+        ("http://h/a", ("h", "a.html")),
+        ("http://h/old", "http://h/a"),
+        ("http://h/a", ("h", "a2.html")),
+        ("http://h/a", ("h", "a.html")),
+    ]

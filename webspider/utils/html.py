@@ -41,6 +41,7 @@ __all__ = [
     "extract_css",
     "extract_page",
     "refresh_url",
+    "scannable",
 ]
 
 
@@ -212,7 +213,7 @@ class _Collector:
         return absolute if is_fetchable(absolute) else None
 
 
-def _scannable(body: bytes, encoding: str | None) -> tuple[bytes, str, bool]:
+def scannable(body: bytes, encoding: str | None) -> tuple[bytes, str, bool]:
     """``body`` and its encoding as the scan reads them, and whether they are
     the bytes received: a page in an encoding that is not ASCII-compatible
     (UTF-16 and the like) is scanned as UTF-8, and kept as it is."""
@@ -232,7 +233,7 @@ def extract_page(
     rules: tuple[LinkRule, ...] = LINK_RULES,
 ) -> ParsedPage:
     """Scan ``body`` (the HTML of ``url``) and collect what the crawl needs."""
-    body, encoding, in_place = _scannable(body, encoding)
+    body, encoding, in_place = scannable(body, encoding)
     found = scan(body, encoding, rules)
 
     base_url = url
@@ -265,7 +266,7 @@ def extract_css(body: bytes, url: str, encoding: str | None = None) -> ParsedPag
     """The links of a stylesheet (relative to the stylesheet's own URL):
     ``url(...)`` and ``@import``, comments skipped, read by the same scan as
     CSS in pages."""
-    body, encoding, _ = _scannable(body, encoding)
+    body, encoding, _ = scannable(body, encoding)
     collector = _Collector(url)
     for _, _, value, _ in scan_css(body, encoding):
         collector.add(value, REQUISITE, "css")

@@ -23,7 +23,7 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from sys import intern
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 from webspider.utils.htmlscan import ascii_compatible
@@ -39,6 +39,20 @@ if TYPE_CHECKING:
     from webspider.utils.rewrite import Resolve
 
 Segments = tuple[str, ...]
+
+
+class _Stored(Protocol):
+    @property
+    def path(self) -> Segments: ...
+
+
+class Targets(Protocol):
+    """What conversion reads of the mirror's state (MirrorState, or the page
+    worker's copy of it): where each URL is stored, and the redirects."""
+
+    aliases: dict[str, str]
+
+    def get(self, url: str) -> _Stored | None: ...
 
 
 @dataclass
@@ -141,7 +155,7 @@ def _by_address(
 
 def convert(
     body: bytes,
-    state: MirrorState,
+    state: Targets,
     source: Segments,
     *,
     page_url: str,

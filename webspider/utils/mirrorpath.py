@@ -117,6 +117,14 @@ def shorten(name: str, limit: int = NAME_MAX) -> str:
     return f"{prefix}{MARK}{digest}{suffix}"
 
 
+ORIGINAL_SUFFIX = MARK + "orig"
+
+
+def original_path(path: tuple[str, ...]) -> tuple[str, ...]:
+    """Where ``keep_originals`` keeps the received bytes of a converted file."""
+    return (*path[:-1], shorten(path[-1] + ORIGINAL_SUFFIX))
+
+
 def _segment(raw: str) -> str:
     decoded = unquote_to_bytes(raw)
     if decoded in (b".", b".."):

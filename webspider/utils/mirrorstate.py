@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 from webspider.reports.output import write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,10 @@ class MirrorState:
         self.owners: dict[str, str] = {}
         self._file: IO[str] | None = None
         self._fresh = False
+        #: told where each URL is now (None: nowhere) and of each alias, as
+        #: the state changes: the page worker keeps a copy for converting
+        self.on_index: Callable[[str, tuple[str, ...] | None], None] | None = None
+        self.on_alias: Callable[[str, str], None] | None = None
         #: the last crawl that wrote this state, and whether it finished
         self.run = 0
         self.finished = True
@@ -127,6 +131,8 @@ class MirrorState:
         self.entries[entry.url] = entry
         # the first URL stored under a name owns it (twins share a file)
         self.owners.setdefault(path_key(entry.path), entry.url)
+        if self.on_index is not None:
+            self.on_index(entry.url, entry.path)
 
     def _append(self, data: dict[str, Any]) -> None:
         if self._file is None:
@@ -166,8 +172,8 @@ class MirrorState:
             del self.owners[key]
         if old is not None:
             self._index(old)
-        else:
-            self.entries.pop(entry.url, None)
+        elif self.entries.pop(entry.url, None) is not None and self.on_index:
+            self.on_index(entry.url, None)
 
     def put(self, entry: Entry) -> None:
         self._index(entry)
@@ -177,6 +183,8 @@ class MirrorState:
         if url != target and self.aliases.get(url) != target:
             self.aliases[url] = target
             self._append({"alias": url, "url": target})
+            if self.on_alias is not None:
+                self.on_alias(url, target)
 
     def start_run(self, run: int) -> None:
         """Record that crawl ``run`` started (an interrupted one stays
