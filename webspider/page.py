@@ -63,14 +63,31 @@ def parsed_page(response: Response, spider: Any = None) -> ParsedPage | None:
     except KeyError:
         pass
     page: ParsedPage | None = None
-    if isinstance(response, TextResponse):
-        if is_html(response):
-            rules = getattr(spider, "link_rules", LINK_RULES)
-            page = extract_page(response.body, response.url, response.encoding, rules)
-        elif media_type(response) in CSS_TYPES:
-            page = extract_css(response.body, response.url, response.encoding)
+    kind = page_kind(response)
+    if kind == "html":
+        assert isinstance(response, TextResponse)
+        rules = getattr(spider, "link_rules", LINK_RULES)
+        page = extract_page(response.body, response.url, response.encoding, rules)
+    elif kind == "css":
+        assert isinstance(response, TextResponse)
+        page = extract_css(response.body, response.url, response.encoding)
     _pages[response] = page
     return page
+
+
+def set_parsed_page(response: Response, page: ParsedPage | None) -> None:
+    """Give ``response`` its parse, read elsewhere (the page worker: see
+    webspider.downloadermiddlewares.readahead); ``parsed_page`` returns it."""
+    _pages[response] = page
+
+
+def page_kind(response: Response) -> str | None:
+    """ "html" or "css" for a response ``parsed_page`` reads, else None."""
+    if not isinstance(response, TextResponse):
+        return None
+    if is_html(response):
+        return "html"
+    return "css" if media_type(response) in CSS_TYPES else None
 
 
 def remember_response(item: Any, response: Response) -> None:

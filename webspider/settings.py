@@ -84,6 +84,9 @@ WEBSPIDER_MIRROR_UPDATE = True
 WEBSPIDER_MIRROR_THREAD_SIZE = 256 * 1024
 # with mirror=0, stop downloading bodies nothing reads (not HTML, not CSS)
 WEBSPIDER_SKIP_BODIES_ENABLED = True
+# a second process reads pages and writes the mirror's HTML and CSS files
+# (webspider.extensions.pageworker); off: this process does it all
+WEBSPIDER_PAGE_WORKER = True
 
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.
@@ -142,6 +145,8 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
     # process_response before RetryMiddleware (550) sees 429/503
     "webspider.downloadermiddlewares.politeness.PolitenessMiddleware": 560,
+    # the last to see a response: sends the final page to the page worker
+    "webspider.downloadermiddlewares.readahead.ReadAheadMiddleware": 10,
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
@@ -162,6 +167,7 @@ ITEM_PIPELINES: dict[str, int] = {
     "webspider.pipelines.mirror.MirrorPipeline": 900,
 }
 EXTENSIONS = {
+    "webspider.extensions.pageworker.PageWorker": 90,
     "webspider.extensions.mirrorstore.MirrorStore": 100,
     "webspider.extensions.skipbodies.SkipBodies": 100,
     "webspider.extensions.skippedlog.SkippedLog": 500,

@@ -23,6 +23,7 @@ import time
 import zlib
 from array import array
 from pathlib import Path
+from sys import intern
 from typing import IO, TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -30,6 +31,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_bool, get_int, get_mirror_dir, get_output_dir
+from webspider.extensions.pageworker import PageWorker
 from webspider.page import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.utils.htmlscan import (
     Span,
@@ -44,7 +46,7 @@ from webspider.utils.mirrorlinks import (
     needs_fix_up,
     unconvert,
 )
-from webspider.utils.mirrorpath import MARK, conflict_name, shorten, url_path
+from webspider.utils.mirrorpath import conflict_name, original_path, url_path
 from webspider.utils.mirrorstate import Entry, MirrorState
 from webspider.utils.safefs import SafeTree, Segments, UnsafePathError
 from webspider.utils.url import canonical_url
@@ -58,7 +60,6 @@ logger = logging.getLogger(__name__)
 
 STATE_FILE = "mirror-state.jsonl"
 CHANGES_FILE = "changes.jsonl"
-ORIGINAL_SUFFIX = MARK + "orig"
 
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 
@@ -79,11 +80,6 @@ _stores: WeakKeyDictionary[Crawler, MirrorStore] = WeakKeyDictionary()
 
 
 HTML, CSS = "html", "css"
-
-
-def original_path(path: Segments) -> Segments:
-    """Where ``keep_originals`` keeps the received bytes of a converted file."""
-    return (*path[:-1], shorten(path[-1] + ORIGINAL_SUFFIX))
 
 
 def kind_of(response: Response) -> str:
@@ -135,6 +131,8 @@ class MirrorStore:
         #: for at most SPAN_BUDGET links in all (beyond, pages are scanned)
         self._spans: dict[str, tuple[int, array[int]]] = {}
         self._span_count = 0
+        #: the page worker, when it writes pages it read (see store_in_worker)
+        self.worker: PageWorker | None = None
         _stores[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -173,6 +171,16 @@ class MirrorStore:
         self._changes = self.changes_path.open(mode, encoding="utf-8", buffering=1)
         # An interrupted crawl left pages waiting for files mirrored later.
         self.fix_up_pages()
+        worker = PageWorker.of(self.crawler)
+        if worker is not None and worker.start_mirror(
+            str(self.root),
+            self._forbidden(),
+            [(url, entry.path) for url, entry in state.entries.items()],
+            state.aliases,
+        ):
+            # the worker converts with a copy of the state: kept up to date
+            state.on_index, state.on_alias = worker.index, worker.alias
+            self.worker = worker
 
     def spider_closed(self, reason: str) -> None:
         if self.state is None:
@@ -358,6 +366,39 @@ class MirrorStore:
         if self.keep_originals:
             self.tree.write(original_path(used), body)
         return used, conversion
+
+    async def store_in_worker(
+        self, response: Response, entry: Entry
+    ) -> tuple[Segments, Conversion | None] | None:
+        """``store_file`` by the page worker, when it holds the page (it read
+        it): the page's bytes and scan need not cross again. None: store it
+        here."""
+        worker = self.worker
+        if worker is None or not worker.holds(response):
+            return None
+        answer = await worker.store(
+            response, entry.url, entry.path, entry.kind, self.needs_conversion(entry)
+        )
+        if answer is None:
+            return None
+        if "refused" in answer:
+            error = answer["refused"]
+            raise UnsafePathError(error) if answer.get("unsafe") else OSError(error)
+        conversion = None
+        if "count" in answer:
+            conversion = Conversion(
+                b"",
+                answer["count"],
+                set(answer["pending"]),
+                {intern(key): intern(path) for key, path in answer["kept"].items()},
+                {intern(new): intern(url) for new, url in answer["restore"].items()},
+            )
+        return tuple(answer["used"]), conversion
+
+    def forget(self, response: Response) -> None:
+        """The page worker need not keep ``response``'s page any longer."""
+        if self.worker is not None:
+            self.worker.forget(response)
 
     def render(self, response: Response, entry: Entry) -> Conversion:
         """The converted bytes of a page or stylesheet (reads the state only)."""

@@ -76,6 +76,12 @@ class MirrorPipeline:
         response = response_of(item)
         if response is None:
             return item
+        try:
+            return await self.mirror(item, response)
+        finally:
+            self.store.forget(response)
+
+    async def mirror(self, item: Any, response: Response) -> Any:
         reason = self.should_mirror(item, response)
         if reason is not None:
             self._skip(reason)
@@ -104,7 +110,10 @@ class MirrorPipeline:
             store.record_change(entry.url, change, entry.path)
         else:
             try:
-                if len(response.body) > store.thread_size:
+                stored = await store.store_in_worker(response, entry)
+                if stored is not None:
+                    used, conversion = stored
+                elif len(response.body) > store.thread_size:
                     # converting and writing a large body would hold the reactor
                     used, conversion = await maybe_deferred_to_future(
                         deferToThread(store.store_file, response, entry)

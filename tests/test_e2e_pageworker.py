@@ -1,0 +1,136 @@
+"""End-to-end: the page worker reads pages and writes the mirror, and the
+output is the same as without it, even when the worker dies mid-crawl."""
+
+import json
+import os
+import signal
+
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from tests.support.crawl import crawl
+from tests.support.server import Page, html
+from webspider.extensions.pageworker import PageWorker
+from webspider.spiders.webspider import WebSpider
+
+
+def site(server):
+    """Pages that exercise what the worker does: relative, root-relative and
+    absolute links, fragments, a redirect, a missing page, <base>, CSS with
+    url(), a query, a UTF-16 page and one in Latin-1."""
+    server.add(
+        "/",
+        html(
+            '<a href="a.html#x">a</a> <a href="/dir/">dir</a> '
+            f'<a href="{server.url("/abs")}">abs</a> <a href="/moved">moved</a> '
+            '<a href="/gone.html">gone</a> <a href="/q?b=2&amp;a=1">q</a> '
+            '<a href="/utf16.html">u</a> <a href="/latin.html">l</a>',
+            head='<link rel="stylesheet" href="/s.css">',
+        ),
+    )
+    server.add("/a.html", html('<a href="/" id="x">home</a> <a href="dir/">d</a>'))
+    server.add(
+        "/dir/",
+        html(
+            '<a href="../a.html">up</a> <a href="sub/page.html">sub</a>',
+            head='<base href="/dir/">',
+        ),
+    )
+    server.add(
+        "/dir/sub/page.html", html('<img src="../../img.png"> <a href="/">h</a>')
+    )
+    server.add("/abs", html('<a href="/a.html#y">a</a>'))
+    server.add("/moved", Page(status=301, headers=[("Location", "/a.html")]))
+    server.add("/q?b=2&a=1", html('<a href="/">home</a>'))
+    server.add(
+        "/s.css",
+        Page(
+            "body{background:url(img.png)} @import 'more.css';", content_type="text/css"
+        ),
+    )
+    server.add("/more.css", Page("p{color:red}", content_type="text/css"))
+    server.add("/img.png", Page(b"\x89PNG" + bytes(100), content_type="image/png"))
+    server.add(
+        "/utf16.html",
+        Page(
+            html('<a href="/a.html">é</a>').encode("utf-16"),
+            content_type="text/html; charset=utf-16",
+        ),
+    )
+    server.add(
+        "/latin.html",
+        Page(
+            html('<a href="/caf\xe9.html">café</a>').encode("latin-1"),
+            content_type="text/html; charset=latin-1",
+        ),
+    )
+    server.add("/caf%C3%A9.html", html("café"))
+
+
+def mirror(result):
+    root = result.output / "mirror"
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def pages(result):
+    text = (result.output / "pages.jsonl").read_text("utf-8")
+    lines = [json.loads(line) for line in text.splitlines()]
+    for line in lines:
+        line.pop("fetched_at")
+    return sorted(lines, key=lambda line: line["url"])
+
+
+@deferred_f_from_coro_f
+async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
+    site(server)
+    on = await crawl(tmp_path / "on", start_urls=server.url("/"))
+    off = await crawl(
+        tmp_path / "off",
+        settings={"WEBSPIDER_PAGE_WORKER": False},
+        start_urls=server.url("/"),
+    )
+    assert on.stats["webspider/page_worker/parsed_count"] >= 9
+    assert on.stats["webspider/page_worker/stored_count"] >= 9
+    assert not any(key.startswith("webspider/page_worker") for key in off.stats)
+    files = mirror(on)
+    assert files == mirror(off)
+    host = f"site.test_{server.port}"
+    assert b'href="dir/index.html"' in files[f"{host}/a.html"]
+    assert b"url(img.png)" in files[f"{host}/s.css"]
+    assert pages(on) == pages(off)
+    assert (on.output / "broken-links.jsonl").read_text() == (
+        off.output / "broken-links.jsonl"
+    ).read_text()
+    # every page was fetched once per crawl
+    gets = server.requested()
+    assert gets.count("/") == gets.count("/a.html") == gets.count("/s.css") == 2
+
+
+class WorkerKillingSpider(WebSpider):
+    """Kills the page worker when the first page arrives."""
+
+    def parse(self, response):
+        worker = PageWorker.of(self.crawler)
+        if worker is not None and worker.pid is not None and worker.running:
+            os.kill(worker.pid, signal.SIGKILL)
+        return super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_a_dead_worker_loses_nothing(tmp_path, server, caplog):
+    site(server)
+    killed = await crawl(
+        tmp_path / "killed", WorkerKillingSpider, start_urls=server.url("/")
+    )
+    off = await crawl(
+        tmp_path / "off",
+        settings={"WEBSPIDER_PAGE_WORKER": False},
+        start_urls=server.url("/"),
+    )
+    assert "Page worker lost" in caplog.text
+    assert mirror(killed) == mirror(off)
+    assert pages(killed) == pages(off)
+    assert killed.stats.get("webspider/page_worker/stored_count", 0) == 0
