@@ -3,11 +3,13 @@ real process over real pipes."""
 
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 
 from webspider.utils.html import LINK_RULES, extract_page
+from webspider.utils.htmlscan import pack_spans
 from webspider.utils.mirrorlinks import convert
 from webspider.utils.mirrorpath import url_path
 from webspider.utils.mirrorstate import Entry, MirrorState
@@ -60,12 +62,19 @@ def worker(tmp_path, keep=64):
     return w
 
 
+def ask(w, header, body=b""):
+    """The header of the worker's answer."""
+    return w.handle(header, body)[0]
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
 def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
     body = PAGE.decode().encode(encoding)
     w = worker(tmp_path)
-    answer = w.handle(
-        {"op": "parse", "id": 1, "url": URL, "encoding": encoding, "keep": False}, body
+    answer = ask(
+        w,
+        {"op": "parse", "id": 1, "url": URL, "encoding": encoding, "keep": False},
+        body,
     )
     page = page_from_json(URL, answer["page"])
     here = extract_page(body, URL, encoding)
@@ -110,7 +119,7 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     w.handle(
         {"op": "parse", "id": 7, "url": URL, "encoding": "utf-8", "keep": True}, PAGE
     )
-    answer = w.handle(
+    answer, packed = w.handle(
         {
             "op": "store",
             "id": 7,
@@ -137,8 +146,11 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     assert written == here.data != PAGE
     assert (answer["count"], set(answer["pending"])) == (here.count, here.pending)
     assert (answer["kept"], answer["restore"]) == (here.kept, here.restore)
+    # where the links the fix-up may change are, in the bytes written
+    assert answer["crc"] == zlib.crc32(written)
+    assert packed == pack_spans(here.spans).tobytes() != b""
     # stored once: a second store of the same page is refused
-    again = w.handle({"op": "store", "id": 7, "key": URL, "path": ["p"]}, b"")
+    again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
     assert again == {"id": 7, "missing": True}
 
 
@@ -156,9 +168,7 @@ def test_pages_kept_are_bounded(tmp_path):
 def test_the_worker_refuses_paths_outside_its_folder(tmp_path):
     w = worker(tmp_path / "m")
     w.handle({"op": "parse", "id": 1, "url": URL, "keep": True}, PAGE)
-    answer = w.handle(
-        {"op": "store", "id": 1, "key": URL, "path": ["..", "evil.html"]}, b""
-    )
+    answer = ask(w, {"op": "store", "id": 1, "key": URL, "path": ["..", "evil.html"]})
     assert answer["unsafe"] is True
     assert not (tmp_path / "evil.html").exists()
 

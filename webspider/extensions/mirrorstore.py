@@ -376,11 +376,12 @@ class MirrorStore:
         worker = self.worker
         if worker is None or not worker.holds(response):
             return None
-        answer = await worker.store(
+        reply = await worker.store(
             response, entry.url, entry.path, entry.kind, self.needs_conversion(entry)
         )
-        if answer is None:
+        if reply is None:
             return None
+        answer, packed = reply
         if "refused" in answer:
             error = answer["refused"]
             raise UnsafePathError(error) if answer.get("unsafe") else OSError(error)
@@ -393,6 +394,10 @@ class MirrorStore:
                 {intern(key): intern(path) for key, path in answer["kept"].items()},
                 {intern(new): intern(url) for new, url in answer["restore"].items()},
             )
+            if packed:
+                spans: array[int] = array("q")
+                spans.frombytes(packed)
+                conversion.packed_spans = answer["crc"], spans
         return tuple(answer["used"]), conversion
 
     def forget(self, response: Response) -> None:
@@ -439,10 +444,16 @@ class MirrorStore:
         old = self._spans.pop(url, None)
         if old is not None:
             self._span_count -= len(old[1]) // 3
-        spans = conversion.spans
-        if spans and self._span_count + len(spans) <= SPAN_BUDGET:
-            self._spans[url] = (zlib.crc32(conversion.data), pack_spans(spans))
-            self._span_count += len(spans)
+        if conversion.packed_spans is not None:  # packed by the page worker
+            crc, packed = conversion.packed_spans
+            count = len(packed) // 3
+        else:
+            count = len(conversion.spans)
+        if count and self._span_count + count <= SPAN_BUDGET:
+            if conversion.packed_spans is None:
+                crc, packed = zlib.crc32(conversion.data), pack_spans(conversion.spans)
+            self._spans[url] = (crc, packed)
+            self._span_count += count
 
     def _remembered_spans(self, entry: Entry, body: bytes) -> list[Span] | None:
         """The spans remembered for ``entry``'s file, if ``body`` is that file."""

@@ -40,6 +40,7 @@ from webspider.utils.htmlscan import link_text
 from webspider.utils.pageworker import (
     FrameError,
     FrameReader,
+    Reply,
     frame_head,
     page_from_json,
     rules_to_json,
@@ -74,8 +75,8 @@ class _Answers(asyncio.Protocol):
         except (FrameError, ValueError):
             self.worker._lost("it sent garbage")
             return
-        for header, _ in frames:
-            self.worker._answer(header)
+        for header, body in frames:
+            self.worker._answer(header, body)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.worker._lost("it stopped")
@@ -95,7 +96,7 @@ class PageWorker:
         #: frames sent before the pipes are connected
         self._waiting: list[bytes] = []
         self._connecting: asyncio.Task[None] | None = None
-        self._answers: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
+        self._answers: dict[int, asyncio.Future[Reply | None]] = {}
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
@@ -237,10 +238,10 @@ class PageWorker:
         if body:
             self._writer.write(body)
 
-    def _answer(self, answer: dict[str, Any]) -> None:
+    def _answer(self, answer: dict[str, Any], body: bytes) -> None:
         future = self._answers.pop(answer.get("id") or 0, None)
         if future is not None and not future.done():
-            future.set_result(answer)
+            future.set_result((answer, body))
         elif "error" in answer:  # a message nobody waits for (init, index…)
             logger.warning("Page worker: %s", answer["error"])
 
@@ -256,22 +257,20 @@ class PageWorker:
             if not future.done():
                 future.set_result(None)
 
-    async def _ask(
-        self, header: dict[str, Any], body: bytes = b""
-    ) -> dict[str, Any] | None:
+    async def _ask(self, header: dict[str, Any], body: bytes = b"") -> Reply | None:
         """The worker's answer to ``header``, or None (no worker, or an
         error: the caller does the work itself)."""
         if not self.running or self._loop is None:
             return None
-        future = self._loop.create_future()
+        future: asyncio.Future[Reply | None] = self._loop.create_future()
         self._answers[header["id"]] = future
         self._send(header, body)
-        answer: dict[str, Any] | None = await future
-        if answer is None or "error" in answer:
-            if answer is not None:
-                logger.debug("Page worker: %s", answer["error"])
+        reply = await future
+        if reply is None or "error" in reply[0]:
+            if reply is not None:
+                logger.debug("Page worker: %s", reply[0]["error"])
             return None
-        return answer
+        return reply
 
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
@@ -286,7 +285,7 @@ class PageWorker:
         it here."""
         ident = next(self._ids)
         encoding = getattr(response, "encoding", None)
-        answer = await self._ask(
+        reply = await self._ask(
             {
                 "op": "parse",
                 "id": ident,
@@ -297,9 +296,10 @@ class PageWorker:
             },
             response.body,
         )
-        if answer is None:
+        if reply is None:
             self._inc(f"{STATS_FALLBACK}/parse")
             return None
+        answer = reply[0]
         page = page_from_json(response.url, answer["page"])
         if answer["in_place"]:
             # offsets of link texts in these very bytes (read when asked)
@@ -320,15 +320,17 @@ class PageWorker:
         path: tuple[str, ...],
         kind: str,
         convert: bool,
-    ) -> dict[str, Any] | None:
+    ) -> Reply | None:
         """Have the worker convert (when ``convert``) and write the page it
         holds for ``response`` at ``path``: its answer (``used``, the path
         written, and the conversion's ``count``/``pending``/``kept``/
-        ``restore``; or ``refused``), or None (store it here)."""
+        ``restore`` and ``crc``, with the packed spans of the links the
+        fix-up may change as bytes; or ``refused``), or None (store it
+        here)."""
         ident = self._held.pop(response, None)
         if ident is None:
             return None
-        answer = await self._ask(
+        reply = await self._ask(
             {
                 "op": "store",
                 "id": ident,
@@ -338,11 +340,11 @@ class PageWorker:
                 "convert": convert,
             }
         )
-        if answer is None or answer.get("missing"):
+        if reply is None or reply[0].get("missing"):
             self._inc(f"{STATS_FALLBACK}/store")
             return None
         self._inc(STATS_STORED)
-        return answer
+        return reply
 
     def forget(self, response: Response) -> None:
         ident = self._held.pop(response, None)

@@ -33,6 +33,8 @@ from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
+    from array import array
+
     from webspider.utils.html import ParsedPage
     from webspider.utils.htmlscan import Span
     from webspider.utils.mirrorstate import Entry, MirrorState
@@ -71,6 +73,9 @@ class Conversion:
     #: where the links of ``pending`` and ``kept`` are in ``data``: the
     #: fix-up of this page can rewrite them without scanning it again
     spans: list[Span] = field(default_factory=list)
+    #: (CRC-32 of ``data``, pack_spans(spans)) when converted elsewhere (the
+    #: page worker: neither ``data`` nor ``spans`` are here then)
+    packed_spans: tuple[int, array[int]] | None = None
 
 
 def is_relative(value: str) -> bool:

@@ -27,6 +27,7 @@ import select
 import signal
 import struct
 import sys
+import zlib
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ from webspider.utils.html import (
     extract_css,
     extract_page,
 )
+from webspider.utils.htmlscan import pack_spans
 from webspider.utils.mirrorlinks import convert
 from webspider.utils.mirrorpath import original_path
 from webspider.utils.safefs import SafeTree, UnsafePathError
@@ -53,6 +55,8 @@ MAX_HEADER = 256 * 1024 * 1024
 MAX_BODY = 1 << 31
 
 HTML, CSS = "html", "css"
+#: an answer: a header and bytes
+Reply = tuple[dict[str, Any], bytes]
 #: the bytes of the pages kept for the mirror, at most (beyond, the oldest
 #: are dropped and the crawl stores them itself)
 HELD_BYTES = 256 * 1024 * 1024
@@ -225,10 +229,11 @@ class Worker:
             self.held_bytes -= len(held.body)
         return held
 
-    def handle(self, header: dict[str, Any], body: bytes) -> dict[str, Any] | None:
+    def handle(self, header: dict[str, Any], body: bytes) -> Reply | None:
+        """The answer to a message (a header and bytes), if it has one."""
         op = header.get("op")
         if op == "parse":
-            return self.parse(header, body)
+            return self.parse(header, body), b""
         if op == "store":
             return self.store(header)
         if op == "index":
@@ -283,11 +288,11 @@ class Worker:
                 self.held_bytes -= len(self.held.popitem(last=False)[1].body)
         return {"id": ident, "page": page_to_json(page, in_place), "in_place": in_place}
 
-    def store(self, header: dict[str, Any]) -> dict[str, Any]:
+    def store(self, header: dict[str, Any]) -> Reply:
         ident = header["id"]
         held = self.forget(ident)
         if held is None or self.tree is None:
-            return {"id": ident, "missing": True}
+            return {"id": ident, "missing": True}, b""
         path = tuple(header["path"])
         body = held.body
         conversion = None
@@ -311,12 +316,13 @@ class Worker:
                 if self.keep_originals:
                     self.tree.write(original_path(used), body)
         except UnsafePathError as exc:
-            return {"id": ident, "refused": str(exc), "unsafe": True}
+            return {"id": ident, "refused": str(exc), "unsafe": True}, b""
         except OSError as exc:
-            return {"id": ident, "refused": str(exc), "unsafe": False}
+            return {"id": ident, "refused": str(exc), "unsafe": False}, b""
         # later pages link to this one where it is now
         self.index.entries[header["key"]] = _Target(used)
         reply: dict[str, Any] = {"id": ident, "used": used}
+        packed = b""
         if conversion is not None:
             reply.update(
                 count=conversion.count,
@@ -324,7 +330,12 @@ class Worker:
                 kept=conversion.kept,
                 restore=conversion.restore,
             )
-        return reply
+            if conversion.spans:
+                # where the links the fix-up may change are in the file written
+                # (MirrorStore remembers them: the fix-up then needs no scan)
+                reply["crc"] = zlib.crc32(conversion.data)
+                packed = pack_spans(conversion.spans).tobytes()
+        return reply, packed
 
 
 class _Inbox:
@@ -377,9 +388,10 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         try:
             reply = worker.handle(header, body)
         except Exception as exc:  # the crawl does the work itself then
-            reply = {"id": header.get("id"), "error": f"{type(exc).__name__}: {exc}"}
+            error = f"{type(exc).__name__}: {exc}"
+            reply = {"id": header.get("id"), "error": error}, b""
         if reply is not None:
-            write_frame(stdout, reply)
+            write_frame(stdout, *reply)
 
 
 def main() -> int:
