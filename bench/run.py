@@ -78,8 +78,9 @@ def run_measured(
     env: dict[str, str] | None,
     log_path: Path,
     timeout: float,
-) -> tuple[float, resource.struct_rusage, int, bool]:
-    """Run argv; return (wall seconds, rusage, exit code, timed out).
+) -> tuple[float, resource.struct_rusage, int, bool, int]:
+    """Run argv; return (wall seconds, rusage, exit code, timed out, peak
+    resident memory of it and its descendants in KiB).
 
     The child gets its own process group so a timeout kills everything it
     started; os.wait4 gives the child's own CPU time and peak RSS."""
@@ -103,13 +104,62 @@ def run_measured(
 
         timer = threading.Timer(timeout, kill)
         timer.start()
+        sampler = TreeRss(proc.pid)
+        sampler.start()
         try:
             _pid, status, rusage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            sampler.stop()
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, rusage, proc.returncode, timed_out.is_set()
+    # ru_maxrss is the largest single process (the crawler or one it waited
+    # for); a crawler of several processes (webspider's page worker) is
+    # measured by the sum of their resident memory, sampled
+    peak_kib = max(rusage.ru_maxrss, sampler.peak_kib)
+    return wall, rusage, proc.returncode, timed_out.is_set(), peak_kib
+
+
+class TreeRss(threading.Thread):
+    """Samples the resident memory of a process and its descendants (every
+    20 ms, from /proc) and keeps the largest sum."""
+
+    PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_kib = 0
+        self._done = threading.Event()
+
+    def _tree(self) -> list[int]:
+        pids, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        todo.extend(int(child) for child in f.read().split())
+            except OSError:
+                continue
+        return pids
+
+    def _rss_kib(self, pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                return int(f.read().split()[1]) * self.PAGE_KIB
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def run(self) -> None:
+        while not self._done.wait(0.02):
+            total = sum(self._rss_kib(pid) for pid in self._tree())
+            self.peak_kib = max(self.peak_kib, total)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
 
 
 # --- sites ----------------------------------------------------------------------
@@ -179,7 +229,7 @@ def _crawl_once(
         assert command is not None
         site.mark()
         log_path = workdir / "crawl.log"
-        wall, rusage, code, timed_out = run_measured(
+        wall, rusage, code, timed_out, peak_kib = run_measured(
             command.argv, command.cwd, command.env or None, log_path, args.timeout
         )
         time.sleep(0.05)  # let nginx flush its last access-log lines
@@ -205,7 +255,7 @@ def _crawl_once(
         wall_s=round(wall, 3),
         user_s=round(rusage.ru_utime, 3),
         sys_s=round(rusage.ru_stime, 3),
-        maxrss_mb=round(rusage.ru_maxrss / 1024, 1),  # KiB on Linux
+        maxrss_mb=round(peak_kib / 1024, 1),
         exit_code=code,
         timed_out=timed_out,
         requests=len(served),
