@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
-from scrapy.settings import Settings
+from scrapy.settings import BaseSettings, Settings
 from scrapy.spiderloader import get_spider_loader
 
 from webspider.config import (
@@ -33,6 +33,7 @@ from webspider.spiders.webspider import WebSpider
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterable
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -42,6 +43,28 @@ GC_THRESHOLDS = (50_000, 20, 100)
 EXIT_USAGE = 2
 #: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
 EXIT_BROKEN = 3
+#: Scrapy components that do nothing while their switch is off, by the
+#: component-list setting that holds them: (setting, component, switch)
+SWITCHED_OFF_COMPONENTS = (
+    # imports aiohttp (and loads the CA store): ~0.1 s
+    (
+        "EXTENSIONS_BASE",
+        "scrapy.extensions.remote_control.RemoteControl",
+        "REMOTE_CONTROL_ENABLED",
+    ),
+    # imports tldextract (and requests): ~0.03 s
+    (
+        "DOWNLOADER_MIDDLEWARES_BASE",
+        "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",
+        "COOKIES_ENABLED",
+    ),
+    # imports twisted.conch
+    (
+        "EXTENSIONS_BASE",
+        "scrapy.extensions.telnet.TelnetConsole",
+        "TELNETCONSOLE_ENABLED",
+    ),
+)
 
 
 def tune_garbage_collector() -> None:
@@ -53,6 +76,37 @@ def tune_garbage_collector() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def switched_off_components(settings: BaseSettings) -> list[tuple[str, str]]:
+    """(setting, component) of the SWITCHED_OFF_COMPONENTS whose switch is
+    off in these settings."""
+    return [
+        (name, component)
+        for name, component, switch in SWITCHED_OFF_COMPONENTS
+        if not settings.getbool(switch)
+    ]
+
+
+def leave_out_components(
+    settings: BaseSettings, components: Iterable[tuple[str, str]]
+) -> None:
+    """Take each (setting, component) out of that component-list setting,
+    keeping the setting's priority.
+
+    Scrapy imports every component listed in a component-list setting
+    (``EXTENSIONS_BASE``, ``DOWNLOADER_MIDDLEWARES_BASE``…) to build it, even
+    one whose switch is off, which then only raises NotConfigured; the
+    modules of those in SWITCHED_OFF_COMPONENTS cost ~0.14 s of every
+    crawl's start."""
+    for name, component in components:
+        listed = settings.getdict(name)
+        if component not in listed:
+            continue
+        del listed[component]
+        priority = settings.getpriority(name)
+        assert priority is not None
+        settings.set(name, listed, priority=priority)
 
 
 class Command(ScrapyCrawlCommand):
@@ -82,6 +136,14 @@ class Command(ScrapyCrawlCommand):
         # Kept to read its stats once the crawl is over (CrawlerProcess
         # forgets its crawlers when they finish).
         self.crawler = super()._create_crawler(spidercls)
+        # Switched-off components are left out of Scrapy's lists, decided on
+        # the crawler's settings (they hold the spider's own). The command's
+        # settings are merged into the crawler's when the crawl starts (at
+        # equal priority, they win), so they lose the components too.
+        assert self.settings is not None
+        off = switched_off_components(self.crawler.settings)
+        leave_out_components(self.crawler.settings, off)
+        leave_out_components(self.settings, off)
         self.crawler.signals.connect(
             self.freeze_start_up_objects, signal=signals.engine_started
         )
