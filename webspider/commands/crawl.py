@@ -141,8 +141,9 @@ class Command(ScrapyCrawlCommand):
         self.crawler = super()._create_crawler(spidercls)
         # Switched-off components are left out of Scrapy's lists, decided on
         # the crawler's settings (they hold the spider's own). The command's
-        # settings are merged into the crawler's when the crawl starts (at
-        # equal priority, they win), so they lose the components too.
+        # settings are merged into the crawler's when the crawl starts, and
+        # their lists would replace the crawler's (same priority), so they
+        # lose the components too.
         assert self.settings is not None
         off = switched_off_components(self.crawler.settings)
         leave_out_components(self.crawler.settings, off)
