@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 
 import pytest
+from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
-from tests.support.cli import run_crawl
+from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
 from tests.support.server import html
-from webspider.commands.crawl import GC_THRESHOLDS, tune_garbage_collector
+from webspider import settings as webspider_settings
+from webspider.commands.crawl import (
+    GC_THRESHOLDS,
+    leave_out_components,
+    switched_off_components,
+    tune_garbage_collector,
+)
 
 
 def assert_one_line_error(proc, *fragments: str) -> None:
@@ -145,3 +154,65 @@ def test_no_remote_control_unless_asked(tmp_path, server, enabled):
     assert proc.returncode == 0, proc.stderr
     assert ("Remote control HTTP server" in proc.stderr) is enabled
     assert jobs.exists() is enabled
+
+
+def imported_modules(proc: subprocess.CompletedProcess[str]) -> set[str]:
+    """The modules a ``python -X importtime`` run imported."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+@pytest.mark.parametrize("switched_on", [False, True])
+def test_switched_off_components_are_not_imported(tmp_path, server, switched_on):
+    # Scrapy imports every component it lists, even one whose switch is off;
+    # the command leaves those out (SWITCHED_OFF_COMPONENTS), and turning
+    # the switch on brings them back.
+    server.add("/", html("<p>hi</p>", "Home"))
+    args = ["-a", f"start_urls={server.url('/')}", "-a", f"output={tmp_path / 'o'}"]
+    if switched_on:
+        args += ["-s", "REMOTE_CONTROL_ENABLED=True", "-s", "COOKIES_ENABLED=True"]
+        args += ["-s", f"REMOTE_CONTROL_JOBS_DIR={tmp_path / 'jobs'}"]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *scrapy_command(*args)[1:]],
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # (-X importtime lists what import statements import: the components'
+    # own modules, loaded by importlib, are not listed, what they import is)
+    modules = imported_modules(proc)
+    assert ("aiohttp" in modules) is switched_on  # RemoteControl
+    assert ("tldextract" in modules) is switched_on  # CookiesMiddleware
+    assert "twisted.conch" not in modules  # TelnetConsole, TELNETCONSOLE_ENABLED=False
+    assert ("Remote control HTTP server" in proc.stderr) is switched_on
+    assert ("CookiesMiddleware" in proc.stderr) is switched_on  # enabled, listed
+
+
+def test_leaving_out_a_component_keeps_the_rest_of_the_list():
+    settings = Settings()
+    settings.setmodule(webspider_settings, priority="project")
+    settings.set("COOKIES_ENABLED", True, priority="cmdline")
+    extensions = settings.getdict("EXTENSIONS_BASE")
+    off = switched_off_components(settings)
+    assert off == [
+        ("EXTENSIONS_BASE", "scrapy.extensions.remote_control.RemoteControl"),
+        ("EXTENSIONS_BASE", "scrapy.extensions.telnet.TelnetConsole"),
+    ]
+    leave_out_components(settings, off)
+    left = settings.getdict("EXTENSIONS_BASE")
+    del extensions["scrapy.extensions.remote_control.RemoteControl"]
+    del extensions["scrapy.extensions.telnet.TelnetConsole"]
+    assert left == extensions
+    assert settings.getpriority("EXTENSIONS_BASE") == SETTINGS_PRIORITIES["default"]
+    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" in (
+        settings.getdict("DOWNLOADER_MIDDLEWARES_BASE")
+    )
+    leave_out_components(settings, off)  # twice: nothing more to leave out
+    assert settings.getdict("EXTENSIONS_BASE") == extensions

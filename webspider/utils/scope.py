@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from tldextract import TLDExtract
+if TYPE_CHECKING:
+    from tldextract import TLDExtract
 
-# The public suffix list snapshot that ships with tldextract (a Scrapy
-# dependency); never fetched from the network.
-_extract = TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+@lru_cache(maxsize=1)
+def _extractor() -> TLDExtract:
+    # Imported here: only scope=domain needs it, and the import (which pulls
+    # in requests) costs ~30 ms of every crawl's start.
+    from tldextract import TLDExtract  # noqa: PLC0415
+
+    # The public suffix list snapshot that ships with tldextract (a Scrapy
+    # dependency); never fetched from the network.
+    return TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 @lru_cache(maxsize=4096)
@@ -22,7 +31,7 @@ def registered_domain(host: str) -> str:
         return host
     except ValueError:
         pass
-    result = _extract(host)
+    result = _extractor()(host)
     domain = result.top_domain_under_public_suffix
     if domain:
         return str(domain)
