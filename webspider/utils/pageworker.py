@@ -21,6 +21,7 @@ Run as ``python -m webspider.utils.pageworker``. Pure: no Scrapy.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -398,6 +399,10 @@ def main() -> int:
     # Ctrl-C reaches the whole process group: the crawl stops gracefully and
     # then closes this worker's stdin.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # as the crawl's process does (webspider.commands.crawl): a scan makes
+    # many small objects, and the modules' never need collecting
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer)
     except (FrameError, BrokenPipeError):
