@@ -134,3 +134,32 @@ async def test_a_dead_worker_loses_nothing(tmp_path, server, caplog):
     assert mirror(killed) == mirror(off)
     assert pages(killed) == pages(off)
     assert killed.stats.get("webspider/page_worker/stored_count", 0) == 0
+
+
+class WorkerStoppingSpider(WebSpider):
+    """Freezes the page worker (SIGSTOP) when the first page arrives."""
+
+    def parse(self, response):
+        worker = PageWorker.of(self.crawler)
+        if worker is not None and worker.pid is not None and worker.running:
+            os.kill(worker.pid, signal.SIGSTOP)
+        return super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_a_stuck_worker_is_given_up(tmp_path, server, caplog):
+    site(server)
+    stuck = await crawl(
+        tmp_path / "stuck",
+        WorkerStoppingSpider,
+        settings={"WEBSPIDER_PAGE_WORKER_TIMEOUT": 0.5},
+        start_urls=server.url("/"),
+    )
+    off = await crawl(
+        tmp_path / "off",
+        settings={"WEBSPIDER_PAGE_WORKER": False},
+        start_urls=server.url("/"),
+    )
+    assert "Page worker lost (no answer in 0.5 s)" in caplog.text
+    assert mirror(stuck) == mirror(off)
+    assert pages(stuck) == pages(off)

@@ -87,6 +87,8 @@ WEBSPIDER_SKIP_BODIES_ENABLED = True
 # a second process reads pages and writes the mirror's HTML and CSS files
 # (webspider.extensions.pageworker); off: this process does it all
 WEBSPIDER_PAGE_WORKER = True
+# seconds an answer of the page worker may take before it is given up
+WEBSPIDER_PAGE_WORKER_TIMEOUT = 120.0
 
 # --- identity and politeness -------------------------------------------------
 # The product token ("webspider") is what robots.txt groups are matched on.

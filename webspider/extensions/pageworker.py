@@ -34,7 +34,7 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from webspider.config import get_bool, get_int
+from webspider.config import get_bool, get_float, get_int
 from webspider.utils.html import LINK_RULES, LinkRule, ParsedPage, scannable
 from webspider.utils.htmlscan import link_text
 from webspider.utils.pageworker import (
@@ -90,6 +90,11 @@ class PageWorker:
         self.crawler = crawler
         #: pages the worker keeps for the mirror until it stores them
         self.keep = 2 * get_int(settings, "CONCURRENT_REQUESTS", 16, minimum=1) + 16
+        #: how long an answer may take before the worker is given up (a
+        #: page of DOWNLOAD_MAXSIZE takes seconds)
+        self.timeout = get_float(
+            settings, "WEBSPIDER_PAGE_WORKER_TIMEOUT", 120.0, minimum=0.01
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -265,7 +270,15 @@ class PageWorker:
         future: asyncio.Future[Reply | None] = self._loop.create_future()
         self._answers[header["id"]] = future
         self._send(header, body)
-        reply = await future
+        try:
+            reply = await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            # stuck (or starved): the crawl must not wait for it
+            self._lost(f"no answer in {self.timeout:g} s")
+            if self._process is not None:
+                with contextlib.suppress(OSError):
+                    self._process.kill()
+            return None
         if reply is None or "error" in reply[0]:
             if reply is not None:
                 logger.debug("Page worker: %s", reply[0]["error"])
