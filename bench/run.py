@@ -134,14 +134,21 @@ class TreeRss(threading.Thread):
         self._done = threading.Event()
 
     def _tree(self) -> list[int]:
-        pids, todo = [], [self.pid]
+        """The process and its descendants, but children forked and not yet
+        exec'd (same command line as the parent: ``platform`` running
+        ``uname -p``), whose resident pages are still their parent's."""
+        pids, todo = [], [(self.pid, b"")]
         while todo:
-            pid = todo.pop()
-            pids.append(pid)
+            pid, parent = todo.pop()
             try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read()
+                if cmdline == parent:
+                    continue
+                pids.append(pid)
                 for task in os.listdir(f"/proc/{pid}/task"):
                     with open(f"/proc/{pid}/task/{task}/children") as f:
-                        todo.extend(int(child) for child in f.read().split())
+                        todo.extend((int(c), cmdline) for c in f.read().split())
             except OSError:
                 continue
         return pids
