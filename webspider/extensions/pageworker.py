@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import itertools
 import logging
 import os
@@ -59,8 +58,6 @@ STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
 
 _workers: WeakKeyDictionary[Crawler, PageWorker] = WeakKeyDictionary()
 
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux
-
 
 class _Answers(asyncio.Protocol):
     """Reads the worker's answers on the event loop."""
@@ -73,19 +70,20 @@ class _Answers(asyncio.Protocol):
         try:
             frames = self.frames.feed(data)
         except (FrameError, ValueError):
-            self.worker._lost("it sent garbage")
+            self.worker.lost("it sent garbage")
             return
         for header, body in frames:
-            self.worker._answer(header, body)
+            self.worker.answered(header, body)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.worker._lost("it stopped")
+        self.worker.lost("it stopped")
 
 
 class PageWorker:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_PAGE_WORKER", True):
+        # pipes on the event loop and select() on them in the worker: POSIX
+        if not get_bool(settings, "WEBSPIDER_PAGE_WORKER", True) or os.name != "posix":
             raise NotConfigured
         self.crawler = crawler
         #: pages the worker keeps for the mirror until it stores them
@@ -100,13 +98,13 @@ class PageWorker:
         self._writer: asyncio.WriteTransport | None = None
         #: frames sent before the pipes are connected
         self._waiting: list[bytes] = []
+        #: the task connecting the pipes (kept: the loop only holds it weakly)
         self._connecting: asyncio.Task[None] | None = None
         self._answers: dict[int, asyncio.Future[Reply | None]] = {}
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
         self._failed = False
-        self._rules: tuple[LinkRule, ...] | None = None
         _workers[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
@@ -148,8 +146,12 @@ class PageWorker:
             logger.warning("Page worker not started (%s): pages are read here", exc)
             return False
         assert process.stdin is not None and process.stdout is not None
-        with contextlib.suppress(OSError):  # fewer, larger writes of pages
-            fcntl.fcntl(process.stdin, _F_SETPIPE_SZ, 1 << 20)
+        import fcntl  # noqa: PLC0415 - POSIX only (checked in __init__)
+
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux
+        if set_pipe_size is not None:  # larger, fewer writes of pages
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(process.stdin, set_pipe_size, 1 << 20)
         self._process, self._loop, self._failed = process, loop, False
         # Both pipes are the event loop's: no thread (they would fight the
         # reactor for the GIL on every read and write).
@@ -165,7 +167,7 @@ class PageWorker:
             )
             await self._loop.connect_read_pipe(lambda: _Answers(self), process.stdout)
         except OSError as exc:
-            self._lost(str(exc))
+            self.lost(str(exc))
             return
         waiting, self._waiting = self._waiting, []
         for data in waiting:
@@ -243,14 +245,14 @@ class PageWorker:
         if body:
             self._writer.write(body)
 
-    def _answer(self, answer: dict[str, Any], body: bytes) -> None:
+    def answered(self, answer: dict[str, Any], body: bytes) -> None:
         future = self._answers.pop(answer.get("id") or 0, None)
         if future is not None and not future.done():
             future.set_result((answer, body))
         elif "error" in answer:  # a message nobody waits for (init, index…)
             logger.warning("Page worker: %s", answer["error"])
 
-    def _lost(self, why: str) -> None:
+    def lost(self, why: str) -> None:
         if self._process is not None and not self._failed:
             logger.warning("Page worker lost (%s): pages are read here now", why)
         self._failed = True
@@ -274,7 +276,7 @@ class PageWorker:
             reply = await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
             # stuck (or starved): the crawl must not wait for it
-            self._lost(f"no answer in {self.timeout:g} s")
+            self.lost(f"no answer in {self.timeout:g} s")
             if self._process is not None:
                 with contextlib.suppress(OSError):
                     self._process.kill()
