@@ -52,6 +52,8 @@ def test_bad_frames_are_refused():
         FrameReader().feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")
     with pytest.raises(FrameError):  # not a JSON object
         FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00[1]")
+    with pytest.raises(FrameError):  # not JSON
+        FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00{x}")
 
 
 def worker(tmp_path, keep=64):
@@ -208,3 +210,18 @@ def test_the_process_answers_state_and_stores_before_pages(tmp_path):
 def test_the_process_ends_with_its_input(tmp_path):
     assert run_worker() == []
     assert run_worker(frame({"op": "stop"}), frame({"op": "parse", "id": 1})) == []
+
+
+def test_garbage_ends_the_process_with_one_line():
+    process = subprocess.run(
+        [sys.executable, "-m", "webspider.utils.pageworker"],
+        input=b"\x00\x00\x00\x03\x00\x00\x00\x00{x}",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert process.returncode == 1
+    assert process.stderr.decode().splitlines() == [
+        "webspider page worker: FrameError: frame header is not JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    ]

@@ -97,32 +97,15 @@ class FrameReader:
             end = _FRAME.size + size + body_size
             if len(buffer) < end:
                 break
-            header = json.loads(buffer[_FRAME.size : _FRAME.size + size])
+            try:
+                header = json.loads(buffer[_FRAME.size : _FRAME.size + size])
+            except ValueError as exc:
+                raise FrameError(f"frame header is not JSON: {exc}") from None
             if not isinstance(header, dict):
                 raise FrameError("frame header is not an object")
             frames.append((header, bytes(buffer[end - body_size : end])))
             del buffer[:end]
         return frames
-
-
-def read_frame(stream: IO[bytes]) -> tuple[dict[str, Any], bytes] | None:
-    """The next frame, or None at the end of the stream."""
-    head = stream.read(_FRAME.size)
-    if not head:
-        return None
-    if len(head) < _FRAME.size:
-        raise FrameError("stream cut inside a frame")
-    size, body_size = _FRAME.unpack(head)
-    if size > MAX_HEADER or body_size > MAX_BODY:
-        raise FrameError("frame too large")
-    data = stream.read(size)
-    body = stream.read(body_size) if body_size else b""
-    if len(data) < size or len(body) < body_size:
-        raise FrameError("stream cut inside a frame")
-    header = json.loads(data)
-    if not isinstance(header, dict):
-        raise FrameError("frame header is not an object")
-    return header, body
 
 
 # -- pages, as they cross ----------------------------------------------------------
@@ -405,7 +388,10 @@ def main() -> int:
     gc.set_threshold(50_000, 20, 100)
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer)
-    except (FrameError, BrokenPipeError):
+    except BrokenPipeError:  # the crawl is gone
+        return 1
+    except Exception as exc:  # one line: the crawl says it goes on without it
+        print(f"webspider page worker: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
 
 
