@@ -5,6 +5,7 @@ import json
 import os
 import signal
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
@@ -109,57 +110,42 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     assert gets.count("/") == gets.count("/a.html") == gets.count("/s.css") == 2
 
 
-class WorkerKillingSpider(WebSpider):
-    """Kills the page worker when the first page arrives."""
+class SignallingSpider(WebSpider):
+    """Sends the page worker ``worker_signal`` when the first page arrives."""
+
+    worker_signal = signal.SIGKILL
 
     def parse(self, response):
         worker = PageWorker.of(self.crawler)
         if worker is not None and worker.pid is not None and worker.running:
-            os.kill(worker.pid, signal.SIGKILL)
+            os.kill(worker.pid, self.worker_signal)
         return super().parse(response)
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        (signal.SIGKILL, {}, "Page worker lost (it stopped)"),
+        (
+            signal.SIGSTOP,
+            {"WEBSPIDER_PAGE_WORKER_TIMEOUT": 0.5},
+            "Page worker lost (no answer in 0.5 s)",
+        ),
+    ],
+    ids=["killed", "stuck"],
+)
 @deferred_f_from_coro_f
-async def test_a_dead_worker_loses_nothing(tmp_path, server, caplog):
+async def test_a_dead_or_stuck_worker_loses_nothing(tmp_path, server, caplog, case):
+    worker_signal, settings, logged = case
     site(server)
-    killed = await crawl(
-        tmp_path / "killed", WorkerKillingSpider, start_urls=server.url("/")
-    )
+    spider = type("Spider", (SignallingSpider,), {"worker_signal": worker_signal})
+    lost = await crawl(tmp_path / "lost", spider, settings, start_urls=server.url("/"))
     off = await crawl(
         tmp_path / "off",
         settings={"WEBSPIDER_PAGE_WORKER": False},
         start_urls=server.url("/"),
     )
-    assert "Page worker lost" in caplog.text
-    assert mirror(killed) == mirror(off)
-    assert pages(killed) == pages(off)
-    assert killed.stats.get("webspider/page_worker/stored_count", 0) == 0
-
-
-class WorkerStoppingSpider(WebSpider):
-    """Freezes the page worker (SIGSTOP) when the first page arrives."""
-
-    def parse(self, response):
-        worker = PageWorker.of(self.crawler)
-        if worker is not None and worker.pid is not None and worker.running:
-            os.kill(worker.pid, signal.SIGSTOP)
-        return super().parse(response)
-
-
-@deferred_f_from_coro_f
-async def test_a_stuck_worker_is_given_up(tmp_path, server, caplog):
-    site(server)
-    stuck = await crawl(
-        tmp_path / "stuck",
-        WorkerStoppingSpider,
-        settings={"WEBSPIDER_PAGE_WORKER_TIMEOUT": 0.5},
-        start_urls=server.url("/"),
-    )
-    off = await crawl(
-        tmp_path / "off",
-        settings={"WEBSPIDER_PAGE_WORKER": False},
-        start_urls=server.url("/"),
-    )
-    assert "Page worker lost (no answer in 0.5 s)" in caplog.text
-    assert mirror(stuck) == mirror(off)
-    assert pages(stuck) == pages(off)
+    assert logged in caplog.text
+    assert mirror(lost) == mirror(off)
+    assert pages(lost) == pages(off)
+    assert lost.stats.get("webspider/page_worker/stored_count", 0) == 0

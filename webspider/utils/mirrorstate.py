@@ -14,15 +14,17 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from webspider.reports.output import write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 VERSION = 1
 
@@ -148,12 +150,7 @@ class MirrorState:
         return {"mirror_root": self.root, "version": VERSION}
 
     def get(self, url: str) -> Entry | None:
-        entry = self.entries.get(url)
-        if entry is None:
-            target = self.aliases.get(url)
-            if target is not None:
-                entry = self.entries.get(target)
-        return entry
+        return find(self.entries, self.aliases, url)
 
     def owner(self, path: tuple[str, ...]) -> str | None:
         return self.owners.get(path_key(path))
@@ -214,6 +211,16 @@ class MirrorState:
         )
         lines.append(json.dumps({"run": self.run, "finished": self.finished}) + "\n")
         write_atomic(self.path, "".join(lines))
+
+
+def find(entries: Mapping[str, T], aliases: Mapping[str, str], url: str) -> T | None:
+    """The entry of ``url``, or of the URL it redirected to."""
+    entry = entries.get(url)
+    if entry is None:
+        target = aliases.get(url)
+        if target is not None:
+            entry = entries.get(target)
+    return entry
 
 
 def path_key(path: tuple[str, ...]) -> str:

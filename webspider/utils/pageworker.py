@@ -45,6 +45,7 @@ from webspider.utils.html import (
 from webspider.utils.htmlscan import pack_spans
 from webspider.utils.mirrorlinks import convert
 from webspider.utils.mirrorpath import original_path
+from webspider.utils.mirrorstate import find
 from webspider.utils.safefs import SafeTree, UnsafePathError
 
 if TYPE_CHECKING:
@@ -178,12 +179,7 @@ class TargetIndex:
     aliases: dict[str, str] = field(default_factory=dict)
 
     def get(self, url: str) -> _Target | None:
-        entry = self.entries.get(url)
-        if entry is None:
-            target = self.aliases.get(url)
-            if target is not None:
-                entry = self.entries.get(target)
-        return entry
+        return find(self.entries, self.aliases, url)
 
 
 @dataclass
