@@ -1,6 +1,7 @@
 """The page worker (webspider.utils.pageworker): frames, answers, and the
 real process over real pipes."""
 
+import json
 import subprocess
 import sys
 import zlib
@@ -19,6 +20,7 @@ from webspider.utils.pageworker import (
     Worker,
     frame_head,
     page_from_json,
+    rules_from_json,
     rules_to_json,
 )
 
@@ -225,3 +227,9 @@ def test_garbage_ends_the_process_with_one_line():
         "webspider page worker: FrameError: frame header is not JSON: "
         "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
     ]
+
+
+def test_link_rules_cross_whole():
+    assert rules_from_json(json.loads(json.dumps(rules_to_json(LINK_RULES)))) == (
+        LINK_RULES
+    )

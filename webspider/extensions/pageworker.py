@@ -2,16 +2,17 @@
 
 The worker is a second process that reads each HTML page and stylesheet (the
 links the crawl follows) and converts and writes the mirror's copy of it, on
-a second core: the crawl's own process is busy with Scrapy. The page
-middleware (webspider.downloadermiddlewares.page) sends each page to it as
-its response arrives and waits for its links without blocking the crawl;
+a second core: the crawl's own process is busy with Scrapy. The read-ahead
+middleware (webspider.downloadermiddlewares.readahead) sends each page to it
+as its response arrives and waits for its links without blocking the crawl;
 the mirror (webspider.extensions.mirrorstore) then asks the worker to store
 the page it still holds, and keeps the worker's copy of the mirror's state
 up to date.
 
 Everything the worker does, the crawl can do itself, and does when the
-worker is off (``WEBSPIDER_PAGE_WORKER = False``), failed to start, died, or
-did not keep a page: the output is the same either way.
+worker is off (``WEBSPIDER_PAGE_WORKER = False``), failed to start, died, is
+stuck (``WEBSPIDER_PAGE_WORKER_TIMEOUT``), or did not keep a page: the output
+is the same either way.
 
 Stats: ``webspider/page_worker/parsed_count``, ``…/stored_count``,
 ``…/fallback_count/<parse|store>``.

@@ -30,7 +30,7 @@ import struct
 import sys
 import zlib
 from collections import OrderedDict, deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -156,12 +156,12 @@ def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
     )
 
 
-def rules_to_json(rules: Iterable[LinkRule]) -> list[list[Any]]:
-    return [[rule.tag, rule.attr, rule.kind, rule.srcset] for rule in rules]
+def rules_to_json(rules: Iterable[LinkRule]) -> list[dict[str, Any]]:
+    return [asdict(rule) for rule in rules]
 
 
-def rules_from_json(data: list[list[Any]]) -> tuple[LinkRule, ...]:
-    return tuple(LinkRule(str(t), str(a), str(k), bool(s)) for t, a, k, s in data)
+def rules_from_json(data: list[dict[str, Any]]) -> tuple[LinkRule, ...]:
+    return tuple(LinkRule(**fields) for fields in data)
 
 
 # -- the worker --------------------------------------------------------------------
