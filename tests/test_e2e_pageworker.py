@@ -17,15 +17,20 @@ from webspider.spiders.webspider import WebSpider
 def site(server):
     """Pages that exercise what the worker does: relative, root-relative and
     absolute links, fragments, a redirect, a missing page, <base>, CSS with
-    url(), a query, a UTF-16 page and one in Latin-1."""
+    url(), a query, a UTF-16 page and one in Latin-1. The first page comes
+    late: pages that arrive before the worker is up are read by the crawl's
+    own process, and these tests are about the worker."""
     server.add(
         "/",
-        html(
-            '<a href="a.html#x">a</a> <a href="/dir/">dir</a> '
-            f'<a href="{server.url("/abs")}">abs</a> <a href="/moved">moved</a> '
-            '<a href="/gone.html">gone</a> <a href="/q?b=2&amp;a=1">q</a> '
-            '<a href="/utf16.html">u</a> <a href="/latin.html">l</a>',
-            head='<link rel="stylesheet" href="/s.css">',
+        Page(
+            html(
+                '<a href="a.html#x">a</a> <a href="/dir/">dir</a> '
+                f'<a href="{server.url("/abs")}">abs</a> <a href="/moved">moved</a> '
+                '<a href="/gone.html">gone</a> <a href="/q?b=2&amp;a=1">q</a> '
+                '<a href="/utf16.html">u</a> <a href="/latin.html">l</a>',
+                head='<link rel="stylesheet" href="/s.css">',
+            ),
+            delay=1.0,
         ),
     )
     server.add("/a.html", html('<a href="/" id="x">home</a> <a href="dir/">d</a>'))
@@ -111,14 +116,17 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
 
 
 class SignallingSpider(WebSpider):
-    """Sends the page worker ``worker_signal`` when the first page arrives."""
+    """Sends the page worker ``worker_signal`` when the first page it read
+    arrives."""
 
     worker_signal = signal.SIGKILL
+    signalled = False
 
     def parse(self, response):
         worker = PageWorker.of(self.crawler)
-        if worker is not None and worker.pid is not None and worker.running:
+        if worker is not None and worker.ready and not self.signalled:
             os.kill(worker.pid, self.worker_signal)
+            type(self).signalled = True
         return super().parse(response)
 
 
@@ -145,6 +153,7 @@ async def test_a_dead_or_stuck_worker_loses_nothing(tmp_path, server, caplog, ca
         settings={"WEBSPIDER_PAGE_WORKER": False},
         start_urls=server.url("/"),
     )
+    assert spider.signalled
     assert logged in caplog.text
     assert mirror(lost) == mirror(off)
     assert pages(lost) == pages(off)

@@ -9,8 +9,9 @@ blocking the crawl, then gives the response that parse
 reports find the page read. The worker keeps the page when the mirror may
 store it, so it need not cross again.
 
-Off (not configured) with the page worker. A page the worker could not read
-is read in this process, as without it. Link checks of other sites
+Off (not configured) with the page worker. A page that arrives before the
+worker is up, or that it could not read, is read in this process, as
+without it. Link checks of other sites
 (``webspider_check_only``) are not read at all.
 """
 
@@ -47,7 +48,7 @@ class ReadAheadMiddleware:
     async def process_response(self, request: Request, response: Response) -> Response:
         if (
             not 200 <= response.status < 300
-            or not self.worker.running
+            or not self.worker.ready
             or request.meta.get("webspider_check_only")
         ):
             return response

@@ -106,6 +106,9 @@ class PageWorker:
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
         self._failed = False
+        #: the worker answered its first message: it reads pages from now on
+        self._ready = False
+        self._ready_id = 0
         _workers[crawler] = self
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
@@ -157,7 +160,17 @@ class PageWorker:
         # Both pipes are the event loop's: no thread (they would fight the
         # reactor for the GIL on every read and write).
         self._connecting = loop.create_task(self._connect(process))
-        self._send({"op": "init", "rules": rules_to_json(rules), "keep": self.keep})
+        # Its answer says it is up: until then pages are read here (a crawl of
+        # a few pages need not wait for a process to start).
+        self._ready_id = next(self._ids)
+        self._send(
+            {
+                "op": "init",
+                "id": self._ready_id,
+                "rules": rules_to_json(rules),
+                "keep": self.keep,
+            }
+        )
         return True
 
     async def _connect(self, process: subprocess.Popen[bytes]) -> None:
@@ -211,15 +224,17 @@ class PageWorker:
             return
         self._send({"op": "stop"})
         self._process = None
+        if not self._ready:  # still starting: nothing of it to wait for
+            process.kill()
         if self._writer is not None:
             self._writer.close()  # after what is buffered
         elif process.stdin is not None:
             with contextlib.suppress(OSError):
                 process.stdin.close()
-        for _ in range(1000):  # 10 s
+        for _ in range(2000):  # 10 s
             if process.poll() is not None:
                 break
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.005)
         else:
             process.kill()
             process.wait()
@@ -232,6 +247,11 @@ class PageWorker:
     @property
     def running(self) -> bool:
         return self._process is not None and not self._failed
+
+    @property
+    def ready(self) -> bool:
+        """Running, and started: what is sent now is answered at once."""
+        return self._ready and self.running
 
     def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
         if not self.running:
@@ -247,6 +267,9 @@ class PageWorker:
             self._writer.write(body)
 
     def answered(self, answer: dict[str, Any], body: bytes) -> None:
+        if answer.get("id") == self._ready_id and "error" not in answer:
+            self._ready = True
+            return
         future = self._answers.pop(answer.get("id") or 0, None)
         if future is not None and not future.done():
             future.set_result((answer, body))

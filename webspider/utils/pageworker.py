@@ -236,7 +236,8 @@ class Worker:
             return None
         if op == "init":
             self.init(header)
-            return None
+            ident = header.get("id")
+            return None if ident is None else ({"id": ident, "ready": True}, b"")
         raise FrameError(f"unknown message {op!r}")
 
     def init(self, header: dict[str, Any]) -> None:
