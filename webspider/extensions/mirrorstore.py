@@ -492,7 +492,17 @@ class MirrorStore:
         if state is None or tree is None or not self.convert:
             return 0
         fixed = 0
+        #: file → the entry fixed up with it, for the other URLs of that file
+        done: dict[Segments, Entry] = {}
         for entry in state:
+            twin = done.get(entry.path)
+            if twin is not None:
+                # "/" and "/index.html": one file, fixed once; both must know
+                # what its links stand for now (an update crawl reads it back)
+                entry.pending, entry.kept = twin.pending, twin.kept
+                entry.restore, entry.converted = twin.restore, twin.converted
+                state.put(entry)
+                continue
             if not needs_fix_up(entry, state):
                 continue
             body = tree.read(entry.path)
@@ -506,8 +516,6 @@ class MirrorStore:
                 html=entry.kind == HTML,
                 spans=self._remembered_spans(entry, body),
             )
-            entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
-            entry.restore = {**entry.restore, **fixed_page.restore}
             count = fixed_page.count
             if count:
                 try:
@@ -518,8 +526,11 @@ class MirrorStore:
                 entry.converted = True
                 fixed += 1
                 self._inc(STATS_CONVERTED, count)
+            entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
+            entry.restore = {**entry.restore, **fixed_page.restore}
             self._remember_spans(entry.url, fixed_page)
             state.put(entry)
+            done[entry.path] = entry
         self._inc(STATS_FIXED, fixed)
         return fixed
 
