@@ -210,7 +210,7 @@ def convert(
                 # The page's own site: its file will most likely be mirrored
                 # under the expected name, so the link leads there now; the
                 # fix-up checks (and makes it absolute if it is not).
-                expected = url_path(key)
+                expected = url_path(address)
                 kept[key] = intern("/".join(expected))
                 return relative_href(source, expected), True, address
             pending.add(state.aliases.get(key, key))
