@@ -260,7 +260,8 @@ class Worker:
         if header.get("kind") == CSS:
             page = extract_css(body, url, encoding)
         else:
-            page = extract_page(body, url, encoding, self.rules or ())
+            rules = LINK_RULES if self.rules is None else self.rules
+            page = extract_page(body, url, encoding, rules)
         in_place = page.spans is not None
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
