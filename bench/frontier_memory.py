@@ -33,7 +33,7 @@ def url(i: int) -> str:
 
 
 def child(n: int, mode: str) -> dict[str, float]:
-    from webspider.scheduler.frontier import DeferredFrontier, DeferredURL
+    from webspider.frontier.deferred import DeferredFrontier, DeferredURL
 
     base = rss_kib()
     started = time.perf_counter()

@@ -25,8 +25,8 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from webspider.utils.html import LINK_RULES, extract_page  # noqa: E402
-from webspider.utils.htmlscan import scan  # noqa: E402
+from webspider.page.links import LINK_RULES, extract_page  # noqa: E402
+from webspider.page.scan import scan  # noqa: E402
 
 try:
     from selectolax.lexbor import LexborHTMLParser

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from webspider.utils.safefs import SafeTree
+from webspider.mirror.safefs import SafeTree
 
 
 def main() -> None:

@@ -7,11 +7,12 @@ from webspider.config import (
     ConfigError,
     CrawlConfig,
     apply_spider_arguments,
-    check_settings,
     get_float,
     get_int,
 )
+from webspider.scope.options import get_scope
 from webspider.spiders.webspider import WebSpider
+from webspider.validation import check_settings
 
 
 def project_settings(**values):
@@ -38,8 +39,8 @@ def test_settings_alone_configure_a_crawl(tmp_path):
     )
     config = CrawlConfig.from_settings(settings)
     assert config.start_urls == ("https://example.org/", "http://b.test/x")
-    assert config.scope == "host"
     assert config.output == tmp_path
+    assert get_scope(settings) == "host"
 
 
 def test_unknown_argument_lists_known_ones():

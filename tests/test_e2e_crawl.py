@@ -10,8 +10,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
+from webspider.page.links import PAGE, LinkRule
 from webspider.spiders.webspider import WebSpider
-from webspider.utils.html import PAGE, LinkRule
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PDF = b"%PDF-1.4\n" + b"0" * 5000 + b"\n%%EOF\n"

@@ -6,7 +6,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
-from webspider.extensions.mirrorstore import MirrorStore
+from webspider.mirror.store import MirrorStore
 
 LAST_MODIFIED = "Sat, 01 Jan 2022 00:00:00 GMT"
 

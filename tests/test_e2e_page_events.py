@@ -17,7 +17,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
 from webspider import signals
-from webspider.page import parsed_page
+from webspider.page.response import parsed_page
 from webspider.spiders.webspider import WebSpider
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
-from webspider.extensions.pageworker import PageWorker
+from webspider.pageworker.client import PageWorker
 from webspider.spiders.webspider import WebSpider
 
 
@@ -123,7 +123,7 @@ class SignallingSpider(WebSpider):
     signalled = False
 
     def parse(self, response):
-        worker = PageWorker.of(self.crawler)
+        worker = self.crawler.get_extension(PageWorker)
         if worker is not None and worker.ready and not self.signalled:
             os.kill(worker.pid, self.worker_signal)
             type(self).signalled = True

@@ -160,7 +160,7 @@ async def test_robots_txt_is_read_outside_the_include_list(tmp_path, server):
 async def test_skipped_log_names_a_few_hosts_per_reason(tmp_path, server, caplog):
     hosts = [f"h{i}.example" for i in range(5)]
     server.add("/", html("".join(f'<a href="http://{h}/">x</a>' for h in hosts)))
-    with caplog.at_level(logging.INFO, logger="webspider.extensions.skippedlog"):
+    with caplog.at_level(logging.INFO, logger="webspider.reports.skippedlog"):
         result = await crawl(
             tmp_path,
             settings={"WEBSPIDER_LOG_SKIPPED_MAX_HOSTS": 2},

@@ -154,7 +154,7 @@ async def test_progress_in_the_log(tmp_path, server, caplog):
     progress = [
         r.getMessage()
         for r in caplog.records
-        if r.name == "webspider.extensions.progress"
+        if r.name == "webspider.reports.progressline"
     ]
     assert len(progress) >= 3, progress
     assert progress[0].startswith("Progress: ")

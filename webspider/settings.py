@@ -22,7 +22,7 @@ WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
 WEBSPIDER_DEPTH_DEFER = True
 WEBSPIDER_DEPTH_STRICT = True
 WEBSPIDER_SHUFFLE_ENABLED = False
-# page directives (webspider.spidermiddlewares.directives, docs/page-directives.md)
+# page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True
 WEBSPIDER_DIRECTIVES_HEADER = True
@@ -33,14 +33,14 @@ WEBSPIDER_LOG_SKIPPED = False
 #: the skipped-URL log names at most this many hosts per reason at INFO
 WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
 
-# --- include / exclude lists (webspider.downloadermiddlewares.prefixes, .patterns)
+# --- include / exclude lists (webspider.scope.prefixmiddleware, .patterns)
 WEBSPIDER_PREFIXES_ENABLED = True
 WEBSPIDER_INCLUDE: list[str] = []
 WEBSPIDER_EXCLUDE: list[str] = []
 WEBSPIDER_PREFIXES_CASE_SENSITIVE = False
 WEBSPIDER_EXCLUDE_RE: list[str] = []
 
-# --- robots.txt, RFC 9309 (webspider.downloadermiddlewares.robotstxt) -----------
+# --- robots.txt, RFC 9309 (webspider.politeness.robotstxt) -----------
 # parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
 WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
 WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
@@ -48,10 +48,10 @@ WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
 WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
 WEBSPIDER_ROBOTSTXT_SITEMAPS = False
 # requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
-# hold no place in CONCURRENT_REQUESTS (webspider.downloadermiddlewares.waiting)
+# hold no place in CONCURRENT_REQUESTS (webspider.politeness.waiting)
 WEBSPIDER_MAX_WAITING_REQUESTS = 1000
 
-# --- Crawl-delay and Retry-After (webspider.downloadermiddlewares.politeness) ----
+# --- Crawl-delay and Retry-After (webspider.politeness.middleware) ----
 WEBSPIDER_POLITENESS_ENABLED = True
 WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX = 60.0
 WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "cap"
@@ -85,7 +85,7 @@ WEBSPIDER_MIRROR_THREAD_SIZE = 256 * 1024
 # with mirror=0, stop downloading bodies nothing reads (not HTML, not CSS)
 WEBSPIDER_SKIP_BODIES_ENABLED = True
 # a second process reads pages and writes the mirror's HTML and CSS files
-# (webspider.extensions.pageworker); off: this process does it all
+# (webspider.pageworker.client); off: this process does it all
 WEBSPIDER_PAGE_WORKER = True
 # seconds an answer of the page worker may take before it is given up
 WEBSPIDER_PAGE_WORKER_TIMEOUT = 120.0
@@ -122,65 +122,65 @@ DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 # The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
 # holds each level until the one before is done and feeds later rounds from
 # the deferred frontier.
-SCHEDULER = "webspider.scheduler.scheduler.RoundScheduler"
+SCHEDULER = "webspider.frontier.scheduler.RoundScheduler"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "webspider.scheduler.queues.DepthPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "webspider.frontier.queues.DepthPriorityQueue"
 # Scrapy's own lets a burst of requests exceed CONCURRENT_REQUESTS_PER_DOMAIN
-DOWNLOADER = "webspider.core.downloader.Downloader"
-DUPEFILTER_CLASS = "webspider.scheduler.dupefilter.URLDupeFilter"
+DOWNLOADER = "webspider.politeness.downloader.Downloader"
+DUPEFILTER_CLASS = "webspider.frontier.dupefilter.URLDupeFilter"
 
 # --- the crawl flow: downloader middlewares decide what goes out --------------
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
-    "webspider.downloadermiddlewares.scope.ScopeMiddleware": 50,
+    "webspider.scope.middleware.ScopeMiddleware": 50,
     # sees a 304 before redirects and decompression (600, 590) do; the stored
     # page it answers with is already decoded
-    "webspider.downloadermiddlewares.mirrorupdate.MirrorUpdateMiddleware": 650,
+    "webspider.mirror.update.MirrorUpdateMiddleware": 650,
     # Before scope: lets the robots.txt of checked hosts out, and sees the
     # final answer to a HEAD check (after redirects and retries).
-    "webspider.downloadermiddlewares.linkcheck.LinkCheckMiddleware": 45,
-    "webspider.downloadermiddlewares.prefixes.PrefixMiddleware": 60,
-    "webspider.downloadermiddlewares.patterns.ExcludePatternMiddleware": 70,
+    "webspider.reports.linkcheck.LinkCheckMiddleware": 45,
+    "webspider.scope.prefixmiddleware.PrefixMiddleware": 60,
+    "webspider.scope.patternmiddleware.ExcludePatternMiddleware": 70,
     # RFC 9309 robots.txt instead of Scrapy's (which allows all on 5xx/errors)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "webspider.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+    "webspider.politeness.robotstxt.RobotsTxtMiddleware": 100,
     # process_response before RetryMiddleware (550) sees 429/503
-    "webspider.downloadermiddlewares.politeness.PolitenessMiddleware": 560,
+    "webspider.politeness.middleware.PolitenessMiddleware": 560,
     # the last to see a response: sends the final page to the page worker
-    "webspider.downloadermiddlewares.readahead.ReadAheadMiddleware": 10,
+    "webspider.pageworker.readahead.ReadAheadMiddleware": 10,
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
     # Spider output passes these from the highest number to the lowest.
     # Shuffle before anyone sees a page's links (so deferral order is random too).
-    "webspider.spidermiddlewares.shuffle.ShuffleMiddleware": 950,
+    "webspider.frontier.shuffle.ShuffleMiddleware": 950,
     # reads the page first (right after HttpErrorMiddleware, 50)
-    "webspider.spidermiddlewares.directives.PageDirectivesMiddleware": 100,
+    "webspider.directives.middleware.PageDirectivesMiddleware": 100,
     # depth after every filter (a link dropped for good must not be deferred)
-    "webspider.spidermiddlewares.depth.DepthMiddleware": 80,
+    "webspider.frontier.depth.DepthMiddleware": 80,
     # sees the output last (after depth etc.): links_queued lists what is
     # really handed to the scheduler
-    "webspider.spidermiddlewares.pageevents.PageEventsMiddleware": 40,
+    "webspider.directives.pageevents.PageEventsMiddleware": 40,
 }
 # The mirror runs last: an item dropped earlier (or marked noindex) is not written.
 ITEM_PIPELINES: dict[str, int] = {
-    "webspider.pipelines.mirror.MirrorPipeline": 900,
+    "webspider.mirror.pipeline.MirrorPipeline": 900,
 }
 EXTENSIONS = {
-    "webspider.extensions.pageworker.PageWorker": 90,
-    "webspider.extensions.mirrorstore.MirrorStore": 100,
-    "webspider.extensions.skipbodies.SkipBodies": 100,
-    "webspider.extensions.skippedlog.SkippedLog": 500,
-    "webspider.extensions.rounds.RoundControl": 510,
-    "webspider.extensions.brokenlinks.BrokenLinks": 520,
-    "webspider.extensions.duplicates.DuplicateContent": 530,
-    "webspider.extensions.report.CrawlReport": 540,
+    "webspider.pageworker.client.PageWorker": 90,
+    "webspider.mirror.store.MirrorStore": 100,
+    "webspider.mirror.skipbodies.SkipBodies": 100,
+    "webspider.reports.skippedlog.SkippedLog": 500,
+    "webspider.frontier.rounds.RoundControl": 510,
+    "webspider.reports.brokenlinks.BrokenLinks": 520,
+    "webspider.reports.duplicates.DuplicateContent": 530,
+    "webspider.reports.crawlreport.CrawlReport": 540,
     # The progress line replaces LogStats (same figures and more, once).
     "scrapy.extensions.logstats.LogStats": None,
-    "webspider.extensions.progress.ProgressLine": 550,
-    "webspider.extensions.sitemaps.SitemapSeeder": 515,
+    "webspider.reports.progressline.ProgressLine": 550,
+    "webspider.politeness.sitemaps.SitemapSeeder": 515,
 }
 
 # --- output --------------------------------------------------------------------

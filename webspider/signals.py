@@ -17,7 +17,7 @@ urls_skipped = object()
 
 #: A page reached the spider (sent before its callback runs, for every
 #: response that gets there, HTML or not). Sent with ``response``, ``depth``
-#: and ``directives`` (a mutable webspider.utils.directives.Directives: set
+#: and ``directives`` (a mutable webspider.directives.parse.Directives: set
 #: ``nofollow``/``noindex``, or call ``dont_follow(url)``, and the crawl acts
 #: exactly as if the page had said so). Sent by the page-directives middleware.
 page_found = object()
@@ -35,7 +35,7 @@ page_complete = object()
 
 #: The spider is about to follow the links of a page (not sent for duplicate
 #: pages nor link checks). Sent with ``response`` and ``page`` (its
-#: webspider.utils.html.ParsedPage); handlers must be cheap, they run once
+#: webspider.page.links.ParsedPage); handlers must be cheap, they run once
 #: per page.
 links_extracted = object()
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pydispatch.dispatcher import getAllReceivers, liveReceivers
 
 from webspider import signals
+from webspider.keys import META_REFERER
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,7 +37,7 @@ STATS_PREFIX = "webspider/skipped/url_count"
 
 
 def referer_of(request: Request) -> str | None:
-    referer = request.meta.get("webspider_referer")
+    referer = request.meta.get(META_REFERER)
     return referer if isinstance(referer, str) else None
 
 

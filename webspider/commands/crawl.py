@@ -22,14 +22,10 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.settings import BaseSettings, Settings
 from scrapy.spiderloader import get_spider_loader
 
-from webspider.config import (
-    ConfigError,
-    apply_spider_arguments,
-    check_settings,
-    get_bool,
-)
-from webspider.extensions.brokenlinks import STATS_BROKEN_INTERNAL
+from webspider.config import ConfigError, apply_spider_arguments, get_bool
+from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.spiders.webspider import WebSpider
+from webspider.validation import check_settings
 
 if TYPE_CHECKING:
     import argparse

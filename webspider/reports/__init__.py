@@ -1,5 +1,5 @@
-"""Pure logic behind the crawl reports: the broken-link ledger, missing
-anchors, duplicate content, the summary, the progress line and report.html.
+"""What the crawl found, reported: broken links and link checks, duplicate
+content, the skipped log, the progress line, summary.json and report.html.
 
-Nothing here knows the crawler; the extensions in webspider.extensions feed
-these classes from Scrapy's signals and write what they produce."""
+The pure modules (ledgers, fingerprints, rendering) know nothing of the
+crawler; the components beside them feed them from Scrapy's signals."""

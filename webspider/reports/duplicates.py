@@ -1,73 +1,141 @@
-"""Duplicate content: pages whose body another URL already served.
+"""Flag pages whose content an earlier URL already served.
 
-Exact duplicates have the same body bytes (the item's ``content_hash``).
-With normalisation on, HTML pages are also compared after removing markup
-noise, in this order:
+The spider asks ``duplicate_of(response, content_hash)`` for every page
+before following its links: a duplicate gets ``duplicate_of: <first URL>`` on
+its item and its links are not followed again (they are the first page's
+links, and relative ones resolved against a parameter-laden URL are where
+crawler traps start). Bodies are compared exactly (the item's
+``content_hash``); with WEBSPIDER_DUPLICATES_NORMALIZE, HTML pages are also
+compared after removing comments, timestamps, the user's patterns and
+white space (webspider.reports.fingerprint documents the normalisation).
+Empty bodies are never duplicates.
 
-1. comments (``<!-- … -->``) are removed;
-2. timestamps are removed: ISO 8601 date-times (``2024-05-01T12:30:00Z``,
-   ``2024-05-01 12:30``), HTTP dates (``Wed, 01 May 2024 12:30:00 GMT``) and
-   clock times with seconds (``12:30:00``) — see TIMESTAMP_RE;
-3. every match of the user's own patterns (WEBSPIDER_DUPLICATES_IGNORE_RE,
-   e.g. a CSRF token) is removed;
-4. white space between tags is removed and every other run of white space
-   becomes one space.
+Settings: WEBSPIDER_DUPLICATES_ENABLED, WEBSPIDER_DUPLICATES_NORMALIZE,
+WEBSPIDER_DUPLICATES_IGNORE_RE. With JOBDIR the index is kept in
+``<JOBDIR>/webspider-duplicates.json`` across a pause.
+Stats: ``webspider/duplicates/page_count`` (``/exact``, ``/normalized``).
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
+import logging
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.job import job_dir
 
-EXACT = "exact"
-NORMALIZED = "normalized"
-
-_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)  # unclosed: to the end
-TIMESTAMP_RE = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
-    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} "
-    r"\d{2}:\d{2}:\d{2} GMT"
-    r"|\b\d{1,2}:\d{2}:\d{2}\b"
+from webspider.config import ConfigError, get_bool
+from webspider.keys import DUPLICATES_STATE_FILE, STATS_DUPLICATES
+from webspider.page.response import is_html
+from webspider.reports.fingerprint import (
+    EXACT,
+    NORMALIZED,
+    ContentIndex,
+    normalized_hash,
 )
-_BETWEEN_TAGS_RE = re.compile(r">\s+<")
-_SPACE_RE = re.compile(r"\s+")
+from webspider.utils.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+#: the content index of a paused crawl, in JOBDIR
+
+#: duplicates kept for the report (all are counted, and all are in pages.jsonl)
+MAX_KEPT = 1000
 
 
-def normalize_html(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> str:
-    """The text of an HTML page without the noise listed in the module doc."""
-    text = _COMMENT_RE.sub("", text)
-    text = TIMESTAMP_RE.sub("", text)
-    for pattern in ignore:
-        text = pattern.sub("", text)
-    text = _BETWEEN_TAGS_RE.sub("><", text)
-    return _SPACE_RE.sub(" ", text).strip()
+def get_ignore_patterns(settings: BaseSettings) -> list[re.Pattern[str]]:
+    """WEBSPIDER_DUPLICATES_IGNORE_RE: a list, or on the command line a JSON
+    list (regular expressions often contain commas) or one expression."""
+    raw = settings.get("WEBSPIDER_DUPLICATES_IGNORE_RE") or []
+    if isinstance(raw, str):
+        text = raw.strip()
+        try:
+            raw = json.loads(text) if text.startswith("[") else [text]
+        except ValueError:
+            raise ConfigError(
+                f"WEBSPIDER_DUPLICATES_IGNORE_RE is not a JSON list: {text!r}"
+            ) from None
+    patterns = []
+    for value in raw:
+        try:
+            patterns.append(re.compile(str(value)))
+        except re.error as exc:
+            raise ConfigError(
+                "WEBSPIDER_DUPLICATES_IGNORE_RE: bad regular expression "
+                f"{value!r} ({exc})"
+            ) from None
+    return patterns
 
 
-def normalized_hash(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> str:
-    return hashlib.sha256(normalize_html(text, ignore).encode("utf-8")).hexdigest()
+class DuplicateContent:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        if not get_bool(settings, "WEBSPIDER_DUPLICATES_ENABLED", True):
+            raise NotConfigured
+        self.normalize = get_bool(settings, "WEBSPIDER_DUPLICATES_NORMALIZE", False)
+        self.ignore = get_ignore_patterns(settings)
+        self.exact = ContentIndex()
+        self.normalized = ContentIndex()
+        #: (url, first url, kind) of the first MAX_KEPT duplicates
+        self.found: list[tuple[str, str, str]] = []
+        self.count = 0
+        directory = job_dir(settings)
+        self.state_path = Path(directory) / DUPLICATES_STATE_FILE if directory else None
+        if self.state_path is not None:
+            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
 
-class ContentIndex:
-    """The first URL seen with each content hash."""
+    def duplicate_of(self, response: Response, content_hash: str) -> str | None:
+        """The URL that served this content first, or None (remembered then)."""
+        if not response.body:
+            return None
+        url = response.url
+        first = self.exact.first_url(content_hash, url)
+        kind = EXACT
+        if self.normalize and isinstance(response, TextResponse) and is_html(response):
+            digest = normalized_hash(response.text, self.ignore)
+            near = self.normalized.first_url(digest, url)
+            if first is None and near is not None:
+                first, kind = near, NORMALIZED
+        if first is None:
+            return None
+        self.count += 1
+        if len(self.found) < MAX_KEPT:
+            self.found.append((url, first, kind))
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(STATS_DUPLICATES)
+            stats.inc_value(f"{STATS_DUPLICATES}/{kind}")
+        return first
 
-    def __init__(self) -> None:
-        self._first: dict[str, str] = {}
+    def spider_opened(self) -> None:
+        if self.state_path is not None and self.state_path.exists():
+            with self.state_path.open(encoding="utf-8") as fh:
+                data = json.load(fh)
+            self.exact.load(data.get("exact", {}))
+            self.normalized.load(data.get("normalized", {}))
 
-    def first_url(self, digest: str, url: str) -> str | None:
-        """The URL that had ``digest`` first, or None when ``url`` is the first
-        (it is remembered then)."""
-        first = self._first.setdefault(digest, url)
-        return None if first is url or first == url else first
-
-    def __len__(self) -> int:
-        return len(self._first)
-
-    def dump(self) -> dict[str, str]:
-        return self._first
-
-    def load(self, data: dict[str, str]) -> None:
-        self._first.update(data)
+    def spider_closed(self) -> None:
+        if self.state_path is None:
+            return
+        data = {"exact": self.exact.dump(), "normalized": self.normalized.dump()}
+        try:
+            write_atomic(self.state_path, json.dumps(data))
+        except OSError as exc:
+            logger.error("Cannot write %s: %s", self.state_path, exc)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from webspider.keys import BROKEN_LINKS_FILE
 from webspider.reports.progress import human_bytes
 from webspider.reports.summary import Summary, format_duration
 
@@ -298,7 +299,7 @@ def _broken(report: Report) -> str:
             f'<td class="num">{record.get("referrer_count", 0)}</td>'
             f"<td>{_referrers(record)}</td></tr>"
         )
-    more = _more(len(records), "broken-links.jsonl")
+    more = _more(len(records), BROKEN_LINKS_FILE)
     return (
         f"<section><h2>Broken links ({len(records)})</h2>"
         '<table><tr><th style="width:25%">URL</th><th style="width:21%">Result</th>'

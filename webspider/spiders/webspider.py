@@ -3,11 +3,11 @@
 ``scrapy crawl webspider -a start_urls=https://example.org/``
 
 Which links are candidates is declared in ``link_rules`` (tags and attributes,
-see webspider.utils.html.LINK_RULES); which requests actually go out is for
+see webspider.page.links.LINK_RULES); which requests actually go out is for
 the downloader middlewares (scope, robots.txt, politeness); what survives from
 each page is for the spider middlewares (page directives, depth). The spider
 itself only turns a page into an item and its links into requests — cheaply:
-the page is parsed once (webspider.page), and links whose canonical URL the
+the page is parsed once (webspider.page.response), and links whose canonical URL the
 scheduler has already seen, or that the page's directives forbid following,
 are dropped before a Request is built.
 
@@ -30,12 +30,27 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, get_bool
-from webspider.extensions.duplicates import DuplicateContent
+from webspider.frontier.dupefilter import is_resumed_job
 from webspider.items import PageItem
-from webspider.page import directives_of, media_type, parsed_page, remember_response
-from webspider.scheduler.dupefilter import is_resumed_job
-from webspider.utils.html import LINK_RULES, LinkRule
-from webspider.utils.scope import HostScope
+from webspider.keys import (
+    META_CHECK_ONLY,
+    META_LINK_KIND,
+    META_REFERER,
+    META_ROUND,
+    PAGES_FILE,
+    STATS_LINKS_EXTRACTED,
+    STATS_PAGES,
+)
+from webspider.page.links import LINK_RULES, LinkRule
+from webspider.page.response import (
+    directives_of,
+    media_type,
+    parsed_page,
+    remember_response,
+)
+from webspider.reports.duplicates import DuplicateContent
+from webspider.scope.hosts import HostScope
+from webspider.scope.options import get_scope
 from webspider.utils.url import canonical_url, host_of
 
 if TYPE_CHECKING:
@@ -46,15 +61,13 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
     from typing_extensions import Self
 
-    from webspider.utils.directives import Directives
-    from webspider.utils.html import ParsedPage
+    from webspider.directives.parse import Directives
+    from webspider.page.links import ParsedPage
 
 logger = logging.getLogger(__name__)
 
-STATS_LINKS_EXTRACTED = "webspider/links/extracted_count"
 STATS_LINKS_SEEN = "webspider/links/already_seen_count"
 STATS_LINKS_UNSUPPORTED = "webspider/links/unsupported_scheme_count"
-STATS_PAGES = "webspider/pages/fetched_count"
 STATS_FAILED = "webspider/pages/failed_count"
 
 
@@ -80,7 +93,7 @@ class WebSpider(Spider):
         apply_spider_arguments(settings, kwargs)
         config = CrawlConfig.from_settings(settings)
         if not settings.get("FEEDS"):
-            feed = config.output / "pages.jsonl"
+            feed = config.output / PAGES_FILE
             # a resumed job (JOBDIR) adds to the pages its first part wrote
             overwrite = not is_resumed_job(settings)
             settings.set(
@@ -95,11 +108,10 @@ class WebSpider(Spider):
         # the scope middleware stays the authority for every request (start
         # URLs, redirects, your own), this only saves building doomed ones.
         # Off when outside links are wanted (check_external) or scope is all.
-        if config.scope != "all" and not get_bool(
-            settings, "WEBSPIDER_CHECK_EXTERNAL", False
-        ):
+        scope = get_scope(settings)
+        if scope != "all" and not get_bool(settings, "WEBSPIDER_CHECK_EXTERNAL", False):
             spider.link_scope = HostScope(
-                config.scope, {host_of(url) for url in config.start_urls}
+                scope, {host_of(url) for url in config.start_urls}
             )
         return spider
 
@@ -113,7 +125,7 @@ class WebSpider(Spider):
             )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        if response.meta.get("webspider_check_only"):
+        if response.meta.get(META_CHECK_ONLY):
             return  # a link check (check_external): never followed or exported
         page = parsed_page(response, self)
         item = self.page_item(response, page)
@@ -127,7 +139,7 @@ class WebSpider(Spider):
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
         meta = response.meta
         body = response.body
-        # A body stopped after the headers (webspider.extensions.skipbodies):
+        # A body stopped after the headers (webspider.mirror.skipbodies):
         # the size is what the server announced, there is nothing to hash.
         stopped = "download_stopped" in response.flags
         item = PageItem(
@@ -135,8 +147,8 @@ class WebSpider(Spider):
             redirects=list(meta.get("redirect_urls", ())),
             status=response.status,
             depth=meta.get("depth", 0),
-            round=meta.get("webspider_round", 0),
-            referer=meta.get("webspider_referer"),
+            round=meta.get(META_ROUND, 0),
+            referer=meta.get(META_REFERER),
             content_type=media_type(response),
             size=announced_size(response) if stopped else len(body),
             content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
@@ -152,7 +164,7 @@ class WebSpider(Spider):
 
     def duplicate_of(self, response: Response, content_hash: str) -> str | None:
         """URL of an earlier page with the same content (its links are not
-        followed again), or None; see webspider.extensions.duplicates."""
+        followed again), or None; see webspider.reports.duplicates."""
         index = self._content_index
         return index.duplicate_of(response, content_hash) if index else None
 
@@ -198,8 +210,8 @@ class WebSpider(Spider):
                 errback=errback,
                 meta={
                     "depth": depth,
-                    "webspider_referer": referer,
-                    "webspider_link_kind": link.kind,
+                    META_REFERER: referer,
+                    META_LINK_KIND: link.kind,
                 },
             )
         skips.record_skips(self.crawler, skipped, referer)
@@ -226,7 +238,7 @@ class WebSpider(Spider):
             )
         if isinstance(error, IgnoreRequest) and not isinstance(error, HttpError):
             return  # a middleware decided not to fetch it; it was counted there
-        if request is not None and request.meta.get("webspider_check_only"):
+        if request is not None and request.meta.get(META_CHECK_ONLY):
             return  # a link check, not a page: reported as a broken link
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_FAILED)

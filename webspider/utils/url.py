@@ -48,7 +48,7 @@ def canonical_url(url: str) -> str:
 # and a path of characters it never escapes, without dot segments, query or
 # fragment. Each distinct URL is canonicalised once (the cache above), but
 # that costs some 30 µs; on the Python docs 2,574 of the 4,727 distinct link
-# URLs are plain. tests/test_url.py checks the shortcut against w3lib.
+# URLs are plain. tests/test_utils_url.py checks the shortcut against w3lib.
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _PLAIN_URL_RE = re.compile(
     r"https?://"

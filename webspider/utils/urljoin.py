@@ -10,7 +10,7 @@ else — dot segments after the leading ``../``, empty segments, ``;``, ``:``,
 backslashes, white space or control characters, an empty query or
 fragment, a lone ``?query`` or ``#fragment``, a host in brackets — goes to
 urljoin itself, so the result is always exactly urljoin's (the property
-test in tests/test_urljoin.py compares the two).
+test in tests/test_utils_urljoin.py compares the two).
 """
 
 from __future__ import annotations

@@ -1,0 +1,48 @@
+from scrapy import Request
+from scrapy.utils.test import get_crawler
+
+from webspider.frontier.dupefilter import URLDupeFilter, request_key
+from webspider.keys import SEEN_FILE
+from webspider.spiders.webspider import WebSpider
+
+
+def test_keys():
+    assert request_key(Request("http://a.test:80/x#f")) == "http://a.test/x"
+    assert (
+        request_key(Request("http://a.test/x", method="HEAD")) == "HEAD http://a.test/x"
+    )
+    post = request_key(Request("http://a.test/x", method="POST", body=b"1"))
+    # the same in every process (it is written to JOBDIR): sha1(b"1")
+    assert post == "POST http://a.test/x 356a192b7913b04c54574d18c28d46e6395428ab"
+
+
+def make_filter(settings=None):
+    crawler = get_crawler(WebSpider, settings or {})
+    crawler.spider = WebSpider()
+    df = URLDupeFilter.from_crawler(crawler)
+    df.open()
+    return df, crawler
+
+
+def test_canonical_duplicates_are_filtered_and_shared_with_the_spider():
+    df, crawler = make_filter()
+    assert crawler.spider.seen_urls is df.seen
+    assert not df.request_seen(Request("http://a.test/p?b=1&a=2"))
+    assert df.request_seen(Request("HTTP://A.test:80/p?a=2&b=1#x"))
+    assert not df.request_seen(Request("https://a.test/p?a=2&b=1"))
+    assert "http://a.test/p?a=2&b=1" in crawler.spider.seen_urls
+
+
+def test_jobdir_persists_the_seen_set(tmp_path):
+    df, _ = make_filter({"JOBDIR": str(tmp_path)})
+    df.request_seen(Request("http://a.test/1"))
+    df.request_seen(Request("http://a.test/2"))
+    df.close("shutdown")
+    assert (tmp_path / SEEN_FILE).read_text().split() == [
+        "http://a.test/1",
+        "http://a.test/2",
+    ]
+    again, _ = make_filter({"JOBDIR": str(tmp_path)})
+    assert again.request_seen(Request("http://a.test/2"))
+    assert not again.request_seen(Request("http://a.test/3"))
+    again.close("finished")

@@ -1,0 +1,251 @@
+import pytest
+
+from webspider.mirror.links import (
+    already_points,
+    convert,
+    fix_up,
+    needs_fix_up,
+    unconvert,
+)
+from webspider.mirror.state import Entry, MirrorState
+from webspider.page.links import extract_page
+
+PAGE = "http://h/docs/page"
+SOURCE = ("h", "docs", "page.html")
+
+
+@pytest.fixture
+def state(tmp_path):
+    s = MirrorState(tmp_path / "state.jsonl", "/m")
+    for url, path in [
+        (PAGE, "h/docs/page.html"),
+        ("http://h/docs/other", "h/docs/other.html"),
+        ("http://h/img/a.png", "h/img/a.png"),
+        ("http://h/q?x=1", "h/q@x=1.html"),
+        ("http://h/", "h/index.html"),
+    ]:
+        s.put(Entry(url=url, path=tuple(path.split("/")), hash="", size=0))
+    s.alias("http://h/old", "http://h/docs/other")
+    yield s
+    s.close()
+
+
+def converted(state, link):
+    page = f'<a href="{link}">x</a>'.encode()
+    result = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    # the crawl's own scan of the page (its spans and joined links) gives
+    # the same conversion as scanning the page again
+    scanned = extract_page(page, PAGE, "utf-8")
+    again = convert(
+        page,
+        state,
+        SOURCE,
+        page_url=PAGE,
+        base_url=PAGE,
+        encoding="utf-8",
+        html=True,
+        page=scanned,
+    )
+    assert again == result
+    return result.data.decode().removeprefix('<a href="').removesuffix(
+        '">x</a>'
+    ), result
+
+
+def stored(written):
+    """The state entry of the page ``written`` (a Conversion) at SOURCE."""
+    return Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=sorted(written.pending),
+        kept=written.kept,
+        restore=written.restore,
+    )
+
+
+@pytest.mark.parametrize(
+    ("link", "expected"),
+    [
+        ("other", "other.html"),  # mirrored: relative path to the file
+        ("/docs/other#s", "other.html#s"),
+        ("http://h/docs/other", "other.html"),
+        ("../img/a.png", "../img/a.png"),  # already opens the file: kept
+        ("/img/a.png", "../img/a.png"),
+        ("/q?x=1", "../q@x=1.html"),
+        ("/", "../index.html"),
+        ("/old", "other.html"),  # a redirect leads to its target's file
+        ("#top", "#top"),
+        ("mailto:a@h", "mailto:a@h"),
+        ("http://elsewhere/x", "http://elsewhere/x"),  # not mirrored: absolute
+        # the page's own site, not mirrored yet: where its file will be (the
+        # fix-up checks)
+        ("/missing?y=2", "../missing@y=2"),
+        ("../new.css", "../new.css"),  # not yet mirrored but will open: kept
+        ("new", "new"),  # kept too; the fix-up repoints it if it becomes new.html
+    ],
+)
+def test_convert(state, link, expected):
+    assert converted(state, link)[0] == expected
+
+
+def test_convert_remembers_what_to_look_at_again(state):
+    _, result = converted(state, "../new.css")
+    assert result.kept == {"http://h/new.css": "h/new.css"}
+    _, result = converted(state, "/missing")
+    assert result.kept == {"http://h/missing": "h/missing"}
+    assert result.restore == {"../missing": "http://h/missing"}
+    _, result = converted(state, "http://elsewhere/x")
+    assert result.pending == {"http://elsewhere/x"}
+
+
+def test_links_led_to_where_files_were_expected_are_checked_by_the_fix_up(state):
+    # Written while /a, /b and /c were not mirrored: each link leads where its
+    # file is expected. /a turns up there, /b under another name, /c never.
+    page = b'<a href="/a">a</a><a href="/b#s">b</a><a href="/c">c</a>'
+    written = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    assert written.data == (
+        b'<a href="../a">a</a><a href="../b#s">b</a><a href="../c">c</a>'
+    )
+    entry = stored(written)
+    state.put(Entry(url="http://h/a", path=("h", "a"), hash="", size=0))
+    state.put(Entry(url="http://h/b", path=("h", "b.html"), hash="", size=0))
+    assert needs_fix_up(entry, state)
+    for spans in (None, written.spans):  # a scan, or the spans remembered
+        fixed = fix_up(
+            written.data, entry, state, encoding="utf-8", html=True, spans=spans
+        )
+        assert fixed.data == (
+            b'<a href="../a">a</a><a href="../b.html#s">b</a><a href="http://h/c">c</a>'
+        )
+        assert fixed.pending == {"http://h/c"}
+        assert fixed.kept == {"http://h/a": "h/a"}
+
+
+def test_base_points_to_the_file_itself(state):
+    page = b'<base href="http://h/elsewhere/"><a href="other">x</a>'
+    result = convert(
+        page,
+        state,
+        SOURCE,
+        page_url=PAGE,
+        base_url="http://h/elsewhere/",
+        encoding=None,
+        html=True,
+    )
+    # the link is read against the base, and written relative to the file
+    assert result.data == (b'<base href="page.html"><a href="../elsewhere/other">x</a>')
+
+
+def test_fix_up(state):
+    page = (
+        b'<a href="http://h/later">a</a><a href="later2.css">b</a>'
+        b'<a href="gone.css">c</a>'
+    )
+    entry = Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=["http://h/later"],
+        kept={
+            "http://h/docs/later2.css": "h/docs/later2.css",
+            "http://h/docs/gone.css": "h/docs/gone.css",
+        },
+    )
+    state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
+    state.put(
+        Entry(
+            url="http://h/docs/later2.css",
+            path=("h", "docs", "later2%~f.css"),
+            hash="",
+            size=0,
+        )
+    )
+    assert needs_fix_up(entry, state)
+    result = fix_up(page, entry, state, encoding=None, html=True)
+    assert result.data == (
+        b'<a href="../later.html">a</a><a href="later2%25~f.css">b</a>'
+        b'<a href="http://h/docs/gone.css">c</a>'
+    )
+    assert result.pending == {"http://h/docs/gone.css"}
+    assert result.kept == {}
+
+
+def test_unconvert_gives_back_absolute_urls(state):
+    page = b'<a href="other">x</a> <a href="http://h/docs/other">y</a>'
+    result = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding=None, html=True
+    )
+    entry = state.entries[PAGE]
+    expected = (
+        b'<a href="http://h/docs/other">x</a> <a href="http://h/docs/other">y</a>'
+    )
+    # by file ownership (a state written without the restore map)
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
+    # with what the conversion recorded
+    assert result.restore == {"other.html": "http://h/docs/other"}
+    entry.restore = result.restore
+    back = unconvert(result.data, entry, state, page_url=PAGE, encoding=None, html=True)
+    assert back == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "target", "expected"),
+    [
+        ("b.png", ("h", "a", "b.png"), True),
+        ("./b.png", ("h", "a", "b.png"), True),
+        ("../a/b.png#x", ("h", "a", "b.png"), True),
+        ("b.png?v=1", ("h", "a", "b.png@v=1"), False),
+        ("b", ("h", "a", "b.html"), False),
+        ("/a/b.png", ("h", "a", "b.png"), False),
+        ("http://h/a/b.png", ("h", "a", "b.png"), False),
+        ("c%20d.png", ("h", "a", "c d.png"), True),
+    ],
+)
+def test_already_points(value, target, expected):
+    assert already_points(value, ("h", "a", "page.html"), target) is expected
+
+
+def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
+    # A page converted while its links' files were missing, fixed up once
+    # they are mirrored: with the spans the conversion remembered (no scan)
+    # it comes out as with a scan of the stored page.
+    page = (
+        b'<a href="http://h/later">a</a> <a href="/later#s">b</a>'
+        b'<img src="later2.png"><a href="http://elsewhere/x">c</a>'
+        b'<a href="other">d</a>'
+    )
+    written = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    assert [value for _, _, value, _ in written.spans] == [
+        "../later",  # where the file of http://h/later is expected
+        "../later#s",
+        "later2.png",
+        "http://elsewhere/x",
+    ]
+    for start, end, value, _ in written.spans:
+        assert written.data[start:end].decode() == value
+    entry = stored(written)
+    state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
+    state.put(
+        Entry(url="http://h/docs/later2.png", path=("h", "x", "l.png"), hash="", size=0)
+    )
+    scanned = fix_up(written.data, entry, state, encoding="utf-8", html=True)
+    remembered = fix_up(
+        written.data, entry, state, encoding="utf-8", html=True, spans=written.spans
+    )
+    assert remembered == scanned
+    assert remembered.data == (
+        b'<a href="../later.html">a</a> <a href="../later.html#s">b</a>'
+        b'<img src="../x/l.png"><a href="http://elsewhere/x">c</a>'
+        b'<a href="other.html">d</a>'
+    )
+    assert [value for _, _, value, _ in remembered.spans] == ["http://elsewhere/x"]

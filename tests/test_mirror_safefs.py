@@ -1,0 +1,145 @@
+import os
+
+import pytest
+
+from webspider.mirror.safefs import TEMP_PREFIX, SafeTree, UnsafePathError
+
+
+@pytest.fixture
+def tree(tmp_path):
+    t = SafeTree(tmp_path / "mirror")
+    yield t
+    t.close()
+
+
+def files_under(path):
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if not p.is_dir())
+
+
+def test_write_and_read(tree, tmp_path):
+    assert tree.write(("h", "a", "b.html"), b"hello") == ("h", "a", "b.html")
+    assert (tmp_path / "mirror/h/a/b.html").read_bytes() == b"hello"
+    assert tree.read(("h", "a", "b.html")) == b"hello"
+    assert tree.exists(("h", "a", "b.html"))
+    assert tree.read(("h", "nope")) is None
+
+
+def test_write_chunks(tree, tmp_path):
+    tree.write(("h", "big"), iter([b"a" * 100_000, b"b" * 100_000]))
+    assert (tmp_path / "mirror/h/big").read_bytes() == b"a" * 100_000 + b"b" * 100_000
+
+
+@pytest.mark.parametrize(
+    "segments",
+    [
+        (),
+        ("..", "x"),
+        ("h", ".."),
+        ("h", "."),
+        ("h", ""),
+        ("h", "a/b"),
+        ("h", "a\\b"),
+        ("h", "a\x00b"),
+        ("h", "a\nb"),
+        ("h", "x" * 256),
+        ("h", TEMP_PREFIX + "0000"),
+    ],
+)
+def test_unsafe_segments_are_refused(tree, tmp_path, segments):
+    with pytest.raises(UnsafePathError):
+        tree.write(segments, b"x")
+    assert files_under(tmp_path) == []
+
+
+def test_symlinked_folder_in_the_root_is_refused(tree, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "mirror" / "h").symlink_to(victim)
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "x.html"), b"evil")
+    assert list(victim.iterdir()) == []
+    assert tree.read(("h", "x.html")) is None
+
+
+def test_symlinked_folder_deeper_is_refused(tree, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    tree.write(("h", "ok"), b"x")
+    (tmp_path / "mirror/h/sub").symlink_to(victim)
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "sub", "x"), b"evil")
+    assert list(victim.iterdir()) == []
+
+
+def test_symlinked_file_is_refused_not_written_through(tree, tmp_path):
+    target = tmp_path / "target.txt"
+    target.write_bytes(b"precious")
+    tree.write(("h", "ok"), b"x")
+    (tmp_path / "mirror/h/file.txt").symlink_to(target)
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "file.txt"), b"evil")
+    assert target.read_bytes() == b"precious"
+    assert os.path.islink(tmp_path / "mirror/h/file.txt")
+    assert tree.read(("h", "file.txt")) is None  # nor read through
+
+
+def test_dangling_symlink_is_refused(tree, tmp_path):
+    tree.write(("h", "ok"), b"x")
+    (tmp_path / "mirror/h/new").symlink_to(tmp_path / "created-outside")
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "new"), b"evil")
+    assert not (tmp_path / "created-outside").exists()
+
+
+def test_failed_write_leaves_no_partial_file(tree, tmp_path):
+    tree.write(("h", "page.html"), b"old")
+
+    def chunks():
+        yield b"new and half"
+        raise OSError("connection lost")
+
+    with pytest.raises(OSError, match="connection lost"):
+        tree.write(("h", "page.html"), chunks())
+    assert files_under(tmp_path / "mirror") == ["h/page.html"]
+    assert tree.read(("h", "page.html")) == b"old"
+
+
+def test_replacing_is_atomic_rename(tree, tmp_path):
+    tree.write(("h", "f"), b"one")
+    before = os.stat(tmp_path / "mirror/h/f").st_ino
+    tree.write(("h", "f"), b"two")
+    assert os.stat(tmp_path / "mirror/h/f").st_ino != before  # a new file renamed in
+    assert tree.read(("h", "f")) == b"two"
+
+
+def test_file_then_folder_both_kept(tree, tmp_path):
+    assert tree.write(("h", "a"), b"file a") == ("h", "a")
+    assert tree.write(("h", "a", "b"), b"file a/b") == ("h", "a%~d", "b")
+    assert tree.plan(("h", "a", "c")) == ("h", "a%~d", "c")
+    assert tree.read(("h", "a")) == b"file a"
+    assert tree.read(("h", "a%~d", "b")) == b"file a/b"
+
+
+def test_folder_then_file_both_kept(tree):
+    tree.write(("h", "a", "b"), b"file a/b")
+    assert tree.plan(("h", "a")) == ("h", "a%~f")
+    assert tree.write(("h", "a"), b"file a") == ("h", "a%~f")
+    assert tree.write(("h", "a.html", "x"), b"1") == ("h", "a.html", "x")
+    assert tree.write(("h", "a.html"), b"2") == ("h", "a%~f.html")
+
+
+def test_case_differing_names_both_kept(tree):
+    tree.write(("h", "Readme"), b"1")
+    tree.write(("h", "README"), b"2")
+    assert tree.read(("h", "Readme")) == b"1"
+    assert tree.read(("h", "README")) == b"2"
+
+
+def test_forbidden_paths(tmp_path):
+    tree = SafeTree(tmp_path / "m", forbidden=[("h", "feed.jsonl"), ("job",)])
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "feed.jsonl"), b"x")
+    with pytest.raises(UnsafePathError):
+        tree.write(("job", "requests.queue"), b"x")
+    tree.write(("h", "other"), b"x")
+    tree.close()

@@ -1,0 +1,235 @@
+"""The page worker (webspider.pageworker.worker): frames, answers, and the
+real process over real pipes."""
+
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from webspider.mirror.links import convert
+from webspider.mirror.paths import url_path
+from webspider.mirror.state import Entry, MirrorState
+from webspider.page.links import LINK_RULES, extract_page
+from webspider.page.scan import pack_spans
+from webspider.pageworker.worker import (
+    FrameError,
+    FrameReader,
+    Worker,
+    frame_head,
+    page_from_json,
+    rules_from_json,
+    rules_to_json,
+)
+
+URL = "http://site.test/dir/page.html"
+PAGE = (
+    b'<html><head><title>T &amp; t</title><meta name="robots" content="nofollow">'
+    b'<base href="/base/"><link rel=stylesheet href="s.css?v=1"></head><body>'
+    b'<a href="a.html#one">One</a> <a href="a.html#two">Two</a>'
+    b'<a href="#local">here</a> <a href="/abs.html" rel=nofollow>abs</a>'
+    b'<a href="http://site.test/base/x.html">x</a> <a href="mailto:a@b">m</a>'
+    b'<img src="i.png" srcset="i2.png 2x" alt="pic"><div style="background:url(bg.png)">'
+)
+
+
+def frame(header, body=b""):
+    return frame_head(header, body) + body
+
+
+def test_frames_survive_any_chunking():
+    frames = [({"op": "parse", "id": 1, "url": "é"}, b"\x00body"), ({"op": "x"}, b"")]
+    data = b"".join(frame(h, b) for h, b in frames)
+    reader = FrameReader()
+    got = []
+    for i in range(len(data)):  # byte by byte
+        got += reader.feed(data[i : i + 1])
+    assert got == frames
+
+
+def test_bad_frames_are_refused():
+    with pytest.raises(FrameError):  # far too large
+        FrameReader().feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    with pytest.raises(FrameError):  # not a JSON object
+        FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00[1]")
+    with pytest.raises(FrameError):  # not JSON
+        FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00{x}")
+
+
+def worker(tmp_path, keep=64):
+    w = Worker(keep)
+    w.handle({"op": "init", "rules": rules_to_json(LINK_RULES)}, b"")
+    mirror = {"root": str(tmp_path), "forbidden": [], "keep_originals": False}
+    w.handle({"op": "init", "mirror": mirror}, b"")
+    return w
+
+
+def ask(w, header, body=b""):
+    """The header of the worker's answer."""
+    return w.handle(header, body)[0]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
+    body = PAGE.decode().encode(encoding)
+    w = worker(tmp_path)
+    answer = ask(
+        w,
+        {"op": "parse", "id": 1, "url": URL, "encoding": encoding, "keep": False},
+        body,
+    )
+    page = page_from_json(URL, answer["page"])
+    here = extract_page(body, URL, encoding)
+    assert answer["in_place"] is (encoding == "utf-8")
+    assert (page.base_url, page.title, page.metas) == (
+        here.base_url,
+        here.title,
+        here.metas,
+    )
+    assert page.unsupported_links == here.unsupported_links == 1
+    assert [link.url for link in page.links] == [link.url for link in here.links]
+    assert [(link.kind, link.tag, link.text, link.nofollow) for link in page.links] == [
+        (link.kind, link.tag, link.text, link.nofollow) for link in here.links
+    ]
+    # fragment texts: offsets into the same bytes, or read by the worker
+    assert {
+        f: (t if isinstance(t, str) else here.text(t))
+        for f, t in page.links[1].more_fragments.items()
+    } == {"two": "Two"}
+    assert page.spans is None  # the scan stays with the worker
+
+
+def test_a_stored_page_is_converted_as_here(tmp_path):
+    state = MirrorState(tmp_path / "state.jsonl", str(tmp_path / "m"))
+    w = worker(tmp_path / "w")
+    # the crawl's state so far: one page of the site is mirrored, one aliased
+    for url, path in [
+        ("http://site.test/base/x.html", ("site.test", "base", "x.html")),
+        (URL, url_path(URL)),
+    ]:
+        state.put(Entry(url=url, path=path, hash="", size=0))
+        w.handle({"op": "index", "url": url, "path": list(path)}, b"")
+    state.alias("http://site.test/abs.html", "http://site.test/base/x.html")
+    w.handle(
+        {
+            "op": "alias",
+            "url": "http://site.test/abs.html",
+            "target": "http://site.test/base/x.html",
+        },
+        b"",
+    )
+    w.handle(
+        {"op": "parse", "id": 7, "url": URL, "encoding": "utf-8", "keep": True}, PAGE
+    )
+    answer, packed = w.handle(
+        {
+            "op": "store",
+            "id": 7,
+            "key": URL,
+            "path": list(url_path(URL)),
+            "kind": "html",
+            "convert": True,
+        },
+        b"",
+    )
+    page = extract_page(PAGE, URL, "utf-8")
+    here = convert(
+        PAGE,
+        state,
+        url_path(URL),
+        page_url=URL,
+        base_url=page.base_url,
+        encoding="utf-8",
+        html=True,
+        page=page,
+    )
+    written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
+    state.close()
+    assert written == here.data != PAGE
+    assert (answer["count"], set(answer["pending"])) == (here.count, here.pending)
+    assert (answer["kept"], answer["restore"]) == (here.kept, here.restore)
+    # where the links the fix-up may change are, in the bytes written
+    assert answer["crc"] == zlib.crc32(written)
+    assert packed == pack_spans(here.spans).tobytes() != b""
+    # stored once: a second store of the same page is refused
+    again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
+    assert again == {"id": 7, "missing": True}
+
+
+def test_pages_kept_are_bounded(tmp_path):
+    w = worker(tmp_path, keep=2)
+    for ident in (1, 2, 3):
+        w.handle({"op": "parse", "id": ident, "url": URL, "keep": True}, PAGE)
+    assert list(w.held) == [2, 3]
+    assert w.held_bytes == 2 * len(PAGE)
+    w.handle({"op": "forget", "id": 2}, b"")
+    assert list(w.held) == [3]
+    assert w.held_bytes == len(PAGE)
+
+
+def test_the_worker_refuses_paths_outside_its_folder(tmp_path):
+    w = worker(tmp_path / "m")
+    w.handle({"op": "parse", "id": 1, "url": URL, "keep": True}, PAGE)
+    answer = ask(w, {"op": "store", "id": 1, "key": URL, "path": ["..", "evil.html"]})
+    assert answer["unsafe"] is True
+    assert not (tmp_path / "evil.html").exists()
+
+
+def run_worker(*frames):
+    """The real worker process: its answers to ``frames`` (one write)."""
+    process = subprocess.run(
+        [sys.executable, "-m", "webspider.pageworker.worker"],
+        input=b"".join(frames),
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    return [header for header, _ in FrameReader().feed(process.stdout)]
+
+
+def test_the_process_answers_state_and_stores_before_pages(tmp_path):
+    mirror = {"root": str(tmp_path), "forbidden": [], "keep_originals": False}
+    answers = run_worker(
+        frame({"op": "init", "rules": None}),
+        frame({"op": "init", "mirror": mirror}),
+        frame({"op": "parse", "id": 1, "url": URL, "keep": True}, PAGE),
+        frame({"op": "parse", "id": 2, "url": URL, "keep": True}, PAGE),
+        frame({"op": "store", "id": 2, "key": URL, "path": ["s", "p.html"]}),
+        frame({"op": "nonsense", "id": 9}),
+    )
+    # All arrived in one read: what is not reading a page goes first (the
+    # crawl asks to store a page only once it was read, so it never asks
+    # for one still waiting: this one is missing).
+    assert [a["id"] for a in answers] == [2, 9, 1, 2]
+    assert answers[0] == {"id": 2, "missing": True}
+    assert answers[1]["error"].startswith("FrameError")
+    assert "page" in answers[2]
+    assert not Path(tmp_path, "s", "p.html").exists()
+
+
+def test_the_process_ends_with_its_input(tmp_path):
+    assert run_worker() == []
+    assert run_worker(frame({"op": "stop"}), frame({"op": "parse", "id": 1})) == []
+
+
+def test_garbage_ends_the_process_with_one_line():
+    process = subprocess.run(
+        [sys.executable, "-m", "webspider.pageworker.worker"],
+        input=b"\x00\x00\x00\x03\x00\x00\x00\x00{x}",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert process.returncode == 1
+    assert process.stderr.decode().splitlines() == [
+        "webspider page worker: FrameError: frame header is not JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    ]
+
+
+def test_link_rules_cross_whole():
+    assert rules_from_json(json.loads(json.dumps(rules_to_json(LINK_RULES)))) == (
+        LINK_RULES
+    )

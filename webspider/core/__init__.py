@@ -1,1 +1,0 @@
-"""Replacements for parts of Scrapy's engine room."""

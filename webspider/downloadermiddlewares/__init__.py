@@ -1,1 +1,0 @@
-"""Downloader middlewares: which requests go out (scope, robots.txt, politeness)."""

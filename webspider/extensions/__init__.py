@@ -1,1 +1,0 @@
-"""Extensions: crawl-wide services (skipped-URL log, progress, reports)."""

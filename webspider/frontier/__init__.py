@@ -1,0 +1,2 @@
+"""What is left to crawl: the scheduler, the seen-set, the queues, the depth
+cap, rounds and the deferred frontier."""

@@ -1,0 +1,131 @@
+"""Write every fetched 2xx response into the mirror; ``item.path`` says where.
+
+Glue between items and webspider.mirror.store.MirrorStore (which
+owns the folder, the state and the link conversion). Runs last among the
+pipelines, so an item an earlier pipeline dropped is never written.
+
+Contract with other components: an item whose ``noindex`` attribute (or
+key) is true — set by the page-directives middleware for ``<meta
+name=robots content=noindex>`` / ``X-Robots-Tag: noindex`` — is not
+written, and neither is a response whose request has
+``meta[META_DONT_MIRROR]`` set. ``should_mirror`` is the one place
+this is decided; override it to choose differently.
+
+Settings: those of the mirror (docs/mirror.md); bodies larger than
+``WEBSPIDER_MIRROR_THREAD_SIZE`` bytes are written in a thread so the
+reactor keeps downloading meanwhile. Stats: ``webspider/mirror/*``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
+
+from webspider.keys import META_DONT_MIRROR, NOT_MODIFIED_FLAG
+from webspider.mirror.safefs import UnsafePathError
+from webspider.mirror.store import UNCHANGED, MirrorStore
+from webspider.page.response import response_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+STATS_SKIPPED = "webspider/mirror/skipped_count"  # /<reason>
+
+
+class MirrorPipeline:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        store = crawler.get_extension(MirrorStore)
+        if store is None:
+            raise NotConfigured
+        self.store = store
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def should_mirror(self, item: Any, response: Response) -> str | None:
+        """Why ``item`` is not written (a stats dimension), or None to write it."""
+        adapter = ItemAdapter(item)
+        noindex = adapter.get("noindex") if "noindex" in adapter else None
+        if noindex or getattr(item, "noindex", False):
+            return "noindex"
+        if response.meta.get(META_DONT_MIRROR):
+            return "dont_mirror"
+        if not 200 <= response.status < 300:
+            return "status"
+        if "download_stopped" in response.flags:
+            return "partial"
+        return None
+
+    def _skip(self, reason: str) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(f"{STATS_SKIPPED}/{reason}")
+
+    async def process_item(self, item: Any) -> Any:
+        response = response_of(item)
+        if response is None:
+            return item
+        try:
+            return await self.mirror(item, response)
+        finally:
+            self.store.forget(response)
+
+    async def mirror(self, item: Any, response: Response) -> Any:
+        reason = self.should_mirror(item, response)
+        if reason is not None:
+            self._skip(reason)
+            return item
+        adapter = ItemAdapter(item)
+        store = self.store
+        if NOT_MODIFIED_FLAG in response.flags:
+            entry = store.stored(response.url)
+            if entry is not None:
+                store.seen(entry)
+                store.record_change(entry.url, UNCHANGED, entry.path)
+                adapter["path"] = "/".join(entry.path)
+                adapter["status"] = 304
+                adapter["size"] = entry.size
+                adapter["content_hash"] = entry.hash
+                return item
+        digest = (
+            adapter.get("content_hash") or hashlib.sha256(response.body).hexdigest()
+        )
+        try:
+            entry, change, write = store.prepare(response, digest)
+        except (OSError, UnsafePathError) as exc:
+            store.refused(response.url, exc)
+            return item
+        if not write:
+            store.record_change(entry.url, change, entry.path)
+        else:
+            try:
+                stored = await store.store_in_worker(response, entry)
+                if stored is not None:
+                    used, conversion = stored
+                elif len(response.body) > store.thread_size:
+                    # converting and writing a large body would hold the reactor
+                    used, conversion = await maybe_deferred_to_future(
+                        deferToThread(store.store_file, response, entry)
+                    )
+                else:
+                    used, conversion = store.store_file(response, entry)
+            except (OSError, UnsafePathError) as exc:
+                store.abandon(entry)
+                store.refused(response.url, exc)
+                return item
+            store.written(entry, used, change, conversion)
+        for redirect in adapter.get("redirects") or ():
+            store.alias(redirect, entry.url)
+        adapter["path"] = "/".join(entry.path)
+        return item

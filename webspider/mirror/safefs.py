@@ -1,0 +1,231 @@
+"""Write files named by strangers under one folder, and nowhere else.
+
+``SafeTree(root).write(("site.test", "a", "b.html"), body)`` walks from the
+root one folder at a time with directory file descriptors (``openat``
+style): every component is opened with ``O_NOFOLLOW``, so a symbolic link
+anywhere below the root — planted before the crawl or during it — is refused
+(UnsafePathError), never followed; the file is written to a private
+temporary file in its folder and renamed into place, so a failed write never
+leaves a partial file under the final name and two writers never interleave.
+
+File-vs-folder conflicts are resolved here, deterministically, losing
+neither: a folder that finds a file in its place is created as
+``<name>%~d``; a file that finds a folder is written as ``<name>%~f`` (before
+an HTML extension). ``write`` returns the path actually used.
+
+Pure filesystem code: no Scrapy, no URLs (see webspider.mirror.paths).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from typing import TYPE_CHECKING
+
+from webspider.mirror.paths import NAME_MAX, conflict_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+
+Segments = tuple[str, ...]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: how many times a name is re-suffixed before giving up (a hostile tree)
+_MAX_CONFLICTS = 4
+TEMP_PREFIX = "%~tmp"
+
+
+class UnsafePathError(OSError):
+    """A path that would leave the tree, follow a symlink or touch a
+    forbidden file."""
+
+
+def check_segments(segments: Segments) -> None:
+    """Refuse anything that is not a sequence of plain names."""
+    if not segments:
+        raise UnsafePathError("empty path")
+    for seg in segments:
+        if (
+            not seg
+            or seg in (".", "..")
+            or "/" in seg
+            or "\\" in seg
+            or "\x00" in seg
+            or len(seg.encode("utf-8")) > NAME_MAX
+            or seg.startswith(TEMP_PREFIX)
+            or any(ord(c) < 32 or ord(c) == 127 for c in seg)
+        ):
+            raise UnsafePathError(f"unsafe path segment {seg!r}")
+
+
+class SafeTree:
+    """A folder that files are written into by relative path segments."""
+
+    def __init__(self, root: Path, forbidden: Iterable[Segments] = ()) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        # The root itself is the user's choice (it may be a symlink); nothing
+        # below it is followed.
+        self._root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        #: paths (relative to the root) the tree never writes at or below:
+        #: the crawl's own state when the user put it inside the mirror
+        self.forbidden = tuple(forbidden)
+
+    def close(self) -> None:
+        if self._root_fd >= 0:
+            os.close(self._root_fd)
+            self._root_fd = -1
+
+    def _check_forbidden(self, segments: Segments) -> None:
+        for prefix in self.forbidden:
+            if segments[: len(prefix)] == prefix:
+                raise UnsafePathError(f"{'/'.join(segments)} is the crawl's own state")
+
+    @contextlib.contextmanager
+    def _folder(
+        self, folders: Segments, create: bool
+    ) -> Iterator[tuple[int, Segments]]:
+        """An fd of the folder ``folders`` (walked without following links)
+        and the names actually used (after folder-vs-file suffixes)."""
+        fd = os.dup(self._root_fd)
+        used: list[str] = []
+        try:
+            for folder in folders:
+                name = folder
+                for _ in range(_MAX_CONFLICTS):
+                    if create:
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(name, 0o755, dir_fd=fd)
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        if not create:
+                            raise
+                        continue  # removed meanwhile: try again
+                    if stat.S_ISDIR(st.st_mode):
+                        break
+                    if stat.S_ISLNK(st.st_mode):
+                        raise UnsafePathError(
+                            f"symlink refused: {'/'.join([*used, name])}"
+                        )
+                    name = conflict_name(name, "d")
+                else:
+                    raise UnsafePathError(f"too many name conflicts at {name!r}")
+                try:
+                    new_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:  # ELOOP/ENOTDIR: swapped for a link
+                    raise UnsafePathError(f"refused {name!r}: {exc}") from exc
+                os.close(fd)
+                fd = new_fd
+                used.append(name)
+            yield fd, tuple(used)
+        finally:
+            os.close(fd)
+
+    def write(
+        self, segments: Segments, data: bytes | memoryview | Iterable[bytes]
+    ) -> Segments:
+        """Write ``data`` (bytes or an iterable of chunks) at ``segments``
+        atomically; returns the path used."""
+        check_segments(segments)
+        self._check_forbidden(segments)
+        with self._folder(segments[:-1], create=True) as (fd, folders):
+            name = segments[-1]
+            for _ in range(_MAX_CONFLICTS):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    break
+                if stat.S_ISREG(st.st_mode):
+                    break
+                if stat.S_ISLNK(st.st_mode):
+                    raise UnsafePathError(
+                        f"symlink refused: {'/'.join((*folders, name))}"
+                    )
+                name = conflict_name(name, "f")
+            else:
+                raise UnsafePathError(f"too many name conflicts at {name!r}")
+            used = (*folders, name)
+            self._check_forbidden(used)
+            tmp = f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+            out = os.open(tmp, _NEW_FILE_FLAGS, 0o644, dir_fd=fd)
+            try:
+                try:
+                    chunks = (data,) if isinstance(data, (bytes, memoryview)) else data
+                    for chunk in chunks:
+                        view = memoryview(chunk)
+                        while view:
+                            view = view[os.write(out, view) :]
+                finally:
+                    os.close(out)
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=fd)
+                raise
+        return used
+
+    def plan(self, segments: Segments) -> Segments:
+        """The path ``write`` would use now (conflict suffixes applied),
+        without creating anything."""
+        check_segments(segments)
+        fd = os.dup(self._root_fd)
+        used: list[str] = []
+        try:
+            for i, segment in enumerate(segments):
+                name = segment
+                last = i == len(segments) - 1
+                for _ in range(_MAX_CONFLICTS):
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        # nothing here yet: the rest is created as named
+                        return (*used, name, *segments[i + 1 :])
+                    if stat.S_ISLNK(st.st_mode):
+                        raise UnsafePathError(
+                            f"symlink refused: {'/'.join([*used, name])}"
+                        )
+                    if last and not stat.S_ISDIR(st.st_mode):
+                        break
+                    if not last and stat.S_ISDIR(st.st_mode):
+                        break
+                    name = conflict_name(name, "f" if last else "d")
+                used.append(name)
+                if not last:
+                    new_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    os.close(fd)
+                    fd = new_fd
+            return tuple(used)
+        finally:
+            os.close(fd)
+
+    def read(self, segments: Segments) -> bytes | None:
+        """The bytes of a regular file at ``segments``; None when it is not
+        there (or is not a regular file)."""
+        try:
+            check_segments(segments)
+            with self._folder(segments[:-1], create=False) as (fd, _):
+                try:
+                    f = os.open(segments[-1], _READ_FLAGS, dir_fd=fd)
+                except OSError:
+                    return None
+                with os.fdopen(f, "rb") as fh:
+                    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                        return None
+                    return fh.read()
+        except (OSError, UnsafePathError):
+            return None
+
+    def exists(self, segments: Segments) -> bool:
+        try:
+            check_segments(segments)
+            with self._folder(segments[:-1], create=False) as (fd, _):
+                st = os.stat(segments[-1], dir_fd=fd, follow_symlinks=False)
+                return stat.S_ISREG(st.st_mode)
+        except OSError:
+            return False

@@ -1,0 +1,688 @@
+"""One pass over the bytes of an HTML page: every link value, and where it is.
+
+This is how wget and HTTrack read pages, and not how a DOM parser does: a
+tolerant tokenizer jumps from one start tag that matters to the next (the
+elements of the link rules, ``<base>``, ``<meta>``, ``<title>``, and any tag
+with a ``style`` attribute), reads their attributes, and skips comments and
+raw text (``<script>``, ``<style>``, ``<textarea>``, ``<title>``…). For each
+link value it records the text the page wrote (character references undone)
+and its byte span. The spider takes the page's links from the scan
+(webspider.page.links), and the mirror rewrites the same spans
+(webspider.mirror.rewrite): a page is read once, and the links rewritten are
+exactly the links followed.
+
+Nothing here builds a tree, so nothing has a depth limit (libxml2 gives up
+on 10,000 nested ``<div>``), and the scan is linear in the page's size. It
+reads ASCII-compatible encodings in place (``<``, ``=`` and quotes are single
+bytes there); webspider.page.links re-encodes other pages (UTF-16, UTF-32)
+to UTF-8 first.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from html.entities import html5 as _HTML5_REFS
+from typing import TYPE_CHECKING
+
+from webspider.page.linkrules import REQUISITE, LinkRule, link_kind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+#: Span flags. BASE: the value is ``<base href>`` (not a link to follow);
+#: ESCAPED: the value is in an HTML attribute, so character references apply
+#: (not in ``<style>`` text).
+BASE = 1
+ESCAPED = 2
+
+#: (start, end, value, flags): one link value at ``body[start:end]``.
+Span = tuple[int, int, str, int]
+
+#: One link in page order: (value, kind, tag, text, nofollow). ``kind`` is
+#: PAGE or REQUISITE (webspider.page.linkrules); ``text`` is the link text,
+#: or for an ``<a>`` the offset where its content starts (see
+#: HtmlScan.text_at: most links never need their text).
+Found = tuple[str, str, str, "str | int", bool]
+
+# A start tag's attributes. The fast path is one regex match per tag (see
+# _reader): lookaheads find the first value of each attribute the scan
+# wants, and the match itself checks that the tag is a plain sequence of
+# attributes (every quote closed, no stray "=", a closing ">"), all inside
+# the regex engine. Possessive quantifiers and atomic groups make it
+# tokenize exactly as _attributes_slow's loop does; a tag it does not match
+# goes to that loop. Both run on the lower-cased page (same offsets), so
+# names need no case folding.
+_VALUE = rb"""(?:"[^"]*+"|'[^']*+'|(?!["'])[^\s>]*+)"""
+_STEP = rb"(?>[\s/]*+[^\s/>=]++(?:\s*+=\s*+" + _VALUE + rb"|(?!\s*=)))"
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """Reads the start tags of one element (or of any, ``name`` None)."""
+
+    regex: re.Pattern[bytes]
+    #: the attributes read, in the order of their groups (2, 3, …)
+    attrs: tuple[bytes, ...]
+
+
+def _looks(attrs: Iterable[bytes]) -> bytes:
+    """One group per attribute: (?=(?:STEP)*?[\\s/]*+NAME=(VALUE)), after as
+    few whole attributes as possible, NAME with a value; optional, so a tag
+    without it matches."""
+    return b"".join(
+        rb"(?:(?=(?:"
+        + _STEP
+        + rb")*?[\s/]*+"
+        + re.escape(attr)
+        + rb"\s*+=\s*+("
+        + _VALUE
+        + rb"))|)"
+        for attr in attrs
+    )
+
+
+def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
+    attrs = tuple(sorted(attrs))
+    head = re.escape(name) if name else rb"[a-z][a-z0-9:_-]*+"
+    regex = re.compile(rb"<(" + head + rb")" + _looks(attrs) + _STEP + rb"*+[\s/]*+>")
+    return _Reader(regex, attrs)
+
+
+_TAG_RE = re.compile(rb"<([A-Za-z][A-Za-z0-9:_-]*)")
+_SPACE_RE = re.compile(rb"[\s/]*")
+_NAME_RE = re.compile(rb"[^\s/>=][^\s/>=]*")
+_EQ_RE = re.compile(rb"\s*=\s*")
+_UNQUOTED_RE = re.compile(rb"[^\s>]*")
+
+#: elements whose content is text, not markup (a "<img" inside is no tag)
+RAW_TEXT = frozenset({b"script", b"style", b"textarea", b"title", b"xmp", b"plaintext"})
+_CLOSE_RE = {t: re.compile(rb"</" + t + rb"[\s/>]", re.IGNORECASE) for t in RAW_TEXT}
+
+_CSS_URL_RE = re.compile(
+    rb"""url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'()]+))\s*\)""", re.IGNORECASE
+)
+_CSS_IMPORT_RE = re.compile(
+    rb"""@import\s+(?:"([^"\n]*)"|'([^'\n]*)')""", re.IGNORECASE
+)
+_CSS_COMMENT_RE = re.compile(rb"/\*.*?(?:\*/|$)", re.DOTALL)
+_QUOTE_REFS = (b"&quot;", b"&#34;", b"&#x22;", b"&#39;", b"&#x27;", b"&apos;")
+
+# Where an <a>'s text ends: its end tag, or the next <a> (which closes it).
+_A_END_RE = re.compile(rb"</a[\s/>]|<a[\s/>]", re.IGNORECASE)
+_MARKUP_RE = re.compile(rb"<!--.*?(?:-->|$)|<[^>]*(?:>|$)", re.DOTALL)
+#: how far an <a>'s text is looked for, and how long it is kept
+_TEXT_WINDOW = 4096
+TEXT_LIMIT = 200
+
+# Character references in attribute values, as HTML reads them: a named
+# reference without ";" followed by "=" or a letter or digit is text
+# (``?a=1&copy=2`` keeps "&copy").
+_REF_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|([A-Za-z][A-Za-z0-9]*)(;?))")
+
+
+@lru_cache(maxsize=64)
+def ascii_compatible(encoding: str | None) -> bool:
+    """Whether a page in ``encoding`` can be scanned and rewritten in place:
+    ASCII text is the same bytes in it (not so in UTF-16 or UTF-32)."""
+    if not encoding:
+        return True
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        return False
+    probe = "<a href='x'>"
+    try:
+        return codec.encode(probe)[0] == probe.encode("ascii")
+    except UnicodeError:
+        return False
+
+
+def _ref(match: re.Match[str]) -> str:
+    name = match.group(1)
+    if name is None or match.group(2):
+        return html.unescape(match.group(0))
+    # no ";": only a legacy name, whole, and not followed by "="
+    end = match.end()
+    if name in _HTML5_REFS and match.string[end : end + 1] != "=":
+        return _HTML5_REFS[name]
+    return match.group(0)
+
+
+def unescape_attribute(value: str) -> str:
+    """An attribute value with its character references undone."""
+    return _REF_RE.sub(_ref, value) if "&" in value else value
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The link rules as the scan uses them, worked out once per rule set."""
+
+    #: tag → ((attribute, rule), ...)
+    by_tag: dict[bytes, tuple[tuple[bytes, LinkRule], ...]]
+    #: what the scan jumps to in the lower-cased page
+    master: re.Pattern[bytes]
+    #: tag → the reader of the attributes the scan wants of it
+    readers: dict[bytes, _Reader]
+    #: the reader of any other tag (its style)
+    any_tag: _Reader
+    #: the rule of ``<a href>`` when it is the only rule for <a> (as in
+    #: LINK_RULES): most tags of most pages are such links, and ``master``
+    #: reads them whole (groups 2-4: href, rel, style; 5: empty, there when
+    #: the tag closes)
+    anchor: LinkRule | None = None
+
+
+#: attributes read besides the rules' own: what decides a link's kind,
+#: nofollow and text, and what <base> and <meta> say
+_CONTEXT = {
+    b"a": (b"rel",),
+    b"area": (b"rel", b"alt"),
+    b"img": (b"alt",),
+    b"link": (b"rel",),
+    b"input": (b"type",),
+    b"base": (b"href",),
+    b"meta": (b"name", b"http-equiv", b"content"),
+}
+_OTHER_TAGS = frozenset({b"base", b"meta"})
+#: what the master regex reads of a plain <a> (groups 2-4)
+_ANCHOR_ATTRS = (b"href", b"rel", b"style")
+
+
+@lru_cache(maxsize=16)
+def _table(rules: tuple[LinkRule, ...]) -> _Table:
+    by_tag: dict[bytes, list[tuple[bytes, LinkRule]]] = {}
+    for rule in rules:
+        by_tag.setdefault(rule.tag.lower().encode(), []).append(
+            (rule.attr.lower().encode(), rule)
+        )
+    names = sorted(set(by_tag) | RAW_TEXT | _OTHER_TAGS, key=len, reverse=True)
+    alternation = b"|".join(re.escape(n) for n in names)
+    # (It also stops at any "style": an attribute of any tag may hold url();
+    # run() finds those with bytes.find, since an alternation starting with
+    # "s" or "<" under IGNORECASE made the regex engine try every byte.)
+    readers = {
+        tag: _reader(
+            tag,
+            {attr for attr, _ in by_tag.get(tag, ())}
+            | set(_CONTEXT.get(tag, ()))
+            | {b"style"},
+        )
+        for tag in names
+    }
+    anchor_rules = by_tag.get(b"a", [])
+    anchor = anchor_rules[0][1] if len(anchor_rules) == 1 else None
+    a_reader = readers.get(b"a")
+    if (
+        a_reader is None
+        or a_reader.attrs != _ANCHOR_ATTRS
+        or anchor_rules[0][0] != b"href"
+    ):
+        anchor = None  # anchor() knows these groups only
+    if anchor is None:
+        # group 1: the element's name (None: a comment)
+        master = re.compile(rb"<(?:!--|(" + alternation + rb")(?=[\s/>]))")
+    else:
+        # One pass over an <a>: each attribute step takes href, rel or style
+        # into its group, or skips any other attribute. A repeated group
+        # keeps the last value where HTML keeps the first, so run() sends a
+        # tag that may say href or rel twice down the long path.
+        others = b"|".join(re.escape(n) for n in names if n != b"a")
+        step = b"".join(
+            (
+                rb"(?>[\s/]*+(?:",
+                *(attr + rb"\s*+=\s*+(" + _VALUE + rb")|" for attr in _ANCHOR_ATTRS),
+                rb"[^\s/>=]++(?:\s*+=\s*+" + _VALUE + rb"|(?!\s*=))))",
+            )
+        )
+        master = re.compile(
+            rb"<(?:!--|(a)(?=[\s/>])(?:"
+            + step
+            + rb"*+[\s/]*+>())?|("
+            + others
+            + rb")(?=[\s/>]))"
+        )
+    return _Table(
+        {tag: tuple(pairs) for tag, pairs in by_tag.items()},
+        master,
+        readers,
+        _reader(None, {b"style"}),
+        anchor,
+    )
+
+
+@dataclass
+class HtmlScan:
+    """What one pass over a page found."""
+
+    #: every link value, in page order (see Span)
+    spans: list[Span] = field(default_factory=list)
+    #: every link, in page order (see Found)
+    links: list[Found] = field(default_factory=list)
+    #: the first ``<base href>``
+    base_href: str | None = None
+    #: the first ``<title>``, whitespace collapsed
+    title: str | None = None
+    #: (name or "http-equiv:" + http-equiv, lower-cased; content) of each <meta>
+    metas: list[tuple[str, str]] = field(default_factory=list)
+    #: the URLs of ``<meta http-equiv=refresh>`` outside ``<noscript>``
+    refresh: list[str] = field(default_factory=list)
+    text_at: Callable[[int], str] = field(default=lambda pos: "", repr=False)
+
+
+def _attributes_slow(
+    body: bytes, lt: int
+) -> tuple[bytes, dict[bytes, tuple[int, int]], int] | None:
+    """attributes() for the tags its fast path does not take: unclosed quotes, stray
+    "=", a tag cut off by the end of the page. None: no tag here."""
+    size = len(body)
+    match = _TAG_RE.match(body, lt)
+    if match is None:
+        return None
+    attrs: dict[bytes, tuple[int, int]] = {}
+    pos = match.end()
+    while True:
+        pos = _SPACE_RE.match(body, pos).end()  # type: ignore[union-attr]
+        if pos >= size or body[pos] == ord(">"):
+            pos += 1
+            break
+        name_match = _NAME_RE.match(body, pos)
+        if name_match is None:  # a stray '=': skip it
+            pos += 1
+            continue
+        name = name_match.group(0).lower()
+        pos = name_match.end()
+        eq = _EQ_RE.match(body, pos)
+        if eq is None:
+            continue  # attribute without a value
+        pos = eq.end()
+        quote = body[pos : pos + 1]
+        if quote in (b'"', b"'"):
+            close = body.find(quote, pos + 1)
+            if close < 0:  # the quote never closes: the rest is no tag
+                return match.group(1).lower(), attrs, size
+            start, end, pos = pos + 1, close, close + 1
+        else:
+            unquoted = _UNQUOTED_RE.match(body, pos)
+            start = pos
+            end = pos = unquoted.end() if unquoted else pos
+        if name not in attrs:
+            attrs[name] = (start, end)
+    return match.group(1).lower(), attrs, min(pos, size)
+
+
+def attributes(
+    low: bytes,
+    lt: int,
+    table: _Table,
+    name: bytes | None = None,
+    fast: bool = True,
+) -> tuple[bytes, dict[bytes, tuple[int, int]], int] | None:
+    """The start tag at ``low[lt]`` (the lower-cased page; ``name`` when
+    known): its name, the value spans of the attributes the scan wants of it
+    (or of all, off the fast path), and where it ends; None when there is no
+    tag there."""
+    if fast:
+        reader = table.readers.get(name, table.any_tag) if name else table.any_tag
+        match = reader.regex.match(low, lt)
+        if match is not None:
+            regs = match.regs
+            attrs: dict[bytes, tuple[int, int]] = {}
+            for group, attr in enumerate(reader.attrs, 2):
+                start, end = regs[group]
+                if start >= 0:
+                    if end > start and low[start] in _QUOTES:
+                        start, end = start + 1, end - 1
+                    attrs[attr] = (start, end)
+            return match.group(1), attrs, match.end()
+    return _attributes_slow(low, lt)
+
+
+_QUOTES = frozenset(b"\"'")
+
+
+class _Scanner:
+    __slots__ = (
+        "body",
+        "encoding",
+        "fast",
+        "low",
+        "result",
+        "spans",
+        "table",
+    )
+
+    def __init__(self, body: bytes, encoding: str, table: _Table, fast: bool) -> None:
+        self.body = body
+        self.low = body.lower()  # ASCII case folding: same length, same offsets
+        self.encoding = encoding
+        self.table = table
+        self.fast = fast
+        self.result = HtmlScan(text_at=partial(link_text, body, encoding))
+        self.spans = self.result.spans
+
+    # -- values -------------------------------------------------------------------
+    def text(self, start: int, end: int) -> str:
+        return self.body[start:end].decode(self.encoding, "replace")
+
+    def attr(self, start: int, end: int) -> str:
+        return unescape_attribute(self.text(start, end))
+
+    # -- the scan -----------------------------------------------------------------
+    def run(self) -> HtmlScan:
+        body, low = self.body, self.low
+        anchor = self.table.anchor if self.fast else None
+        # with anchor: group 1 "a", 6 another element; else 1 the element
+        other = 6 if self.table.anchor is not None else 1
+        size = len(body)
+        style = low.find(b"style")
+        pos = 0
+        # search (not finditer) from where the last tag, comment or raw text
+        # ended: matches inside them would be tried for nothing, and a tag
+        # that never closes would make that quadratic
+        search = self.table.master.search
+        while (tag := search(low, pos)) is not None:
+            at = tag.start()
+            if 0 <= style < at:
+                style, pos = self.styles(style, pos, at)
+                if at < pos:
+                    continue
+            regs = tag.regs
+            if regs[1][0] >= 0 and other == 6:
+                end = regs[0][1]
+                if (
+                    anchor is not None
+                    and regs[5][0] >= 0
+                    and regs[4][0] < 0
+                    and (regs[2][0] < 0 or low.count(b"href", at, end) == 1)
+                    and (regs[3][0] < 0 or low.count(b"rel", at, end) == 1)
+                ):
+                    pos = self.anchor(regs, anchor)
+                else:  # a style, maybe a repeated attribute, or no plain tag
+                    pos = self.tag(at, b"a")
+            elif regs[other][0] >= 0:
+                pos = self.tag(at, tag.group(other))
+            elif low.startswith((b"<!-->", b"<!--->"), at):  # empty comments
+                pos = at + (5 if low[at + 4] == ord(">") else 6)
+            else:  # a comment
+                close = body.find(b"-->", at + 4)
+                pos = size if close < 0 else close + 3
+            pos = max(pos, at + 1)
+        if style >= 0:
+            self.styles(style, pos, size)
+        return self.result
+
+    def styles(self, style: int, pos: int, stop: int) -> tuple[int, int]:
+        """Read the tags before ``stop`` that hold a "style" (the first at
+        ``style``), from ``pos`` on: an attribute of any tag may hold url().
+        Returns the next "style" and where the scan goes on."""
+        body, low = self.body, self.low
+        while 0 <= style < stop:
+            if style >= pos:
+                lt = body.rfind(b"<", pos, style)
+                end = self.tag(lt) if lt >= 0 else style
+                pos = max(end, style + 5)
+            style = low.find(b"style", pos)
+        return style, pos
+
+    def anchor(self, regs: tuple[tuple[int, int], ...], rule: LinkRule) -> int:
+        """tag() for a plain ``<a>`` without a style (``regs``: the master
+        match's, see _Table.anchor), on the shortest path."""
+        low = self.low
+        start, end = regs[2]
+        if end > start and low[start] in _QUOTES:
+            start, end = start + 1, end - 1
+        if end > start:
+            value = self.body[start:end].decode(self.encoding, "replace")
+            if "&" in value:
+                value = unescape_attribute(value)
+            self.spans.append((start, end, value, ESCAPED))
+            rel_start, rel_end = regs[3]
+            nofollow = False
+            if rel_start >= 0 and b"nofollow" in low[rel_start:rel_end]:
+                if low[rel_start] in _QUOTES:
+                    rel_start, rel_end = rel_start + 1, rel_end - 1
+                rel = self.attr(rel_start, rel_end)
+                nofollow = "nofollow" in rel.lower().split()
+            self.result.links.append((value, rule.kind, rule.tag, regs[0][1], nofollow))
+        return regs[0][1]
+
+    def tag(self, lt: int, name: bytes | None = None) -> int:
+        """Take what the start tag at ``lt`` holds; returns where the scan goes
+        on (after its raw text, for script/style/…)."""
+        found = attributes(self.low, lt, self.table, name, self.fast)
+        if found is None:
+            return lt + 1
+        name, attrs, end = found
+        if attrs:
+            spans = self.spans
+            first = len(spans)
+            style = attrs.get(b"style")
+            if style is not None:
+                self.css(style[0], style[1], escaped=True)
+            pairs = self.table.by_tag.get(name)
+            if pairs is not None:
+                self.links(name, attrs, pairs, end)
+            elif name == b"base":
+                self.base(attrs)
+            elif name == b"meta":
+                self.meta(attrs, lt)
+            if len(spans) - first > 1:  # in page order, whatever the rules' order
+                spans[first:] = sorted(spans[first:])
+        if name in RAW_TEXT and self.body[end - 2 : end] != b"/>":
+            return self.raw_text(name, end)
+        return end
+
+    def links(
+        self,
+        name: bytes,
+        attrs: dict[bytes, tuple[int, int]],
+        pairs: tuple[tuple[bytes, LinkRule], ...],
+        end: int,
+    ) -> None:
+        spans, found = self.spans, self.result.links
+        for attr, rule in pairs:
+            span = attrs.get(attr)
+            if span is None or span[1] <= span[0]:
+                continue
+            start, stop = span
+            if rule.srcset:
+                self.srcset(start, stop, rule)
+                continue
+            if name == b"input" and self.value_of(attrs, b"type").lower() != "image":
+                continue
+            value = self.attr(start, stop)
+            spans.append((start, stop, value, ESCAPED))
+            tag, kind = rule.tag, rule.kind
+            if name == b"a":
+                found.append((value, kind, tag, end, self.nofollow(attrs)))
+            elif name == b"area":
+                alt = self.value_of(attrs, b"alt")
+                found.append((value, kind, tag, alt, self.nofollow(attrs)))
+            elif name == b"img":
+                found.append((value, kind, tag, self.value_of(attrs, b"alt"), False))
+            elif name == b"link":
+                kind = link_kind(rule, self.value_of(attrs, b"rel"))
+                found.append((value, kind, tag, "", False))
+            else:
+                found.append((value, kind, tag, "", False))
+
+    def value_of(self, attrs: dict[bytes, tuple[int, int]], name: bytes) -> str:
+        span = attrs.get(name)
+        return self.attr(*span) if span is not None else ""
+
+    def nofollow(self, attrs: dict[bytes, tuple[int, int]]) -> bool:
+        span = attrs.get(b"rel")
+        if span is None:
+            return False
+        return "nofollow" in self.attr(*span).lower().split()
+
+    def srcset(self, start: int, end: int, rule: LinkRule) -> None:
+        # HTML's srcset grammar: candidates "URL [descriptor]" split by commas.
+        body, spans, found = self.body, self.spans, self.result.links
+        pos = start
+        while pos < end:
+            while pos < end and body[pos] in b" \t\n\r\f,":
+                pos += 1
+            url_start = pos
+            while pos < end and body[pos] not in b" \t\n\r\f":
+                pos += 1
+            url_end = pos
+            while url_end > url_start and body[url_end - 1] == ord(","):
+                url_end -= 1
+            if url_end > url_start:
+                value = self.attr(url_start, url_end)
+                spans.append((url_start, url_end, value, ESCAPED))
+                found.append((value, rule.kind, rule.tag, "", False))
+            if url_end == pos:  # no trailing comma: skip the descriptors
+                while pos < end and body[pos] != ord(","):
+                    pos += 1
+
+    def css(self, start: int, end: int, escaped: bool) -> None:
+        """The URLs of CSS at ``body[start:end]`` (a style attribute, when
+        ``escaped``, or a ``<style>`` element)."""
+        chunk = self.body[start:end]
+        comments = (
+            [m.span() for m in _CSS_COMMENT_RE.finditer(chunk)]
+            if b"/*" in chunk
+            else []
+        )
+        comment_starts = [a for a, _ in comments]
+        matches = list(_CSS_URL_RE.finditer(chunk))
+        if b"@import" in chunk.lower():
+            matches.extend(_CSS_IMPORT_RE.finditer(chunk))
+            matches.sort(key=lambda match: match.start())
+        flags = ESCAPED if escaped else 0
+        spans, found = self.spans, self.result.links
+        for match in matches:
+            at = match.start()
+            if comments:  # the last comment starting at or before it
+                index = bisect_right(comment_starts, at) - 1
+                if index >= 0 and at < comments[index][1]:
+                    continue
+            group = match.lastindex
+            if group is None:
+                continue
+            a, b = match.span(group)
+            if escaped and group == 3:
+                a, b = _strip_quote_refs(chunk, a, b)
+            value = (self.attr if escaped else self.text)(start + a, start + b)
+            spans.append((start + a, start + b, value, flags))
+            found.append((value, REQUISITE, "style", "", False))
+
+    def base(self, attrs: dict[bytes, tuple[int, int]]) -> None:
+        span = attrs.get(b"href")
+        if span is None or span[1] <= span[0]:
+            return
+        value = self.attr(*span)
+        self.spans.append((span[0], span[1], value, BASE | ESCAPED))
+        if self.result.base_href is None:
+            self.result.base_href = value
+
+    def meta(self, attrs: dict[bytes, tuple[int, int]], lt: int) -> None:
+        content = attrs.get(b"content")
+        if content is None:
+            return
+        metas = self.result.metas
+        name = self.value_of(attrs, b"name").strip()
+        if name:
+            metas.append((name.lower(), self.attr(*content)))
+            return
+        equiv = self.value_of(attrs, b"http-equiv").strip().lower()
+        if equiv:
+            value = self.attr(*content)
+            metas.append(("http-equiv:" + equiv, value))
+            if equiv == "refresh" and not self.in_noscript(lt):
+                self.result.refresh.append(value)
+
+    def in_noscript(self, pos: int) -> bool:
+        low = self.low
+        return low.rfind(b"<noscript", 0, pos) > low.rfind(b"</noscript", 0, pos)
+
+    def raw_text(self, name: bytes, pos: int) -> int:
+        close_match = _CLOSE_RE[name].search(self.body, pos)
+        text_end = len(self.body) if close_match is None else close_match.start()
+        if name == b"style":
+            self.css(pos, text_end, escaped=False)
+        elif name == b"title" and self.result.title is None:
+            title = html.unescape(self.text(pos, text_end))
+            self.result.title = " ".join(title.split())
+        return text_end
+
+
+def link_text(body: bytes, encoding: str, pos: int) -> str:
+    """The text of the ``<a>`` whose content starts at ``body[pos]``: up to
+    its end tag or the next ``<a>``, markup dropped, whitespace collapsed."""
+    end_match = _A_END_RE.search(body, pos, pos + _TEXT_WINDOW)
+    end = end_match.start() if end_match else min(len(body), pos + _TEXT_WINDOW)
+    chunk = body[pos:end]
+    if b"<" in chunk:
+        chunk = _MARKUP_RE.sub(b"", chunk)
+    text = chunk.decode(encoding, "replace")
+    return collapse(html.unescape(text) if "&" in text else text)
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs as one space, at most TEXT_LIMIT characters (str.split()
+    and the regex's \\s are both str.isspace())."""
+    return " ".join(text.split())[:TEXT_LIMIT] if text else ""
+
+
+def _strip_quote_refs(chunk: bytes, start: int, end: int) -> tuple[int, int]:
+    """``url(&quot;x&quot;)`` in a style attribute: the quotes are
+    character references; the URL is between them."""
+    for ref in _QUOTE_REFS:
+        if (
+            end - start >= 2 * len(ref)
+            and chunk.startswith(ref, start)
+            and chunk.endswith(ref, start, end)
+        ):
+            return start + len(ref), end - len(ref)
+    return start, end
+
+
+def scan(
+    body: bytes,
+    encoding: str,
+    rules: Iterable[LinkRule],
+    *,
+    fast: bool = True,
+) -> HtmlScan:
+    """Scan an HTML page (``encoding`` must be ASCII-compatible).
+    ``fast=False`` reads every tag with the plain attribute loop (tests
+    compare both)."""
+    return _Scanner(body, encoding, _table(tuple(rules)), fast).run()
+
+
+def pack_spans(spans: Iterable[Span]) -> array[int]:
+    """Spans without their values, 24 bytes each (to keep many): the values
+    are read again from the bytes by unpack_spans."""
+    packed = array("q")
+    for start, end, _, flags in spans:
+        packed.extend((start, end, flags))
+    return packed
+
+
+def unpack_spans(body: bytes, packed: array[int], encoding: str) -> list[Span]:
+    """The spans pack_spans kept, with their values read from ``body`` as the
+    scan reads them."""
+    spans: list[Span] = []
+    for i in range(0, len(packed), 3):
+        start, end, flags = packed[i], packed[i + 1], packed[i + 2]
+        value = body[start:end].decode(encoding, "replace")
+        if flags & ESCAPED:
+            value = unescape_attribute(value)
+        spans.append((start, end, value, flags))
+    return spans
+
+
+def scan_css(body: bytes, encoding: str) -> list[Span]:
+    """The spans of a stylesheet's URLs."""
+    scanner = _Scanner(body, encoding, _table(()), fast=True)
+    scanner.css(0, len(body), escaped=False)
+    return scanner.spans

@@ -1,0 +1,412 @@
+"""The crawl's side of the page worker (webspider.pageworker.worker).
+
+The worker is a second process that reads each HTML page and stylesheet (the
+links the crawl follows) and converts and writes the mirror's copy of it, on
+a second core: the crawl's own process is busy with Scrapy. The read-ahead
+middleware (webspider.pageworker.readahead) sends each page to it
+as its response arrives and waits for its links without blocking the crawl;
+the mirror (webspider.mirror.store) then asks the worker to store
+the page it still holds, and keeps the worker's copy of the mirror's state
+up to date.
+
+Everything the worker does, the crawl can do itself, and does when the
+worker is off (``WEBSPIDER_PAGE_WORKER = False``), failed to start, died, is
+stuck (``WEBSPIDER_PAGE_WORKER_TIMEOUT``), or did not keep a page: the output
+is the same either way.
+
+Stats: ``webspider/page_worker/parsed_count``, ``…/stored_count``,
+``…/fallback_count/<parse|store>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import subprocess
+import sys
+from array import array
+from functools import partial
+from sys import intern
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from webspider.config import get_bool, get_float, get_int
+from webspider.mirror.links import Conversion
+from webspider.mirror.safefs import Segments, UnsafePathError
+from webspider.mirror.store import MirrorStore
+from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
+from webspider.page.scan import link_text
+from webspider.pageworker.worker import (
+    FrameError,
+    FrameReader,
+    Reply,
+    frame_head,
+    page_from_json,
+    rules_to_json,
+)
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+    from webspider.mirror.state import Entry
+
+logger = logging.getLogger(__name__)
+
+STATS_PARSED = "webspider/page_worker/parsed_count"
+STATS_STORED = "webspider/page_worker/stored_count"
+STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
+
+
+class _Answers(asyncio.Protocol):
+    """Reads the worker's answers on the event loop."""
+
+    def __init__(self, worker: PageWorker) -> None:
+        self.worker = worker
+        self.frames = FrameReader()
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.frames.feed(data)
+        except (FrameError, ValueError):
+            self.worker.lost("it sent garbage")
+            return
+        for header, body in frames:
+            self.worker.answered(header, body)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.worker.lost("it stopped")
+
+
+class PageWorker:
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        # pipes on the event loop and select() on them in the worker: POSIX
+        if not get_bool(settings, "WEBSPIDER_PAGE_WORKER", True) or os.name != "posix":
+            raise NotConfigured
+        self.crawler = crawler
+        #: pages the worker keeps for the mirror until it stores them
+        self.keep = 2 * get_int(settings, "CONCURRENT_REQUESTS", 16, minimum=1) + 16
+        #: how long an answer may take before the worker is given up (a
+        #: page of DOWNLOAD_MAXSIZE takes seconds)
+        self.timeout = get_float(
+            settings, "WEBSPIDER_PAGE_WORKER_TIMEOUT", 120.0, minimum=0.01
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._writer: asyncio.WriteTransport | None = None
+        #: frames sent before the pipes are connected
+        self._waiting: list[bytes] = []
+        #: the task connecting the pipes (kept: the loop only holds it weakly)
+        self._connecting: asyncio.Task[None] | None = None
+        self._answers: dict[int, asyncio.Future[Reply | None]] = {}
+        self._ids = itertools.count(1)
+        #: response → the id the worker holds its page under
+        self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
+        self._failed = False
+        #: the worker answered its first message: it reads pages from now on
+        self._ready = False
+        self._ready_id = 0
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- lifecycle ---------------------------------------------------------------
+    def _start(self) -> bool:
+        """Start the worker on first use (from the reactor thread); whether
+        it runs."""
+        if self._process is not None or self._failed:
+            return self.running
+        self._failed = True  # unless it starts
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the asyncio reactor: the crawl does it all
+            return False
+        spider = self.crawler.spider
+        rules = tuple(getattr(spider, "link_rules", LINK_RULES))
+        if not all(type(rule) is LinkRule for rule in rules):
+            logger.info("Page worker off: the spider's link rules are not LinkRules")
+            return False
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "webspider.pageworker.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                # the modules this process imports (a scrapyd egg included)
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            )
+        except OSError as exc:
+            logger.warning("Page worker not started (%s): pages are read here", exc)
+            return False
+        assert process.stdin is not None and process.stdout is not None
+        import fcntl  # noqa: PLC0415 - POSIX only (checked in __init__)
+
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux
+        if set_pipe_size is not None:  # larger, fewer writes of pages
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(process.stdin, set_pipe_size, 1 << 20)
+        self._process, self._loop, self._failed = process, loop, False
+        # Both pipes are the event loop's: no thread (they would fight the
+        # reactor for the GIL on every read and write).
+        self._connecting = loop.create_task(self._connect(process))
+        # Its answer says it is up: until then pages are read here (a crawl of
+        # a few pages need not wait for a process to start).
+        self._ready_id = next(self._ids)
+        self._send(
+            {
+                "op": "init",
+                "id": self._ready_id,
+                "rules": rules_to_json(rules),
+                "keep": self.keep,
+            }
+        )
+        return True
+
+    async def _connect(self, process: subprocess.Popen[bytes]) -> None:
+        assert self._loop is not None
+        try:
+            self._writer, _ = await self._loop.connect_write_pipe(
+                asyncio.BaseProtocol, process.stdin
+            )
+            await self._loop.connect_read_pipe(lambda: _Answers(self), process.stdout)
+        except OSError as exc:
+            self.lost(str(exc))
+            return
+        waiting, self._waiting = self._waiting, []
+        for data in waiting:
+            self._writer.write(data)
+
+    def spider_opened(self) -> None:
+        self._start()  # it starts while the first requests go out
+        mirror = self.crawler.get_extension(MirrorStore)
+        if mirror is not None:
+            mirror.attach(self)
+
+    def start_mirror(
+        self,
+        root: str,
+        forbidden: list[tuple[str, ...]],
+        entries: list[tuple[str, tuple[str, ...]]],
+        aliases: dict[str, str],
+    ) -> bool:
+        """Let the worker write the mirror at ``root``, knowing where the
+        mirror's state has put each URL so far; whether it will."""
+        if not self._start():
+            return False
+        keep_originals = get_bool(
+            self.crawler.settings, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False
+        )
+        mirror = {
+            "root": root,
+            "forbidden": forbidden,
+            "keep_originals": keep_originals,
+        }
+        self._send({"op": "init", "mirror": mirror})
+        self._send({"op": "snapshot", "entries": entries, "aliases": aliases})
+        return True
+
+    async def engine_stopped(self) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the worker once it has what was sent (everything was answered
+        by now but the last state updates)."""
+        process = self._process
+        if process is None:
+            return
+        self._send({"op": "stop"})
+        self._process = None
+        if not self._ready:  # still starting: nothing of it to wait for
+            process.kill()
+        if self._writer is not None:
+            self._writer.close()  # after what is buffered
+        elif process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        for _ in range(2000):  # 10 s
+            if process.poll() is not None:
+                break
+            await asyncio.sleep(0.005)
+        else:
+            process.kill()
+            process.wait()
+        self._fail_all()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and not self._failed
+
+    @property
+    def ready(self) -> bool:
+        """Running, and started: what is sent now is answered at once."""
+        return self._ready and self.running
+
+    def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
+        if not self.running:
+            return
+        head = frame_head(header, body)
+        if self._writer is None:  # still connecting
+            self._waiting.append(head)
+            if body:
+                self._waiting.append(body)
+            return
+        self._writer.write(head)
+        if body:
+            self._writer.write(body)
+
+    def answered(self, answer: dict[str, Any], body: bytes) -> None:
+        if answer.get("id") == self._ready_id and "error" not in answer:
+            self._ready = True
+            return
+        future = self._answers.pop(answer.get("id") or 0, None)
+        if future is not None and not future.done():
+            future.set_result((answer, body))
+        elif "error" in answer:  # a message nobody waits for (init, index…)
+            logger.warning("Page worker: %s", answer["error"])
+
+    def lost(self, why: str) -> None:
+        if self._process is not None and not self._failed:
+            logger.warning("Page worker lost (%s): pages are read here now", why)
+        self._failed = True
+        self._fail_all()
+
+    def _fail_all(self) -> None:
+        answers, self._answers = self._answers, {}
+        for future in answers.values():
+            if not future.done():
+                future.set_result(None)
+
+    async def _ask(self, header: dict[str, Any], body: bytes = b"") -> Reply | None:
+        """The worker's answer to ``header``, or None (no worker, or an
+        error: the caller does the work itself)."""
+        if not self.running or self._loop is None:
+            return None
+        future: asyncio.Future[Reply | None] = self._loop.create_future()
+        self._answers[header["id"]] = future
+        self._send(header, body)
+        try:
+            reply = await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            # stuck (or starved): the crawl must not wait for it
+            self.lost(f"no answer in {self.timeout:g} s")
+            if self._process is not None:
+                with contextlib.suppress(OSError):
+                    self._process.kill()
+            return None
+        if reply is None or "error" in reply[0]:
+            if reply is not None:
+                logger.debug("Page worker: %s", reply[0]["error"])
+            return None
+        return reply
+
+    def _inc(self, key: str) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key)
+
+    # -- work --------------------------------------------------------------------
+    async def parse(
+        self, response: Response, kind: str, keep: bool
+    ) -> ParsedPage | None:
+        """The page of ``response`` (``kind`` "html" or "css") as the worker
+        read it; it keeps the page for the mirror when ``keep``. None: read
+        it here."""
+        ident = next(self._ids)
+        encoding = getattr(response, "encoding", None)
+        reply = await self._ask(
+            {
+                "op": "parse",
+                "id": ident,
+                "url": response.url,
+                "encoding": encoding,
+                "kind": kind,
+                "keep": keep,
+            },
+            response.body,
+        )
+        if reply is None:
+            self._inc(f"{STATS_FALLBACK}/parse")
+            return None
+        answer = reply[0]
+        page = page_from_json(response.url, answer["page"])
+        if answer["in_place"]:
+            # offsets of link texts in these very bytes (read when asked)
+            _, name, _ = scannable(b"", encoding)
+            page.text_at = partial(link_text, response.body, name)
+        if keep:
+            self._held[response] = ident
+        self._inc(STATS_PARSED)
+        return page
+
+    def holds(self, response: Response) -> bool:
+        return self.running and response in self._held
+
+    async def store(
+        self, response: Response, entry: Entry, convert: bool
+    ) -> tuple[Segments, Conversion | None] | None:
+        """Have the worker convert (when ``convert``) and write the page it
+        holds for ``response`` at ``entry.path`` (webspider.mirror.store's
+        PageWriter): the path written and the conversion, or None (store it
+        here). The worker answers ``used``, the conversion's ``count``/
+        ``pending``/``kept``/``restore`` and ``crc``, with the packed spans of
+        the links the fix-up may change as bytes; or ``refused``."""
+        ident = self._held.pop(response, None)
+        if ident is None:
+            return None
+        reply = await self._ask(
+            {
+                "op": "store",
+                "id": ident,
+                "key": entry.url,
+                "path": entry.path,
+                "kind": entry.kind,
+                "convert": convert,
+            }
+        )
+        if reply is None or reply[0].get("missing"):
+            self._inc(f"{STATS_FALLBACK}/store")
+            return None
+        self._inc(STATS_STORED)
+        answer, packed = reply
+        if "refused" in answer:
+            error = answer["refused"]
+            raise UnsafePathError(error) if answer.get("unsafe") else OSError(error)
+        conversion = None
+        if "count" in answer:
+            conversion = Conversion(
+                b"",
+                answer["count"],
+                set(answer["pending"]),
+                {intern(key): intern(path) for key, path in answer["kept"].items()},
+                {intern(new): intern(url) for new, url in answer["restore"].items()},
+            )
+            if packed:
+                spans: array[int] = array("q")
+                spans.frombytes(packed)
+                conversion.packed_spans = answer["crc"], spans
+        return tuple(answer["used"]), conversion
+
+    def forget(self, response: Response) -> None:
+        ident = self._held.pop(response, None)
+        if ident is not None:
+            self._send({"op": "forget", "id": ident})
+
+    def index(self, url: str, path: tuple[str, ...] | None) -> None:
+        """The mirror's state says ``url`` is now at ``path`` (None: nowhere)."""
+        self._send({"op": "index", "url": url, "path": path})
+
+    def alias(self, url: str, target: str) -> None:
+        self._send({"op": "alias", "url": url, "target": target})

@@ -1,0 +1,62 @@
+"""Read each page on the page worker's core as its response arrives.
+
+The last downloader middleware a response passes (so it sees the final one:
+after redirects, decompression and the mirror's stored copy of a 304). It
+hands each HTML page and stylesheet to the page worker
+(webspider.pageworker.client) and waits for the page's links without
+blocking the crawl, then gives the response that parse
+(webspider.page.response.set_parsed_page): the spider, the page directives and the
+reports find the page read. The worker keeps the page when the mirror may
+store it, so it need not cross again.
+
+Off (not configured) with the page worker. A page that arrives before the
+worker is up, or that it could not read, is read in this process, as
+without it. Link checks of other sites
+(``webspider_check_only``) are not read at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from webspider.keys import META_CHECK_ONLY
+from webspider.mirror.options import get_mirror_dir
+from webspider.page.response import page_kind, set_parsed_page
+from webspider.pageworker.client import PageWorker
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+
+class ReadAheadMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        worker = crawler.get_extension(PageWorker)
+        if worker is None:
+            raise NotConfigured
+        self.worker = worker
+        #: the mirror stores 2xx pages: the worker keeps those
+        self.mirror = get_mirror_dir(crawler.settings) is not None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        if (
+            not 200 <= response.status < 300
+            or not self.worker.ready
+            or request.meta.get(META_CHECK_ONLY)
+        ):
+            return response
+        kind = page_kind(response)
+        if kind is None:
+            return response
+        page = await self.worker.parse(response, kind, keep=self.mirror)
+        if page is not None:
+            set_parsed_page(response, page)
+        return response

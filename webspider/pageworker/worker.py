@@ -1,0 +1,397 @@
+"""The page worker: a second process that reads pages and writes the mirror.
+
+A crawl's process spends one core on Scrapy (the downloader, the engine, the
+spider). Reading each page (webspider.page.links) and converting and writing
+its mirror file (webspider.mirror.links, webspider.mirror.safefs) need
+nothing of Scrapy, so this process does them on a second core: the crawl
+sends it each page's bytes once, gets back the page's links (a few per page,
+where the scan records every link value with its place), and later tells it
+where the page goes in the mirror. The worker keeps the pages it read until
+then (the last few only), so the bytes cross once and the scan's spans never
+cross at all.
+
+The crawl's side is webspider.pageworker.client. Messages are frames of
+a JSON header and raw bytes (struct ``>II``: their lengths) on the worker's
+stdin and stdout, never pickles. Everything the worker answers the crawl's
+process could work out itself, and does when the worker is gone: an answer
+is an acceleration, never the only way.
+
+Run as ``python -m webspider.pageworker.worker``. Pure: no Scrapy.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import zlib
+from collections import OrderedDict, deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from webspider.mirror.links import convert
+from webspider.mirror.paths import original_path
+from webspider.mirror.safefs import SafeTree, UnsafePathError
+from webspider.mirror.state import find
+from webspider.page.links import (
+    LINK_RULES,
+    Link,
+    LinkRule,
+    ParsedPage,
+    extract_css,
+    extract_page,
+)
+from webspider.page.scan import pack_spans
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_FRAME = struct.Struct(">II")
+#: a header is a few URLs and link lists; a body is at most DOWNLOAD_MAXSIZE
+MAX_HEADER = 256 * 1024 * 1024
+MAX_BODY = 1 << 31
+
+HTML, CSS = "html", "css"
+#: an answer: a header and bytes
+Reply = tuple[dict[str, Any], bytes]
+#: the bytes of the pages kept for the mirror, at most (beyond, the oldest
+#: are dropped and the crawl stores them itself)
+HELD_BYTES = 256 * 1024 * 1024
+
+
+class FrameError(ValueError):
+    """The other side sent something that is not a frame."""
+
+
+def frame_head(header: dict[str, Any], body: bytes = b"") -> bytes:
+    """A frame but its body (sent after it as it is, never copied)."""
+    data = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
+    return _FRAME.pack(len(data), len(body)) + data
+
+
+def write_frame(stream: IO[bytes], header: dict[str, Any], body: bytes = b"") -> None:
+    stream.write(frame_head(header, body))
+    if body:
+        stream.write(body)
+    stream.flush()
+
+
+class FrameReader:
+    """Frames out of a stream read in chunks of any size."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[dict[str, Any], bytes]]:
+        buffer = self._buffer
+        buffer += data
+        frames = []
+        while len(buffer) >= _FRAME.size:
+            size, body_size = _FRAME.unpack_from(buffer)
+            if size > MAX_HEADER or body_size > MAX_BODY:
+                raise FrameError("frame too large")
+            end = _FRAME.size + size + body_size
+            if len(buffer) < end:
+                break
+            try:
+                header = json.loads(buffer[_FRAME.size : _FRAME.size + size])
+            except ValueError as exc:
+                raise FrameError(f"frame header is not JSON: {exc}") from None
+            if not isinstance(header, dict):
+                raise FrameError("frame header is not an object")
+            frames.append((header, bytes(buffer[end - body_size : end])))
+            del buffer[:end]
+        return frames
+
+
+# -- pages, as they cross ----------------------------------------------------------
+def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
+    """What the crawl needs of a page (not its spans: those stay here). Link
+    texts that are offsets stay offsets when ``in_place`` (the crawl has the
+    same bytes); otherwise they are read here."""
+
+    def text(value: str | int) -> str | int:
+        return value if in_place else page.text(value)
+
+    return {
+        "base_url": page.base_url,
+        "title": page.title,
+        "metas": page.metas,
+        "unsupported": page.unsupported_links,
+        "local": [(fragment, text(t)) for fragment, t in page.local_fragments],
+        "links": [
+            (
+                link.url,
+                link.kind,
+                link.tag,
+                link.text,
+                link.nofollow,
+                link.fragment,
+                None
+                if link.more_fragments is None
+                else {f: text(t) for f, t in link.more_fragments.items()},
+            )
+            for link in page.links
+        ],
+    }
+
+
+def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
+    """The ParsedPage of page_to_json's answer, without spans (the mirror
+    scans again if it must convert the page itself)."""
+    return ParsedPage(
+        url=url,
+        base_url=data["base_url"],
+        title=data["title"],
+        links=[Link(*row) for row in data["links"]],
+        metas=[(name, content) for name, content in data["metas"]],
+        unsupported_links=data["unsupported"],
+        local_fragments=[(fragment, text) for fragment, text in data["local"]],
+        spans=None,
+    )
+
+
+def rules_to_json(rules: Iterable[LinkRule]) -> list[dict[str, Any]]:
+    return [asdict(rule) for rule in rules]
+
+
+def rules_from_json(data: list[dict[str, Any]]) -> tuple[LinkRule, ...]:
+    return tuple(LinkRule(**fields) for fields in data)
+
+
+# -- the worker --------------------------------------------------------------------
+@dataclass
+class _Target:
+    path: tuple[str, ...]
+
+
+@dataclass
+class TargetIndex:
+    """Where the mirror has put each URL, as far as the crawl has said: what
+    conversion reads of webspider.mirror.state.MirrorState."""
+
+    entries: dict[str, _Target] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def get(self, url: str) -> _Target | None:
+        return find(self.entries, self.aliases, url)
+
+
+@dataclass
+class _Held:
+    url: str
+    body: bytes
+    encoding: str | None
+    page: ParsedPage
+
+
+class Worker:
+    """Answers one message at a time (see the module docstring)."""
+
+    def __init__(self, keep: int = 64) -> None:
+        self.rules: tuple[LinkRule, ...] | None = None
+        self.tree: SafeTree | None = None
+        self.keep_originals = False
+        self.index = TargetIndex()
+        #: the pages read and not yet stored, oldest first
+        self.held: OrderedDict[int, _Held] = OrderedDict()
+        self.held_bytes = 0
+        self.keep = keep
+
+    def forget(self, ident: int) -> _Held | None:
+        held = self.held.pop(ident, None)
+        if held is not None:
+            self.held_bytes -= len(held.body)
+        return held
+
+    def handle(self, header: dict[str, Any], body: bytes) -> Reply | None:
+        """The answer to a message (a header and bytes), if it has one."""
+        op = header.get("op")
+        if op == "parse":
+            return self.parse(header, body), b""
+        if op == "store":
+            return self.store(header)
+        if op == "index":
+            path = header.get("path")
+            if path is None:
+                self.index.entries.pop(header["url"], None)
+            else:
+                self.index.entries[header["url"]] = _Target(tuple(path))
+            return None
+        if op == "alias":
+            self.index.aliases[header["url"]] = header["target"]
+            return None
+        if op == "snapshot":
+            for url, path in header["entries"]:
+                self.index.entries[url] = _Target(tuple(path))
+            self.index.aliases.update(header["aliases"])
+            return None
+        if op == "forget":
+            self.forget(header["id"])
+            return None
+        if op == "init":
+            self.init(header)
+            ident = header.get("id")
+            return None if ident is None else ({"id": ident, "ready": True}, b"")
+        raise FrameError(f"unknown message {op!r}")
+
+    def init(self, header: dict[str, Any]) -> None:
+        rules = header.get("rules")
+        if rules is not None:
+            self.rules = rules_from_json(rules)
+        elif self.rules is None:
+            self.rules = LINK_RULES
+        self.keep = int(header.get("keep", self.keep))
+        mirror = header.get("mirror")
+        if mirror is not None:
+            if self.tree is not None:
+                self.tree.close()
+            forbidden = [tuple(path) for path in mirror["forbidden"]]
+            self.tree = SafeTree(Path(mirror["root"]), forbidden)
+            self.keep_originals = bool(mirror["keep_originals"])
+
+    def parse(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
+        url, encoding, ident = header["url"], header.get("encoding"), header["id"]
+        if header.get("kind") == CSS:
+            page = extract_css(body, url, encoding)
+        else:
+            rules = LINK_RULES if self.rules is None else self.rules
+            page = extract_page(body, url, encoding, rules)
+        in_place = page.spans is not None
+        if header.get("keep") and self.tree is not None:
+            self.held[ident] = _Held(url, body, encoding, page)
+            self.held_bytes += len(body)
+            while len(self.held) > self.keep or self.held_bytes > HELD_BYTES:
+                self.held_bytes -= len(self.held.popitem(last=False)[1].body)
+        return {"id": ident, "page": page_to_json(page, in_place), "in_place": in_place}
+
+    def store(self, header: dict[str, Any]) -> Reply:
+        ident = header["id"]
+        held = self.forget(ident)
+        if held is None or self.tree is None:
+            return {"id": ident, "missing": True}, b""
+        path = tuple(header["path"])
+        body = held.body
+        conversion = None
+        if header.get("convert"):
+            html = header.get("kind") != CSS
+            conversion = convert(
+                body,
+                self.index,
+                path,
+                page_url=held.url,
+                base_url=held.page.base_url if html else held.url,
+                encoding=held.encoding,
+                html=html,
+                page=held.page if html else None,
+            )
+        try:
+            if conversion is None or conversion.data == body:
+                used = self.tree.write(path, body)
+            else:
+                used = self.tree.write(path, conversion.data)
+                if self.keep_originals:
+                    self.tree.write(original_path(used), body)
+        except UnsafePathError as exc:
+            return {"id": ident, "refused": str(exc), "unsafe": True}, b""
+        except OSError as exc:
+            return {"id": ident, "refused": str(exc), "unsafe": False}, b""
+        # later pages link to this one where it is now
+        self.index.entries[header["key"]] = _Target(used)
+        reply: dict[str, Any] = {"id": ident, "used": used}
+        packed = b""
+        if conversion is not None:
+            reply.update(
+                count=conversion.count,
+                pending=sorted(conversion.pending),
+                kept=conversion.kept,
+                restore=conversion.restore,
+            )
+            if conversion.spans:
+                # where the links the fix-up may change are in the file written
+                # (MirrorStore remembers them: the fix-up then needs no scan)
+                reply["crc"] = zlib.crc32(conversion.data)
+                packed = pack_spans(conversion.spans).tobytes()
+        return reply, packed
+
+
+class _Inbox:
+    """The frames that arrived, read as they come: what changes the state or
+    stores a page goes before reading more pages (a page waiting to be
+    stored holds the crawl's memory; one waiting to be read does not)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.reader = FrameReader()
+        self.urgent: deque[tuple[dict[str, Any], bytes]] = deque()
+        self.pages: deque[tuple[dict[str, Any], bytes]] = deque()
+        self.closed = False
+
+    def _read(self, wait: bool) -> None:
+        if not wait and not select.select([self.fd], [], [], 0)[0]:
+            return
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            self.closed = True
+            return
+        for frame in self.reader.feed(data):
+            (self.pages if frame[0].get("op") == "parse" else self.urgent).append(frame)
+
+    def next(self) -> tuple[dict[str, Any], bytes] | None:
+        """The next frame to answer; None when the stream ended."""
+        while True:
+            if not self.closed:
+                self._read(wait=False)
+            if self.urgent:
+                return self.urgent.popleft()
+            if self.pages:
+                return self.pages.popleft()
+            if self.closed:
+                return None
+            self._read(wait=True)
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """Answer frames from ``stdin`` on ``stdout`` until the stream ends."""
+    worker = Worker()
+    inbox = _Inbox(stdin.fileno())
+    while True:
+        frame = inbox.next()
+        if frame is None or frame[0].get("op") == "stop":
+            if worker.tree is not None:
+                worker.tree.close()
+            return 0
+        header, body = frame
+        try:
+            reply = worker.handle(header, body)
+        except Exception as exc:  # the crawl does the work itself then
+            error = f"{type(exc).__name__}: {exc}"
+            reply = {"id": header.get("id"), "error": error}, b""
+        if reply is not None:
+            write_frame(stdout, *reply)
+
+
+def main() -> int:
+    # Ctrl-C reaches the whole process group: the crawl stops gracefully and
+    # then closes this worker's stdin.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # as the crawl's process does (webspider.commands.crawl): a scan makes
+    # many small objects, and the modules' never need collecting
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        return serve(sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:  # the crawl is gone
+        return 1
+    except Exception as exc:  # one line: the crawl says it goes on without it
+        print(f"webspider page worker: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

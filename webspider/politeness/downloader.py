@@ -1,0 +1,48 @@
+"""Scrapy's downloader, with per-slot concurrency that holds.
+
+Scrapy 2.19 starts each queued request of a slot as an asyncio task and only
+counts it as transferring once that task runs, which is after the loop that
+starts them has looked at the free places: a burst of requests queued for
+one host all start at once, whatever ``CONCURRENT_REQUESTS_PER_DOMAIN`` says
+(seen as 8 parallel requests to a host limited to 1). This downloader counts
+a request as transferring from the moment it leaves the slot's queue.
+
+Relies on two Scrapy internals (``Downloader._get_slot`` and ``Slot.queue``);
+``tests/test_politeness_downloader.py`` fails if either changes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from scrapy.core.downloader import Downloader as ScrapyDownloader
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.core.downloader import Slot
+
+
+class ReservingQueue(deque[Any]):
+    """A slot's queue that reserves a transfer place for what it hands out."""
+
+    def __init__(self, transferring: set[Request], items: deque[Any]) -> None:
+        super().__init__(items)
+        self.transferring = transferring
+
+    def popleft(self) -> Any:
+        entry = super().popleft()
+        # (request, deferred): Scrapy's _download() adds the request again
+        # (a no-op) and removes it when the transfer ends.
+        self.transferring.add(entry[0])
+        return entry
+
+
+class Downloader(ScrapyDownloader):
+    """DOWNLOADER for webspider (see module docstring)."""
+
+    def _get_slot(self, request: Request, spider: Any = None) -> tuple[str, Slot]:
+        key, slot = super()._get_slot(request)
+        if not isinstance(slot.queue, ReservingQueue):
+            slot.queue = ReservingQueue(slot.transferring, slot.queue)
+        return key, slot

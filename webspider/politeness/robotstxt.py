@@ -1,0 +1,309 @@
+"""robots.txt as RFC 9309 says, replacing Scrapy's RobotsTxtMiddleware.
+
+Scrapy's middleware parses whatever body comes back (a 503 page means "allow
+all") and treats a download error as allow-all; RFC 9309 says both mean
+"complete disallow". Here:
+
+- robots.txt is fetched once per origin (scheme, host, port), before any
+  other request to it; requests to that origin wait (in ``process_request``,
+  without holding a place in CONCURRENT_REQUESTS, see .waiting) for the
+  answer, requests to other origins do not.
+- 2xx: parsed with protego; 4xx other than 429: no rules; 5xx, 429 or a
+  network error: nothing of the origin is requested, robots.txt is retried
+  with a doubling delay, and when it stays unreachable every request to the
+  origin is skipped (reason ``robots_unreachable``), with one warning.
+- redirects are followed here (up to 5, to any host); the rules found apply
+  to the original origin.
+- the first ``WEBSPIDER_ROBOTSTXT_MAX_BYTES`` are parsed (default 512 KiB,
+  never less than 500 KiB); anything after is ignored with a warning.
+- the group is chosen by the product token of USER_AGENT (``webspider``),
+  else ``*``; rules are kept ``WEBSPIDER_ROBOTSTXT_CACHE_TTL`` seconds (at
+  most 24 h), then fetched again before the next request to that origin.
+- ``Crawl-delay`` is announced with webspider.signals.crawl_delay_found
+  (the politeness middleware applies it); ``Sitemap:`` lines seed the crawl
+  with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.politeness.sitemaps).
+
+Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
+``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
+``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``USER_AGENT``.
+Meta keys honoured: ``dont_obey_robotstxt`` (as Scrapy's); set on its own
+requests: ``webspider_robotstxt``.
+Stats: ``webspider/robotstxt/<event>_count`` (see the STATS_* constants),
+``webspider/skipped/url_count/robots``, ``…/robots_unreachable``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from time import monotonic, time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from protego import Protego
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from webspider import signals, skips
+from webspider.config import get_bool
+from webspider.exceptions import RobotsUnreachable
+from webspider.keys import META_ROBOTSTXT
+from webspider.politeness.options import robots_settings
+from webspider.politeness.retryafter import retry_after_seconds
+from webspider.politeness.robots import (
+    ALLOW_ALL,
+    MAX_REDIRECTS,
+    PARSE,
+    REDIRECT,
+    backoff,
+    drop_partial_token_groups,
+    outcome_of_status,
+    product_token,
+    robots_text,
+)
+from webspider.politeness.waiting import WaitingRoom
+from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+STATS_FETCHED = "webspider/robotstxt/fetched_count"
+STATS_STATUS = "webspider/robotstxt/fetched_count/{}"
+STATS_FAILED = "webspider/robotstxt/failed_count"
+STATS_RETRIED = "webspider/robotstxt/retried_count"
+STATS_UNREACHABLE = "webspider/robotstxt/unreachable_origin_count"
+STATS_TRUNCATED = "webspider/robotstxt/truncated_count"
+STATS_WAITED = "webspider/robotstxt/waited_request_count"
+
+#: longest Retry-After a robots.txt answer may impose between retries
+MAX_ROBOTS_RETRY_AFTER = 3600.0
+
+PENDING = "pending"
+READY = "ready"
+UNREACHABLE = "unreachable"
+
+
+@dataclass
+class OriginRobots:
+    """What is known about one origin's robots.txt."""
+
+    state: str = PENDING
+    #: the rules (None with state READY: no restrictions)
+    parser: Protego | None = None
+    #: why the origin is unreachable (for the log)
+    reason: str = ""
+    #: monotonic time after which robots.txt is fetched again
+    expires: float = 0.0
+    waiters: list[Deferred[None]] = field(default_factory=list)
+
+
+def origin_url(origin: Origin) -> str:
+    scheme, host, port = origin
+    if ":" in host:
+        host = f"[{host}]"
+    default = (scheme == "http" and port == 80) or (scheme == "https" and port == 443)
+    return f"{scheme}://{host}" if default else f"{scheme}://{host}:{port}"
+
+
+class RobotsTxtMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        if not get_bool(settings, "ROBOTSTXT_OBEY", True):
+            logger.warning(
+                "robots.txt is NOT obeyed (robots=0 / ROBOTSTXT_OBEY=False): "
+                "make sure the sites you crawl agree"
+            )
+            raise NotConfigured
+        self.max_bytes, self.ttl, self.retry_times, self.retry_delay = robots_settings(
+            settings
+        )
+        self.token = product_token(str(settings.get("USER_AGENT") or ""))
+        self._origins: dict[Origin, OriginRobots] = {}
+        self.waiting_room = WaitingRoom(crawler)
+        self._fetches: set[Deferred[None]] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- the decision, per request ---------------------------------------------
+    async def process_request(self, request: Request) -> None:
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or meta.get(META_ROBOTSTXT):
+            return
+        parts = urlparse_cached(request)
+        if parts.scheme not in FETCHABLE_SCHEMES:
+            return
+        origin = origin_of_parts(parts)
+        entry = self._origins.get(origin)
+        if entry is None or (entry.state != PENDING and entry.expires <= monotonic()):
+            entry = self._start_fetch(origin)
+        if entry.state == PENDING:
+            self._inc(STATS_WAITED)
+            waiter: Deferred[None] = Deferred()
+            entry.waiters.append(waiter)
+            await self.waiting_room.wait(request, waiter)
+        if entry.state == UNREACHABLE:
+            skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
+            raise RobotsUnreachable(request.url, entry.reason)
+        if not self.allowed(entry, request):
+            skips.skip_request(self.crawler, request, skips.ROBOTS)
+            raise IgnoreRequest(f"forbidden by robots.txt: {request.url}")
+
+    def allowed(self, entry: OriginRobots, request: Request) -> bool:
+        """Whether the origin's rules let ``request`` through."""
+        if entry.parser is None:
+            return True
+        return bool(entry.parser.can_fetch(request.url, self.token))
+
+    # -- fetching ------------------------------------------------------------------
+    def _start_fetch(self, origin: Origin) -> OriginRobots:
+        entry = OriginRobots()
+        self._origins[origin] = entry
+        d = deferred_from_coro(self._fetch(origin, entry))
+        self._fetches.add(d)
+
+        def done(result: Any) -> Any:
+            self._fetches.discard(d)
+            if entry.state == PENDING:  # an unexpected error: fail closed
+                entry.state, entry.reason = UNREACHABLE, "internal error"
+                self._release(entry)
+            return result
+
+        d.addBoth(done)
+        d.addErrback(
+            lambda f: logger.error(
+                "robots.txt of %s: %s", origin_url(origin), f.getErrorMessage()
+            )
+        )
+        return entry
+
+    async def _fetch(self, origin: Origin, entry: OriginRobots) -> None:
+        base = origin_url(origin)
+        attempt = 0
+        while True:
+            reachable, parser, detail, wait = await self._download(base)
+            if reachable:
+                entry.state, entry.parser = READY, parser
+                break
+            self._inc(STATS_FAILED)
+            if attempt >= self.retry_times:
+                entry.state, entry.reason = UNREACHABLE, detail
+                self._inc(STATS_UNREACHABLE)
+                logger.warning(
+                    "robots.txt of %s is unreachable (%s) after %d attempt(s): "
+                    "nothing of that origin is crawled (reason: %s)",
+                    base,
+                    detail,
+                    attempt + 1,
+                    skips.ROBOTS_UNREACHABLE,
+                )
+                break
+            delay = backoff(attempt, self.retry_delay)
+            delay = max(delay, min(wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
+            logger.info(
+                "robots.txt of %s unavailable (%s); its requests wait, retrying in %gs",
+                base,
+                detail,
+                delay,
+            )
+            self._inc(STATS_RETRIED)
+            attempt += 1
+            await sleep(delay)
+        entry.expires = monotonic() + self.ttl
+        if entry.parser is not None:
+            self._announce(origin, entry.parser)
+        self._release(entry)
+
+    async def _download(
+        self, base: str
+    ) -> tuple[bool, Protego | None, str, float | None]:
+        """(reachable, rules or None for none, why unreachable, Retry-After)."""
+        url = base + "/robots.txt"
+        assert self.crawler.engine is not None
+        for _hop in range(MAX_REDIRECTS + 1):
+            request = Request(
+                url,
+                # not a link of the crawl: no callback, as Scrapy's own robots.txt
+                # requests (the reports know such downloads by it)
+                callback=NO_CALLBACK,
+                dont_filter=True,
+                meta={
+                    META_ROBOTSTXT: True,
+                    "dont_obey_robotstxt": True,
+                    "dont_redirect": True,
+                    "dont_retry": True,
+                    "handle_httpstatus_all": True,
+                    "allow_offsite": True,
+                },
+            )
+            try:
+                # Straight to the downloader (not through the scheduler): the
+                # requests waiting for these rules must not queue before it.
+                response = await self.crawler.engine.download_async(request)
+            except Exception as exc:  # refused, timeout, DNS, cancelled…
+                return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
+            self._inc(STATS_FETCHED)
+            self._inc(STATS_STATUS.format(response.status))
+            outcome = outcome_of_status(response.status)
+            if outcome == PARSE:
+                return True, self._parse(url, response), "", None
+            if outcome == ALLOW_ALL:
+                return True, None, "", None
+            if outcome == REDIRECT:
+                location = response.headers.get(b"Location")
+                target = urljoin(url, location.decode("latin-1")) if location else ""
+                if target.split(":", 1)[0].lower() not in FETCHABLE_SCHEMES:
+                    # RFC 9309 2.3.1.2: a redirect we cannot follow is like a
+                    # robots.txt we cannot reach.
+                    why = f"HTTP {response.status} without a usable Location"
+                    return False, None, why, None
+                url = target
+                continue
+            wait = retry_after_seconds(response.headers.get(b"Retry-After"), time())
+            return False, None, f"HTTP {response.status}", wait
+        return False, None, f"more than {MAX_REDIRECTS} redirects", None
+
+    def _parse(self, url: str, response: Response) -> Protego:
+        text, truncated = robots_text(response.body, self.max_bytes)
+        if truncated:
+            self._inc(STATS_TRUNCATED)
+            logger.warning(
+                "robots.txt at %s is %d bytes; only the first %d are obeyed",
+                url,
+                len(response.body),
+                self.max_bytes,
+            )
+        parser = Protego.parse(text)
+        drop_partial_token_groups(parser, self.token)
+        return parser
+
+    def _announce(self, origin: Origin, parser: Protego) -> None:
+        # Sent also without a Crawl-delay (0), so a re-read robots.txt that
+        # dropped it lifts it.
+        delay = parser.crawl_delay(self.token) or 0.0
+        self.crawler.signals.send_catch_log(
+            signals.crawl_delay_found, origin=origin, delay=float(delay)
+        )
+        self.crawler.signals.send_catch_log(
+            signals.robots_rules_found, origin=origin, parser=parser
+        )
+
+    def _release(self, entry: OriginRobots) -> None:
+        waiters, entry.waiters = entry.waiters, []
+        for waiter in waiters:
+            waiter.callback(None)
+
+    def _inc(self, key: str) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key)

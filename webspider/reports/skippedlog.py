@@ -1,0 +1,98 @@
+"""Tell the user why URLs were not crawled.
+
+Listens to ``webspider.signals.urls_skipped``: logs the first skipped URL per
+reason and host at INFO, for at most ``WEBSPIDER_LOG_SKIPPED_MAX_HOSTS`` hosts
+per reason (the Python docs link some 300 external hosts; a line for each
+would bury the log), then one line saying further hosts are only counted.
+Every skip is counted in the stats by webspider.skips. With
+``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``) it also writes one JSON line
+per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
+``wget --rejected-log`` gives its users.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import IO, TYPE_CHECKING
+
+from scrapy import signals as scrapy_signals
+
+from webspider import signals
+from webspider.config import get_bool, get_int, get_output_dir
+from webspider.keys import SKIPPED_FILE
+from webspider.skips import STATS_PREFIX
+from webspider.utils.url import host_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+class SkippedLog:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        self.write = get_bool(settings, "WEBSPIDER_LOG_SKIPPED", False)
+        self.path = get_output_dir(settings) / SKIPPED_FILE
+        self.max_hosts = get_int(
+            settings, "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS", 20, minimum=0
+        )
+        #: reason → hosts already named in the log for it
+        self._logged: dict[str, set[str]] = {}
+        self._written: set[str] = set()
+        self._file: IO[str] | None = None
+        crawler.signals.connect(self.urls_skipped, signal=signals.urls_skipped)
+        crawler.signals.connect(self.spider_opened, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=scrapy_signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def spider_opened(self) -> None:
+        if self.write:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Line-buffered: the file is complete up to the last skip even if
+            # the crawl is killed.
+            self._file = self.path.open("w", encoding="utf-8", buffering=1)
+
+    def urls_skipped(
+        self, skipped: list[tuple[str, str]], referer: str | None = None
+    ) -> None:
+        for url, reason in skipped:
+            self.url_skipped(url, reason, referer)
+
+    def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:
+        hosts = self._logged.setdefault(reason, set())
+        if len(hosts) <= self.max_hosts:
+            host = host_of(url)
+            if host not in hosts:
+                hosts.add(host)
+                if len(hosts) <= self.max_hosts:
+                    logger.info(
+                        "Not crawling %s (reason: %s); further URLs of host %r "
+                        "skipped for this reason are only counted",
+                        url,
+                        reason,
+                        host,
+                    )
+                else:
+                    logger.info(
+                        "Not crawling URLs of further hosts for reason %s either; "
+                        "they are only counted (stats %s/%s)",
+                        reason,
+                        STATS_PREFIX,
+                        reason,
+                    )
+        if self._file is not None and url not in self._written:
+            self._written.add(url)
+            record = {"url": url, "reason": reason, "referer": referer}
+            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def spider_closed(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
