@@ -77,6 +77,22 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ),
             ("WEBSPIDER_POLITENESS_ENABLED",),
         ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "WEBSPIDER_MIRROR_CONVERT_LINK=0",
+            ),
+            (
+                "unknown setting WEBSPIDER_MIRROR_CONVERT_LINK",
+                "did you mean WEBSPIDER_MIRROR_CONVERT_LINKS?",
+            ),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "WEBSPIDER_NOTHING_LIKE_IT=1"),
+            ("unknown setting WEBSPIDER_NOTHING_LIKE_IT",),
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, args, fragments):
@@ -91,6 +107,55 @@ def test_empty_url_file_is_named(tmp_path):
     empty.write_text("# nothing here\n")
     proc = run_crawl("-a", f"start_urls=@{empty}", "-a", f"output={tmp_path / 'out'}")
     assert_one_line_error(proc, str(empty), "holds no URL")
+
+
+#: runs the crawl command in this process, counting the reads of URL list files
+COUNT_LIST_READS = """
+import sys
+import webspider.utils.urllist as urllist
+from scrapy.cmdline import execute
+real, reads = urllist.read_list_file, []
+def counting(name):
+    reads.append(name)
+    return real(name)
+urllist.read_list_file = counting
+try:
+    execute(["scrapy", *sys.argv[1:]])
+finally:
+    print("list-file-reads", len(reads), file=sys.stderr)
+"""
+
+
+def test_a_start_url_file_is_read_once_per_crawl(tmp_path, server):
+    # An @file may be a deferred.jsonl of millions of lines: the command's
+    # checks and every component of the crawl share one read.
+    server.add("/", html('<a href="/a.html">a</a>', "Home"))
+    server.add("/a.html", html("", "A"))
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"{server.url('/')}\n{server.url('/a.html')}\n")
+    out = tmp_path / "out"
+    command = scrapy_command(
+        "-a",
+        f"start_urls=@{seeds}",
+        "-a",
+        f"output={out}",
+        "-a",
+        f"include={server.url('/')}",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", COUNT_LIST_READS, *command[3:]],
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "list-file-reads 1\n" in proc.stderr
+    assert sorted(server.requested()) == ["/", "/a.html", "/robots.txt"]
+    pages = (out / "pages.jsonl").read_text().splitlines()
+    assert len(pages) == 2
 
 
 def test_crawl_from_the_command_line(tmp_path, server):

@@ -10,9 +10,15 @@ from webspider.config import (
     get_float,
     get_int,
 )
-from webspider.scope.options import get_scope
+from webspider.directives.options import DirectivesOptions
+from webspider.frontier.options import DepthOptions
+from webspider.mirror.options import MirrorOptions
+from webspider.pageworker.options import PageWorkerOptions
+from webspider.politeness.options import PolitenessOptions
+from webspider.reports.options import ReportOptions
+from webspider.scope.options import ScopeOptions, get_scope
 from webspider.spiders.webspider import WebSpider
-from webspider.validation import check_settings
+from webspider.validation import check_known_settings, check_settings
 
 
 def project_settings(**values):
@@ -77,3 +83,44 @@ def test_in_process_bad_input_raises_config_error():
     crawler = get_crawler(WebSpider, {"WEBSPIDER_START_URLS": []})
     with pytest.raises(ConfigError, match="start_urls is required"):
         WebSpider.from_crawler(crawler)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        DepthOptions,
+        DirectivesOptions,
+        PageWorkerOptions,
+        PolitenessOptions,
+        ReportOptions,
+    ],
+)
+def test_options_defaults_are_the_listed_settings(options):
+    # The fields' defaults are webspider.settings' values: reading the
+    # project's settings gives the same object as building it bare.
+    assert options.from_settings(project_settings()) == options()
+
+
+def test_options_are_parsed_once_per_crawl(tmp_path):
+    settings = project_settings(
+        WEBSPIDER_START_URLS=["http://a.test/"],
+        WEBSPIDER_INCLUDE="http://a.test/",
+        WEBSPIDER_OUTPUT=str(tmp_path),
+    )
+    # settings that may still change are read again on every call
+    assert ScopeOptions.of(settings) is not ScopeOptions.of(settings)
+    settings.freeze()
+    assert ScopeOptions.of(settings) is ScopeOptions.of(settings)
+    assert MirrorOptions.of(settings).root == tmp_path / "mirror"
+    assert MirrorOptions.of(settings) is MirrorOptions.of(settings)
+
+
+def test_an_unknown_setting_names_the_closest_known_one():
+    settings = project_settings(WEBSPIDER_REPORT_INTERVALS="5")
+    with pytest.raises(ConfigError) as info:
+        check_known_settings(settings)
+    assert str(info.value) == (
+        "unknown setting WEBSPIDER_REPORT_INTERVALS "
+        "(did you mean WEBSPIDER_REPORT_INTERVAL?)"
+    )
+    check_known_settings(project_settings(WEBSPIDER_REPORT_INTERVAL="5"))

@@ -5,9 +5,11 @@ import pytest
 from scrapy.settings import Settings
 
 from webspider.config import ConfigError
-from webspider.reports.duplicates import get_ignore_patterns
-from webspider.reports.options import check_report_settings
-from webspider.reports.progressline import get_mode
+from webspider.reports.options import (
+    check_report_settings,
+    get_ignore_patterns,
+    get_mode,
+)
 
 
 def settings(**values) -> Settings:

@@ -1,23 +1,34 @@
-"""Spider arguments, the settings behind them, and their validation.
+"""Spider arguments, the settings behind them, typed getters and the crawl's
+options objects.
 
 Every spider argument (``-a name=value``) is also a ``WEBSPIDER_*`` setting;
 the argument wins. Components read only settings, so this is the one place
-that maps one onto the other. ``check_settings`` validates everything a crawl
-would otherwise discover deep inside a component, so that bad input is one
-clear line at start (the ``crawl`` command prints it and exits with status 2).
+that maps one onto the other. Each feature reads its settings into one
+frozen options object (``ScopeOptions``, ``MirrorOptions``…, beside the
+feature) whose ``of(settings)`` parses them once per crawl; their field
+defaults are the values listed in webspider.settings, the one place a
+default is written. webspider.validation runs every feature's checks before
+the crawl starts, so that bad input is one clear line (the ``crawl`` command
+prints it and exits with status 2).
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from webspider import settings as defaults
 from webspider.utils.url import BadURLError, normalize_seed
 from webspider.utils.urllist import URLListError, read_list
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+_T = TypeVar("_T")
 
 #: Spider arguments beat every other source, including ``-s`` (priority 40).
 ARGUMENT_PRIORITY = 50
@@ -113,7 +124,48 @@ def label(setting: str) -> str:
     return f"{args[0]} ({setting})" if args else setting
 
 
+#: id(frozen settings) -> parser -> what it parsed (dropped with the settings)
+_parsed: dict[int, dict[Callable[[BaseSettings], Any], Any]] = {}
+
+
+def once(parse: Callable[[BaseSettings], _T], settings: BaseSettings) -> _T:
+    """``parse(settings)``, parsed once per crawl.
+
+    Once Scrapy has frozen a crawl's settings they can no longer change, so
+    what was parsed from them is kept with them; settings that may still
+    change (a test's, or a crawler's while its extensions are built) are
+    parsed on every call."""
+    if not settings.frozen:
+        return parse(settings)
+    key = id(settings)
+    kept = _parsed.get(key)
+    if kept is None:
+        kept = _parsed[key] = {}
+        weakref.finalize(settings, _parsed.pop, key, None)
+    if parse not in kept:
+        kept[parse] = parse(settings)
+    return kept[parse]  # type: ignore[no-any-return]
+
+
+class Options:
+    """A feature's options: subclasses are frozen dataclasses with a
+    ``from_settings`` that validates (raising ConfigError)."""
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, settings: BaseSettings) -> Self:
+        """The options of a crawl's settings, parsed once per crawl."""
+        return once(cls.from_settings, settings)
+
+
 def get_start_urls(settings: BaseSettings) -> list[str]:
+    return list(once(_start_urls, settings))
+
+
+def _start_urls(settings: BaseSettings) -> tuple[str, ...]:
     raw = settings.get("WEBSPIDER_START_URLS")
     try:
         values = read_list(raw)
@@ -130,11 +182,24 @@ def get_start_urls(settings: BaseSettings) -> list[str]:
             urls.append(normalize_seed(value))
         except BadURLError as exc:
             raise ConfigError(str(exc)) from None
-    return urls
+    return tuple(urls)
+
+
+def keep_start_urls(settings: BaseSettings, urls: tuple[str, ...]) -> None:
+    """Put the start URLs, once read, in place of what named them (an
+    ``@file`` of start URLs may be a deferred.jsonl of millions of lines):
+    every later reader of these settings gets the list, and the file is read
+    once per crawl."""
+    priority = settings.getpriority("WEBSPIDER_START_URLS") or 0
+    settings.set("WEBSPIDER_START_URLS", list(urls), priority=priority)
 
 
 def get_output_dir(settings: BaseSettings) -> Path:
-    raw = settings.get("WEBSPIDER_OUTPUT") or "output"
+    return once(_output_dir, settings)
+
+
+def _output_dir(settings: BaseSettings) -> Path:
+    raw = settings.get("WEBSPIDER_OUTPUT") or defaults.WEBSPIDER_OUTPUT
     path = Path(str(raw)).expanduser()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output {str(raw)!r} exists and is not a folder")
@@ -142,15 +207,15 @@ def get_output_dir(settings: BaseSettings) -> Path:
 
 
 @dataclass(frozen=True)
-class CrawlConfig:
+class CrawlConfig(Options):
     """The crawl-wide choices every component shares, validated once."""
 
     start_urls: tuple[str, ...]
     output: Path
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings) -> CrawlConfig:
+    def from_settings(cls, settings: BaseSettings) -> Self:
         return cls(
-            start_urls=tuple(get_start_urls(settings)),
+            start_urls=once(_start_urls, settings),
             output=get_output_dir(settings),
         )

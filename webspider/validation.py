@@ -1,52 +1,59 @@
 """Every feature's checks, run before the crawl starts.
 
-This module stands above the features: it imports each one's validators, so
+This module stands above the features: it runs each one's options parser, so
 that bad input is one clear line at start (the ``crawl`` command prints it
 and exits with status 2) instead of a traceback deep inside a component.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webspider import settings as defaults
-from webspider.config import CrawlConfig, get_bool, get_float, get_int
-from webspider.frontier.options import get_depth_options
+from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
+from webspider.directives.options import DirectivesOptions
+from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import check_scheduler
-from webspider.mirror.options import get_mirror_dir
-from webspider.politeness.options import politeness_settings, robots_settings
-from webspider.reports.options import check_report_settings
-from webspider.scope.options import get_dropped_seeds, get_scope
+from webspider.mirror.options import MirrorOptions
+from webspider.pageworker.options import PageWorkerOptions
+from webspider.politeness.options import PolitenessOptions
+from webspider.reports.options import ReportOptions
+from webspider.scope.options import ScopeOptions, get_dropped_seeds
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
+#: every setting of webspider's own, as listed (with its default) in
+#: webspider.settings
+KNOWN_SETTINGS = frozenset(
+    name for name in dir(defaults) if name.startswith("WEBSPIDER_")
+)
 
-#: Validators that components register for their own settings, run by
-#: ``check_settings`` before the crawl starts. Each raises ConfigError.
-VALIDATORS: list[Callable[[BaseSettings], object]] = [
-    CrawlConfig.from_settings,
-    lambda s: get_bool(s, "ROBOTSTXT_OBEY", True),
-    get_depth_options,
-    check_scheduler,
-    get_scope,
-    check_report_settings,
-    get_dropped_seeds,
-    robots_settings,
-    politeness_settings,
-    get_mirror_dir,
-    lambda s: get_int(s, "WEBSPIDER_MIRROR_THREAD_SIZE", 0, minimum=0),
-]
+
+def check_known_settings(settings: BaseSettings) -> None:
+    """A ``WEBSPIDER_*`` setting webspider does not know is a typo
+    (``-s WEBSPIDER_MIRROR_CONVERT_LINK=0``) that would otherwise be ignored
+    without a word, as unknown spider arguments are refused."""
+    unknown = sorted(
+        name
+        for name in settings
+        if name.startswith("WEBSPIDER_") and name not in KNOWN_SETTINGS
+    )
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, KNOWN_SETTINGS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    more = f", and {len(unknown) - 1} more" if len(unknown) > 1 else ""
+    raise ConfigError(f"unknown setting {name}{hint}{more}")
 
 
 def check_typed_settings(settings: BaseSettings) -> None:
     """Every WEBSPIDER_* setting whose default is a bool, int or float must
-    parse as one: many are only read deep inside a component, where a bad
-    value would otherwise be a traceback in the middle of the crawl."""
-    for name in dir(defaults):
-        if not name.startswith("WEBSPIDER_"):
-            continue
+    parse as one, whichever component reads it."""
+    for name in KNOWN_SETTINGS:
         default = getattr(defaults, name)
         if isinstance(default, bool):
             get_bool(settings, name, default)
@@ -56,8 +63,21 @@ def check_typed_settings(settings: BaseSettings) -> None:
             get_float(settings, name, default)
 
 
-#: plain booleans and numbers, whichever component reads them
-VALIDATORS.append(check_typed_settings)
+#: the checks ``check_settings`` runs, in order; each raises ConfigError
+VALIDATORS: list[Callable[[BaseSettings], object]] = [
+    check_known_settings,
+    CrawlConfig.from_settings,
+    ScopeOptions.from_settings,
+    PolitenessOptions.from_settings,
+    DirectivesOptions.from_settings,
+    DepthOptions.from_settings,
+    check_scheduler,
+    MirrorOptions.from_settings,
+    PageWorkerOptions.from_settings,
+    ReportOptions.from_settings,
+    get_dropped_seeds,
+    check_typed_settings,
+]
 
 
 def check_settings(settings: BaseSettings) -> None:

@@ -2,7 +2,7 @@
 
 Scrapy's own ``crawl`` command reports a bad spider argument with a traceback
 (raised deep inside the crawler start-up). This one validates every setting
-and spider argument first (webspider.config.check_settings), before Scrapy
+and spider argument first (webspider.validation.check_settings), before Scrapy
 starts its crawler process and logging, and, when something is wrong, prints
 ``webspider: error: <what to fix>`` to stderr and exits with status 2 before
 anything is crawled or written.
@@ -22,8 +22,15 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.settings import BaseSettings, Settings
 from scrapy.spiderloader import get_spider_loader
 
-from webspider.config import ConfigError, apply_spider_arguments, get_bool
+from webspider.config import (
+    ARGUMENT_PRIORITY,
+    ConfigError,
+    apply_spider_arguments,
+    get_start_urls,
+    keep_start_urls,
+)
 from webspider.keys import STATS_BROKEN_INTERNAL
+from webspider.reports.options import ReportOptions
 from webspider.spiders.webspider import WebSpider
 from webspider.validation import check_settings
 
@@ -126,10 +133,20 @@ class Command(ScrapyCrawlCommand):
         spidercls.update_settings(settings)
         try:
             apply_spider_arguments(settings, dict(opts.spargs))
+            # the one read of an @file of start URLs (every check below,
+            # and the crawl, get the list)
+            start_urls = tuple(get_start_urls(settings))
+            keep_start_urls(settings, start_urls)
             check_settings(settings)
         except ConfigError as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
+        # The crawl gets the start URLs as read here, not the @file again.
+        for name in ("start_urls", "url"):
+            opts.spargs.pop(name, None)
+        self.settings.set(
+            "WEBSPIDER_START_URLS", list(start_urls), priority=ARGUMENT_PRIORITY
+        )
 
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
         # Kept to read its stats once the crawl is over (CrawlerProcess
@@ -169,6 +186,6 @@ class Command(ScrapyCrawlCommand):
         crawler = self.crawler
         if crawler is None or crawler.stats is None:
             return 0
-        if not get_bool(crawler.settings, "WEBSPIDER_FAIL_ON_BROKEN", False):
+        if not ReportOptions.of(crawler.settings).fail_on_broken:
             return 0
         return int(crawler.stats.get_value(STATS_BROKEN_INTERNAL, 0))

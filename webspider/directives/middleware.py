@@ -37,7 +37,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from webspider import signals, skips
-from webspider.config import get_bool
+from webspider.directives.options import DirectivesOptions
 from webspider.directives.parse import (
     Directives,
     header_directives,
@@ -69,15 +69,13 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_DIRECTIVES_ENABLED", True):
+        options = DirectivesOptions.of(settings)
+        if not options.enabled:
             raise NotConfigured
-        obey = get_bool(settings, "ROBOTSTXT_OBEY", True)
-        self.use_meta = obey and get_bool(settings, "WEBSPIDER_DIRECTIVES_META", True)
-        self.use_header = obey and get_bool(
-            settings, "WEBSPIDER_DIRECTIVES_HEADER", True
-        )
-        self.use_rel = obey and get_bool(settings, "WEBSPIDER_DIRECTIVES_REL", True)
-        self.export_noindex = get_bool(settings, "WEBSPIDER_EXPORT_NOINDEX", False)
+        self.use_meta = options.meta
+        self.use_header = options.header
+        self.use_rel = options.rel
+        self.export_noindex = options.export_noindex
         user_agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get(
             "USER_AGENT", ""
         )

@@ -26,7 +26,7 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from webspider import signals, skips
-from webspider.config import get_bool
+from webspider.directives.options import DirectivesOptions
 from webspider.keys import META_CHECK_ONLY
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class PageEventsMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        if not get_bool(crawler.settings, "WEBSPIDER_PAGE_EVENTS_ENABLED", True):
+        if not DirectivesOptions.of(crawler.settings).page_events:
             raise NotConfigured
 
     @classmethod

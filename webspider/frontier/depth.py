@@ -30,8 +30,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from webspider import skips
-from webspider.config import get_bool
-from webspider.frontier.options import get_depth_options
+from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import (
     RoundScheduler,
     check_scheduler,
@@ -60,9 +59,9 @@ class DepthMiddleware(BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_DEPTH_ENABLED", True):
+        options = DepthOptions.of(settings)
+        if not options.enabled:
             raise NotConfigured
-        options = get_depth_options(settings)
         check_scheduler(settings)
         self.max_depth = options.max_depth
         self.defer = options.defer

@@ -31,7 +31,7 @@ from webspider.frontier.depth import (
     STATS_DROPPED,
     STATS_PAGES,
 )
-from webspider.frontier.options import get_depth_options
+from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import RoundScheduler, round_scheduler
 from webspider.keys import STATS_DEFERRED_LEFT, STATS_ROUNDS
 
@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 class RoundControl:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        options = get_depth_options(crawler.settings)
+        options = DepthOptions.of(crawler.settings)
         if options.max_depth is None:
             raise NotConfigured
         self.max_depth = options.max_depth

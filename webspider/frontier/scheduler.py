@@ -43,7 +43,7 @@ from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.deferred import DeferredFrontier, DeferredURL
-from webspider.frontier.options import get_depth_options
+from webspider.frontier.options import DepthOptions
 from webspider.frontier.queues import DepthPriorityQueue, key_depth
 from webspider.keys import (
     DEFERRED_FILE,
@@ -86,7 +86,7 @@ class RoundScheduler(Scheduler):
         super().__init__(*args, **kwargs)
         assert self.crawler is not None
         settings = self.crawler.settings
-        options = get_depth_options(settings)
+        options = DepthOptions.of(settings)
         self.strict = options.strict
         self.deferring = options.max_depth is not None and options.defer
         self.jobdir = job_dir(settings)
@@ -314,7 +314,7 @@ class RoundScheduler(Scheduler):
 
 def check_scheduler(settings: BaseSettings) -> None:
     """Deferring over-depth links to later rounds needs this scheduler."""
-    options = get_depth_options(settings)
+    options = DepthOptions.of(settings)
     if options.max_depth is None or not options.defer:
         return
     scheduler = load_object(settings["SCHEDULER"])

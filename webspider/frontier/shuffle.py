@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
-from webspider.config import get_bool
+from webspider.frontier.options import DepthOptions
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -32,7 +32,7 @@ class ShuffleMiddleware:
     # Not a BaseSpiderMiddleware: it reorders output rather than filtering it.
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        if not get_bool(crawler.settings, "WEBSPIDER_SHUFFLE_ENABLED", False):
+        if not DepthOptions.of(crawler.settings).shuffle:
             raise NotConfigured
         self.random = random.Random()
 

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured, StopDownload
 
-from webspider.config import get_bool
 from webspider.keys import META_KEEP_BODY
-from webspider.mirror.options import get_mirror_dir
+from webspider.mirror.options import MirrorOptions
 from webspider.page.response import CSS_TYPES, HTML_TYPES, headers_media_type
 
 if TYPE_CHECKING:
@@ -40,9 +39,10 @@ class SkipBodies:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_SKIP_BODIES_ENABLED", True):
+        options = MirrorOptions.of(settings)
+        if not options.skip_bodies:
             raise NotConfigured
-        if get_mirror_dir(settings) is not None:
+        if options.root is not None:
             raise NotConfigured  # the mirror needs every body
         crawler.signals.connect(self.headers_received, signal=signals.headers_received)
 

@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Protocol
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from webspider.config import get_bool, get_int, get_output_dir
+from webspider.config import get_output_dir
 from webspider.keys import CHANGES_FILE, MIRROR_STATE_FILE, PAGES_FILE
 from webspider.mirror.links import (
     Conversion,
@@ -37,7 +37,7 @@ from webspider.mirror.links import (
     needs_fix_up,
     unconvert,
 )
-from webspider.mirror.options import get_mirror_dir
+from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
 from webspider.mirror.state import Entry, MirrorState
@@ -125,19 +125,15 @@ class MirrorStore:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        root = get_mirror_dir(settings)
-        if root is None:
+        options = MirrorOptions.of(settings)
+        if options.root is None:
             raise NotConfigured
-        self.root: Path = root
+        self.root: Path = options.root
         output = get_output_dir(settings)
-        self.convert = get_bool(settings, "WEBSPIDER_MIRROR_CONVERT_LINKS", True)
-        self.keep_originals = get_bool(
-            settings, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False
-        )
-        self.update = get_bool(settings, "WEBSPIDER_MIRROR_UPDATE", True)
-        self.thread_size = get_int(
-            settings, "WEBSPIDER_MIRROR_THREAD_SIZE", 256 * 1024, minimum=0
-        )
+        self.convert = options.convert_links
+        self.keep_originals = options.keep_originals
+        self.update = options.update
+        self.thread_size = options.thread_size
         self.state_path = output / MIRROR_STATE_FILE
         self.changes_path = output / CHANGES_FILE
         own = [

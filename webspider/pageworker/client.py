@@ -36,12 +36,13 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from webspider.config import get_bool, get_float, get_int
 from webspider.mirror.links import Conversion
+from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
 from webspider.page.scan import link_text
+from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
     FrameError,
     FrameReader,
@@ -88,17 +89,13 @@ class _Answers(asyncio.Protocol):
 class PageWorker:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        # pipes on the event loop and select() on them in the worker: POSIX
-        if not get_bool(settings, "WEBSPIDER_PAGE_WORKER", True) or os.name != "posix":
+        options = PageWorkerOptions.of(settings)
+        if not options.enabled:
             raise NotConfigured
         self.crawler = crawler
         #: pages the worker keeps for the mirror until it stores them
-        self.keep = 2 * get_int(settings, "CONCURRENT_REQUESTS", 16, minimum=1) + 16
-        #: how long an answer may take before the worker is given up (a
-        #: page of DOWNLOAD_MAXSIZE takes seconds)
-        self.timeout = get_float(
-            settings, "WEBSPIDER_PAGE_WORKER_TIMEOUT", 120.0, minimum=0.01
-        )
+        self.keep = 2 * max(settings.getint("CONCURRENT_REQUESTS"), 1) + 16
+        self.timeout = options.timeout
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -203,9 +200,7 @@ class PageWorker:
         mirror's state has put each URL so far; whether it will."""
         if not self._start():
             return False
-        keep_originals = get_bool(
-            self.crawler.settings, "WEBSPIDER_MIRROR_KEEP_ORIGINALS", False
-        )
+        keep_originals = MirrorOptions.of(self.crawler.settings).keep_originals
         mirror = {
             "root": root,
             "forbidden": forbidden,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import NotConfigured
 
 from webspider.keys import META_CHECK_ONLY
-from webspider.mirror.options import get_mirror_dir
+from webspider.mirror.options import MirrorOptions
 from webspider.page.response import page_kind, set_parsed_page
 from webspider.pageworker.client import PageWorker
 
@@ -40,7 +40,7 @@ class ReadAheadMiddleware:
             raise NotConfigured
         self.worker = worker
         #: the mirror stores 2xx pages: the worker keeps those
-        self.mirror = get_mirror_dir(crawler.settings) is not None
+        self.mirror = MirrorOptions.of(crawler.settings).root is not None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

@@ -45,7 +45,7 @@ from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
 from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT
-from webspider.politeness.options import politeness_settings
+from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
 from webspider.politeness.waiting import StartGate, WaitingRoom
 from webspider.utils.url import Origin, origin_of_parts
@@ -78,11 +78,13 @@ class PolitenessMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not settings.getbool("WEBSPIDER_POLITENESS_ENABLED", True):
+        options = PolitenessOptions.of(settings)
+        if not options.enabled:
             raise NotConfigured
-        self.max_crawl_delay, self.over_max, self.max_pause, self.retry_times = (
-            politeness_settings(settings)
-        )
+        self.max_crawl_delay = options.crawl_delay_max
+        self.over_max = options.crawl_delay_over_max
+        self.max_pause = options.retry_after_max
+        self.retry_times = options.retry_after_times
         self.download_delay = settings.getfloat("DOWNLOAD_DELAY")
         #: effective Crawl-delay per origin (origins without one are absent)
         self.delays: dict[Origin, float] = {}

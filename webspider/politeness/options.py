@@ -1,13 +1,16 @@
-"""The robots.txt and Crawl-delay / Retry-After options, validated."""
+"""The politeness options: robots.txt, Crawl-delay, Retry-After, validated."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from webspider.config import ConfigError, get_float, get_int
+from webspider import settings as defaults
+from webspider.config import ConfigError, Options, get_bool, get_float, get_int
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+    from typing_extensions import Self
 
 
 #: RFC 9309 2.5: a robots.txt parsing limit MUST be at least 500 KiB.
@@ -21,33 +24,97 @@ ROBOTS_MAX_CACHE_TTL = 24 * 3600
 CRAWL_DELAY_OVER_MAX_CHOICES = ("cap", "skip")
 
 
-def robots_settings(settings: BaseSettings) -> tuple[int, float, int, float]:
-    """(max bytes, cache ttl, retry times, retry delay), validated."""
-    max_bytes = get_int(
-        settings, "WEBSPIDER_ROBOTSTXT_MAX_BYTES", minimum=ROBOTS_MIN_PARSE_BYTES
-    )
-    ttl = get_float(
-        settings, "WEBSPIDER_ROBOTSTXT_CACHE_TTL", ROBOTS_MAX_CACHE_TTL, minimum=1
-    )
-    if ttl > ROBOTS_MAX_CACHE_TTL:
-        raise ConfigError(
-            f"WEBSPIDER_ROBOTSTXT_CACHE_TTL must be at most {ROBOTS_MAX_CACHE_TTL} "
-            f"(24 hours, RFC 9309), got {ttl:g}"
-        )
-    retries = get_int(settings, "WEBSPIDER_ROBOTSTXT_RETRY_TIMES", 3, minimum=0)
-    delay = get_float(settings, "WEBSPIDER_ROBOTSTXT_RETRY_DELAY", 5.0)
-    return max_bytes, ttl, retries, delay
+@dataclass(frozen=True)
+class PolitenessOptions(Options):
+    """robots.txt (RFC 9309), Crawl-delay and Retry-After, and the waiting room
+    (see docs/scope-and-politeness.md)."""
 
+    obey_robots: bool = defaults.ROBOTSTXT_OBEY
+    #: parse this much of a robots.txt; the rest is ignored
+    robots_max_bytes: int = defaults.WEBSPIDER_ROBOTSTXT_MAX_BYTES
+    robots_cache_ttl: float = defaults.WEBSPIDER_ROBOTSTXT_CACHE_TTL
+    robots_retry_times: int = defaults.WEBSPIDER_ROBOTSTXT_RETRY_TIMES
+    robots_retry_delay: float = defaults.WEBSPIDER_ROBOTSTXT_RETRY_DELAY
+    sitemaps: bool = defaults.WEBSPIDER_ROBOTSTXT_SITEMAPS
+    enabled: bool = defaults.WEBSPIDER_POLITENESS_ENABLED
+    crawl_delay_max: float = defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX
+    #: "cap" or "skip"
+    crawl_delay_over_max: str = defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX
+    retry_after_max: float = defaults.WEBSPIDER_POLITENESS_RETRY_AFTER_MAX
+    retry_after_times: int = defaults.WEBSPIDER_POLITENESS_RETRY_TIMES
+    max_waiting_requests: int = defaults.WEBSPIDER_MAX_WAITING_REQUESTS
 
-def politeness_settings(settings: BaseSettings) -> tuple[float, str, float, int]:
-    """(crawl-delay cap, over-cap choice, pause cap, retry budget), validated."""
-    cap = get_float(settings, "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX", 60.0)
-    over = str(settings.get("WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX") or "cap")
-    if over.strip().lower() not in CRAWL_DELAY_OVER_MAX_CHOICES:
-        raise ConfigError(
-            "WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX must be cap or skip, "
-            f"got {over!r}"
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Self:
+        ttl = get_float(
+            settings,
+            "WEBSPIDER_ROBOTSTXT_CACHE_TTL",
+            defaults.WEBSPIDER_ROBOTSTXT_CACHE_TTL,
+            minimum=1,
         )
-    pause = get_float(settings, "WEBSPIDER_POLITENESS_RETRY_AFTER_MAX", 600.0)
-    retries = get_int(settings, "WEBSPIDER_POLITENESS_RETRY_TIMES", 5, minimum=0)
-    return cap, over.strip().lower(), pause, retries
+        if ttl > ROBOTS_MAX_CACHE_TTL:
+            raise ConfigError(
+                "WEBSPIDER_ROBOTSTXT_CACHE_TTL must be at most "
+                f"{ROBOTS_MAX_CACHE_TTL} (24 hours, RFC 9309), got {ttl:g}"
+            )
+        over = settings.get("WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX")
+        over = str(over or defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX)
+        if over.strip().lower() not in CRAWL_DELAY_OVER_MAX_CHOICES:
+            raise ConfigError(
+                "WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX must be cap or skip, "
+                f"got {over!r}"
+            )
+        return cls(
+            obey_robots=get_bool(settings, "ROBOTSTXT_OBEY", defaults.ROBOTSTXT_OBEY),
+            robots_max_bytes=get_int(
+                settings,
+                "WEBSPIDER_ROBOTSTXT_MAX_BYTES",
+                defaults.WEBSPIDER_ROBOTSTXT_MAX_BYTES,
+                minimum=ROBOTS_MIN_PARSE_BYTES,
+            ),
+            robots_cache_ttl=ttl,
+            robots_retry_times=get_int(
+                settings,
+                "WEBSPIDER_ROBOTSTXT_RETRY_TIMES",
+                defaults.WEBSPIDER_ROBOTSTXT_RETRY_TIMES,
+                minimum=0,
+            ),
+            robots_retry_delay=get_float(
+                settings,
+                "WEBSPIDER_ROBOTSTXT_RETRY_DELAY",
+                defaults.WEBSPIDER_ROBOTSTXT_RETRY_DELAY,
+            ),
+            sitemaps=get_bool(
+                settings,
+                "WEBSPIDER_ROBOTSTXT_SITEMAPS",
+                defaults.WEBSPIDER_ROBOTSTXT_SITEMAPS,
+            ),
+            enabled=get_bool(
+                settings,
+                "WEBSPIDER_POLITENESS_ENABLED",
+                defaults.WEBSPIDER_POLITENESS_ENABLED,
+            ),
+            crawl_delay_max=get_float(
+                settings,
+                "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX",
+                defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX,
+            ),
+            crawl_delay_over_max=over.strip().lower(),
+            retry_after_max=get_float(
+                settings,
+                "WEBSPIDER_POLITENESS_RETRY_AFTER_MAX",
+                defaults.WEBSPIDER_POLITENESS_RETRY_AFTER_MAX,
+            ),
+            retry_after_times=get_int(
+                settings,
+                "WEBSPIDER_POLITENESS_RETRY_TIMES",
+                defaults.WEBSPIDER_POLITENESS_RETRY_TIMES,
+                minimum=0,
+            ),
+            max_waiting_requests=get_int(
+                settings,
+                "WEBSPIDER_MAX_WAITING_REQUESTS",
+                defaults.WEBSPIDER_MAX_WAITING_REQUESTS,
+                minimum=0,
+            ),
+        )

@@ -50,10 +50,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
-from webspider.config import get_bool
 from webspider.exceptions import RobotsUnreachable
 from webspider.keys import META_ROBOTSTXT
-from webspider.politeness.options import robots_settings
+from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
 from webspider.politeness.robots import (
     ALLOW_ALL,
@@ -118,15 +117,17 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "ROBOTSTXT_OBEY", True):
+        options = PolitenessOptions.of(settings)
+        if not options.obey_robots:
             logger.warning(
                 "robots.txt is NOT obeyed (robots=0 / ROBOTSTXT_OBEY=False): "
                 "make sure the sites you crawl agree"
             )
             raise NotConfigured
-        self.max_bytes, self.ttl, self.retry_times, self.retry_delay = robots_settings(
-            settings
-        )
+        self.max_bytes = options.robots_max_bytes
+        self.ttl = options.robots_cache_ttl
+        self.retry_times = options.robots_retry_times
+        self.retry_delay = options.robots_retry_delay
         self.token = product_token(str(settings.get("USER_AGENT") or ""))
         self._origins: dict[Origin, OriginRobots] = {}
         self.waiting_room = WaitingRoom(crawler)

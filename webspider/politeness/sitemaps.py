@@ -23,8 +23,8 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
 from webspider import signals
-from webspider.config import get_bool
 from webspider.keys import META_LINK_KIND, META_REFERER, META_SITEMAP
+from webspider.politeness.options import PolitenessOptions
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,9 +49,10 @@ class SitemapSeeder:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_ROBOTSTXT_SITEMAPS", False):
+        options = PolitenessOptions.of(settings)
+        if not options.sitemaps:
             raise NotConfigured
-        if not get_bool(settings, "ROBOTSTXT_OBEY", True):
+        if not options.obey_robots:
             logger.warning("sitemaps=1 has no effect with robots.txt off (robots=0)")
             raise NotConfigured
         self.max_size = settings.getint("DOWNLOAD_MAXSIZE")

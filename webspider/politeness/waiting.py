@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from webspider.config import get_int
+from webspider.politeness.options import PolitenessOptions
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -32,9 +32,7 @@ if TYPE_CHECKING:
 class WaitingRoom:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.limit = get_int(
-            crawler.settings, "WEBSPIDER_MAX_WAITING_REQUESTS", 1000, minimum=0
-        )
+        self.limit = PolitenessOptions.of(crawler.settings).max_waiting_requests
         #: requests waiting now (counted or not)
         self.waiting = 0
         #: of which hold no place in CONCURRENT_REQUESTS

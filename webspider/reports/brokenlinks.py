@@ -37,7 +37,7 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.job import job_dir
 
 from webspider import signals, skips
-from webspider.config import get_bool, get_float, get_int, get_output_dir
+from webspider.config import get_output_dir
 from webspider.keys import (
     BROKEN_LINKS_FILE,
     BROKEN_LINKS_STATE_FILE,
@@ -50,6 +50,7 @@ from webspider.page.response import is_html
 from webspider.reports import errors
 from webspider.reports.anchors import AnchorLedger, page_anchors
 from webspider.reports.links import LinkLedger, Outcome
+from webspider.reports.options import ReportOptions
 from webspider.utils.atomic import write_atomic
 from webspider.utils.url import canonical_url
 
@@ -90,20 +91,15 @@ class BrokenLinks:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_BROKEN_LINKS_ENABLED", True):
+        options = ReportOptions.of(settings)
+        if not options.broken_links:
             raise NotConfigured
-        max_referrers = get_int(
-            settings, "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS", 1000, minimum=1
-        )
+        max_referrers = options.max_referrers
         self.ledger = LinkLedger(max_referrers)
-        self.anchors = (
-            AnchorLedger(max_referrers)
-            if get_bool(settings, "WEBSPIDER_CHECK_ANCHORS", False)
-            else None
-        )
-        self.check_external = get_bool(settings, "WEBSPIDER_CHECK_EXTERNAL", False)
+        self.anchors = AnchorLedger(max_referrers) if options.check_anchors else None
+        self.check_external = options.check_external
         self.path = get_output_dir(settings) / BROKEN_LINKS_FILE
-        self.interval = get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
+        self.interval = options.report_interval
         self._written: tuple[int, int] | None = None
         directory = job_dir(settings)
         self.state_path = (

@@ -29,7 +29,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from webspider import skips
-from webspider.config import get_bool, get_float, get_int, get_output_dir
+from webspider.config import get_output_dir
 from webspider.items import PageItem
 from webspider.keys import (
     BROKEN_LINKS_FILE,
@@ -46,6 +46,7 @@ from webspider.reports.brokenlinks import BrokenLinks
 from webspider.reports.duplicates import DuplicateContent
 from webspider.reports.fingerprint import EXACT, NORMALIZED
 from webspider.reports.html import Report, render
+from webspider.reports.options import ReportOptions
 from webspider.reports.summary import Summary
 from webspider.utils.atomic import write_atomic
 
@@ -74,11 +75,12 @@ class CrawlReport:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_REPORT_ENABLED", True):
+        self.options = options = ReportOptions.of(settings)
+        if not options.report:
             raise NotConfigured
         self.output = get_output_dir(settings)
-        self.interval = get_float(settings, "WEBSPIDER_REPORT_INTERVAL", 60.0)
-        self.keep_largest = get_int(settings, "WEBSPIDER_REPORT_LARGEST", 20, minimum=0)
+        self.interval = options.report_interval
+        self.keep_largest = options.report_largest
         self.by_depth: Counter[int] = Counter()
         self.by_round: Counter[int] = Counter()
         #: min-heap of (size, url, content type): the largest files so far
@@ -166,7 +168,7 @@ class CrawlReport:
             files["pages"] = str(next(iter(feeds)))
         if broken_links:
             files["broken_links"] = str(self.output / BROKEN_LINKS_FILE)
-        if get_bool(self.crawler.settings, "WEBSPIDER_LOG_SKIPPED", False):
+        if self.options.log_skipped:
             files["skipped"] = str(self.output / SKIPPED_FILE)
         files["summary"] = str(self.output / SUMMARY_FILE)
         files["report"] = str(self.output / REPORT_FILE)

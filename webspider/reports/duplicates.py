@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 from scrapy.utils.job import job_dir
 
-from webspider.config import ConfigError, get_bool
 from webspider.keys import DUPLICATES_STATE_FILE, STATS_DUPLICATES
 from webspider.page.response import is_html
 from webspider.reports.fingerprint import (
@@ -38,12 +36,12 @@ from webspider.reports.fingerprint import (
     ContentIndex,
     normalized_hash,
 )
+from webspider.reports.options import ReportOptions
 from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
@@ -54,38 +52,15 @@ logger = logging.getLogger(__name__)
 MAX_KEPT = 1000
 
 
-def get_ignore_patterns(settings: BaseSettings) -> list[re.Pattern[str]]:
-    """WEBSPIDER_DUPLICATES_IGNORE_RE: a list, or on the command line a JSON
-    list (regular expressions often contain commas) or one expression."""
-    raw = settings.get("WEBSPIDER_DUPLICATES_IGNORE_RE") or []
-    if isinstance(raw, str):
-        text = raw.strip()
-        try:
-            raw = json.loads(text) if text.startswith("[") else [text]
-        except ValueError:
-            raise ConfigError(
-                f"WEBSPIDER_DUPLICATES_IGNORE_RE is not a JSON list: {text!r}"
-            ) from None
-    patterns = []
-    for value in raw:
-        try:
-            patterns.append(re.compile(str(value)))
-        except re.error as exc:
-            raise ConfigError(
-                "WEBSPIDER_DUPLICATES_IGNORE_RE: bad regular expression "
-                f"{value!r} ({exc})"
-            ) from None
-    return patterns
-
-
 class DuplicateContent:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not get_bool(settings, "WEBSPIDER_DUPLICATES_ENABLED", True):
+        options = ReportOptions.of(settings)
+        if not options.duplicates:
             raise NotConfigured
-        self.normalize = get_bool(settings, "WEBSPIDER_DUPLICATES_NORMALIZE", False)
-        self.ignore = get_ignore_patterns(settings)
+        self.normalize = options.duplicates_normalize
+        self.ignore = options.duplicates_ignore
         self.exact = ContentIndex()
         self.normalized = ContentIndex()
         #: (url, first url, kind) of the first MAX_KEPT duplicates

@@ -33,8 +33,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured, StopDownload
 
 from webspider import signals, skips
-from webspider.config import get_bool
 from webspider.keys import META_CHECK_ONLY, META_REDIRECTED_OUT, META_REFERER
+from webspider.reports.options import ReportOptions
 from webspider.scope.middleware import ScopeMiddleware
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class LinkCheckMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        if not get_bool(crawler.settings, "WEBSPIDER_CHECK_EXTERNAL", False):
+        if not ReportOptions.of(crawler.settings).check_external:
             raise NotConfigured
         crawler.signals.connect(self.url_skipped, signal=signals.url_skipped)
         crawler.signals.connect(

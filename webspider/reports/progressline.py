@@ -34,30 +34,19 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from webspider.config import ConfigError, get_float
 from webspider.keys import STATS_BROKEN, STATS_PAGES
 from webspider.reports.crawlreport import deferred_waiting
+from webspider.reports.options import ReportOptions
 from webspider.reports.progress import Progress, fit, format_line, format_log
 from webspider.skips import STATS_PREFIX as STATS_SKIPPED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
-MODES = ("auto", "terminal", "log", "off")
 CLEAR_LINE = "\r\x1b[K"
-
-
-def get_mode(settings: BaseSettings) -> str:
-    mode = str(settings.get("WEBSPIDER_PROGRESS") or "auto").strip().lower()
-    if mode not in MODES:
-        raise ConfigError(
-            f"WEBSPIDER_PROGRESS must be one of {', '.join(MODES)}, got {mode!r}"
-        )
-    return mode
 
 
 class _EraseFirst(logging.Filter):
@@ -76,7 +65,8 @@ class ProgressLine:
     def __init__(self, crawler: Crawler, stream: IO[str] | None = None) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        mode = get_mode(settings)
+        options = ReportOptions.of(settings)
+        mode = options.progress
         if mode == "off":
             raise NotConfigured
         self.stream = stream if stream is not None else sys.stderr
@@ -84,9 +74,7 @@ class ProgressLine:
             mode = "terminal" if _isatty(self.stream) else "log"
         self.terminal = mode == "terminal"
         self.interval = (
-            get_float(settings, "WEBSPIDER_PROGRESS_REFRESH", 2.0, minimum=0.05)
-            if self.terminal
-            else get_float(settings, "WEBSPIDER_PROGRESS_INTERVAL", 60.0, minimum=0.05)
+            options.progress_refresh if self.terminal else options.progress_interval
         )
         self._shown = False
         self._last: tuple[float, int] = (time.monotonic(), 0)

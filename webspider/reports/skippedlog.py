@@ -19,8 +19,9 @@ from typing import IO, TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 
 from webspider import signals
-from webspider.config import get_bool, get_int, get_output_dir
+from webspider.config import get_output_dir
 from webspider.keys import SKIPPED_FILE
+from webspider.reports.options import ReportOptions
 from webspider.skips import STATS_PREFIX
 from webspider.utils.url import host_of
 
@@ -35,11 +36,10 @@ class SkippedLog:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        self.write = get_bool(settings, "WEBSPIDER_LOG_SKIPPED", False)
+        options = ReportOptions.of(settings)
+        self.write = options.log_skipped
         self.path = get_output_dir(settings) / SKIPPED_FILE
-        self.max_hosts = get_int(
-            settings, "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS", 20, minimum=0
-        )
+        self.max_hosts = options.log_skipped_max_hosts
         #: reason → hosts already named in the log for it
         self._logged: dict[str, set[str]] = {}
         self._written: set[str] = set()

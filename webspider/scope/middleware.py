@@ -18,7 +18,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from webspider import skips
 from webspider.config import get_start_urls
 from webspider.scope.hosts import HostScope
-from webspider.scope.options import get_scope
+from webspider.scope.options import ScopeOptions
 from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ class ScopeMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        scope = get_scope(settings)
+        scope = ScopeOptions.of(settings).scope
         if scope == "all":
             raise NotConfigured
         self.scope = HostScope(scope, {host_of(u) for u in get_start_urls(settings)})

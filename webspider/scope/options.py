@@ -4,14 +4,17 @@ exclude_re, read and validated from the settings."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from webspider.config import ConfigError, get_start_urls, label
+from webspider import settings as defaults
+from webspider.config import ConfigError, Options, get_bool, get_start_urls, label, once
 from webspider.scope.prefixes import BadPrefixError, PrefixSet, prefix_reason
 from webspider.utils.urllist import URLListError, read_list
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+    from typing_extensions import Self
 
 
 SCOPES = ("host", "domain", "all")
@@ -21,7 +24,8 @@ SCOPE_ALIASES = {"local": "host"}
 
 
 def get_scope(settings: BaseSettings) -> str:
-    raw = str(settings.get("WEBSPIDER_SCOPE") or "host").strip().lower()
+    raw = str(settings.get("WEBSPIDER_SCOPE") or defaults.WEBSPIDER_SCOPE)
+    raw = raw.strip().lower()
     scope = SCOPE_ALIASES.get(raw, raw)
     if scope not in SCOPES:
         accepted = ", ".join([*SCOPES, *SCOPE_ALIASES])
@@ -35,7 +39,10 @@ def get_prefixes(settings: BaseSettings, name: str) -> PrefixSet:
     """An include/exclude prefix list (``a,b`` or ``@file``, or a list)."""
     try:
         values = read_list(settings.get(name))
-        case_sensitive = settings.getbool("WEBSPIDER_PREFIXES_CASE_SENSITIVE", False)
+        case_sensitive = settings.getbool(
+            "WEBSPIDER_PREFIXES_CASE_SENSITIVE",
+            defaults.WEBSPIDER_PREFIXES_CASE_SENSITIVE,
+        )
         return PrefixSet(values, case_sensitive)
     except (URLListError, BadPrefixError) as exc:
         raise ConfigError(f"{label(name)}: {exc}") from None
@@ -80,13 +87,43 @@ def filter_reason(
     return None
 
 
+@dataclass(frozen=True)
+class ScopeOptions(Options):
+    """What the scope middlewares read (see docs/scope-and-politeness.md)."""
+
+    #: host, domain or all
+    scope: str = defaults.WEBSPIDER_SCOPE
+    prefixes_enabled: bool = defaults.WEBSPIDER_PREFIXES_ENABLED
+    include: PrefixSet = field(default_factory=lambda: PrefixSet(()))
+    exclude: PrefixSet = field(default_factory=lambda: PrefixSet(()))
+    #: exclude_re, compiled
+    patterns: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Self:
+        return cls(
+            scope=get_scope(settings),
+            prefixes_enabled=get_bool(
+                settings,
+                "WEBSPIDER_PREFIXES_ENABLED",
+                defaults.WEBSPIDER_PREFIXES_ENABLED,
+            ),
+            include=get_prefixes(settings, "WEBSPIDER_INCLUDE"),
+            exclude=get_prefixes(settings, "WEBSPIDER_EXCLUDE"),
+            patterns=get_exclude_patterns(settings),
+        )
+
+
 def get_dropped_seeds(settings: BaseSettings) -> list[tuple[str, str]]:
     """Start URLs the include/exclude lists and exclude_re keep out, with
     their reason; a ConfigError when that leaves no start URL at all."""
+    return list(once(_dropped_seeds, settings))
+
+
+def _dropped_seeds(settings: BaseSettings) -> tuple[tuple[str, str], ...]:
     urls = get_start_urls(settings)
-    include = get_prefixes(settings, "WEBSPIDER_INCLUDE")
-    exclude = get_prefixes(settings, "WEBSPIDER_EXCLUDE")
-    patterns = get_exclude_patterns(settings)
+    options = ScopeOptions.of(settings)
+    include, exclude, patterns = options.include, options.exclude, options.patterns
     dropped: list[tuple[str, str]] = []
     for url in urls:
         reason = filter_reason(url, include, exclude, patterns)
@@ -97,4 +134,4 @@ def get_dropped_seeds(settings: BaseSettings) -> list[tuple[str, str]]:
         raise ConfigError(
             f"no start URL is left after include/exclude/exclude_re: {names}"
         )
-    return dropped
+    return tuple(dropped)

@@ -21,7 +21,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from webspider import skips
 from webspider.keys import META_ROBOTSTXT, META_SITEMAP
-from webspider.scope.options import get_dropped_seeds, get_exclude_patterns
+from webspider.scope.options import ScopeOptions, get_dropped_seeds
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 class ExcludePatternMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.patterns = get_exclude_patterns(crawler.settings)
+        self.patterns = ScopeOptions.of(crawler.settings).patterns
         if not self.patterns:
             raise NotConfigured
         for url, reason in get_dropped_seeds(crawler.settings):

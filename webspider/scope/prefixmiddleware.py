@@ -24,7 +24,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from webspider import skips
 from webspider.keys import META_ROBOTSTXT, META_SITEMAP
-from webspider.scope.options import get_dropped_seeds, get_prefixes
+from webspider.scope.options import ScopeOptions, get_dropped_seeds
 from webspider.scope.prefixes import prefix_reason
 
 if TYPE_CHECKING:
@@ -39,10 +39,11 @@ class PrefixMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        if not settings.getbool("WEBSPIDER_PREFIXES_ENABLED", True):
+        options = ScopeOptions.of(settings)
+        if not options.prefixes_enabled:
             raise NotConfigured
-        self.include = get_prefixes(settings, "WEBSPIDER_INCLUDE")
-        self.exclude = get_prefixes(settings, "WEBSPIDER_EXCLUDE")
+        self.include = options.include
+        self.exclude = options.exclude
         if not self.include and not self.exclude:
             raise NotConfigured
         for url, reason in get_dropped_seeds(settings):

@@ -29,7 +29,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
-from webspider.config import CrawlConfig, apply_spider_arguments, get_bool
+from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
 from webspider.frontier.dupefilter import is_resumed_job
 from webspider.items import PageItem
 from webspider.keys import (
@@ -49,6 +49,7 @@ from webspider.page.response import (
     remember_response,
 )
 from webspider.reports.duplicates import DuplicateContent
+from webspider.reports.options import ReportOptions
 from webspider.scope.hosts import HostScope
 from webspider.scope.options import get_scope
 from webspider.utils.url import canonical_url, host_of
@@ -92,6 +93,7 @@ class WebSpider(Spider):
         settings = crawler.settings
         apply_spider_arguments(settings, kwargs)
         config = CrawlConfig.from_settings(settings)
+        keep_start_urls(settings, config.start_urls)
         if not settings.get("FEEDS"):
             feed = config.output / PAGES_FILE
             # a resumed job (JOBDIR) adds to the pages its first part wrote
@@ -109,7 +111,7 @@ class WebSpider(Spider):
         # URLs, redirects, your own), this only saves building doomed ones.
         # Off when outside links are wanted (check_external) or scope is all.
         scope = get_scope(settings)
-        if scope != "all" and not get_bool(settings, "WEBSPIDER_CHECK_EXTERNAL", False):
+        if scope != "all" and not ReportOptions.of(settings).check_external:
             spider.link_scope = HostScope(
                 scope, {host_of(url) for url in config.start_urls}
             )
