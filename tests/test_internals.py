@@ -10,6 +10,8 @@ lack an internal, and end to end: real Scrapy with one internal deleted
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from scrapy.utils.reactor import CallLaterOnce
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from tests.support.cli import ROOT
+from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from webspider.commands.crawl import Command
 from webspider.internals import (
     ATTRIBUTE,
@@ -429,3 +431,88 @@ def test_several_missing_internals_are_still_one_line():
         "DownloaderWithoutProcessQueue._process_queue (stand-in for _process_queue), "
         f"which Scrapy {scrapy.__version__} does not have"
     )
+
+
+# -- end to end: real Scrapy with one internal deleted --------------------------------
+#: what the shim deletes → the internals it takes away
+REMOVALS = {
+    "method": (
+        "import scrapy.core.downloader\n"
+        "del scrapy.core.downloader.Downloader._process_queue\n",
+        ["Downloader._process_queue"],
+    ),
+    "class": (
+        "import scrapy.core.engine\ndel scrapy.core.engine._Slot\n",
+        ["_Slot.inprogress", "_Slot.closing", "_Slot.nextcall"],
+    ),
+}
+
+
+def shim_env(tmp_path, removal: str) -> dict[str, str]:
+    """The environment of a Python whose Scrapy lacks ``removal``: a
+    sitecustomize module deletes it before anything else runs."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(REMOVALS[removal][0], "utf-8")
+    env = scrapy_env()
+    env["PYTHONPATH"] = f"{shim}:{env['PYTHONPATH']}"
+    return env
+
+
+def expected_line(removal: str) -> str:
+    return internals_message([internal(label) for label in REMOVALS[removal][1]])
+
+
+@pytest.mark.parametrize("removal", sorted(REMOVALS))
+def test_scrapy_crawl_refuses_a_scrapy_without_an_internal(tmp_path, removal):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        scrapy_command("-a", "start_urls=http://site.test:9/", "-a", f"output={out}"),
+        cwd=ROOT,
+        env=shim_env(tmp_path, removal),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"webspider: error: {expected_line(removal)}\n"
+    assert proc.stdout == ""
+    assert not out.exists()  # nothing written
+
+
+IN_PROCESS = """
+import sys
+
+from scrapy.crawler import CrawlerProcess
+from scrapy.settings import Settings
+
+from webspider.spiders.webspider import WebSpider
+
+settings = Settings()
+settings.setmodule("webspider.settings", priority="project")
+settings.set("LOG_ENABLED", False)
+process = CrawlerProcess(settings, install_root_handler=False)
+crawl = process.crawl(WebSpider, start_urls="http://site.test:9/", output=sys.argv[1])
+crawl.addErrback(lambda failure: print(f"{failure.type.__name__}: {failure.value}"))
+process.start()
+"""
+
+
+def test_an_in_process_crawl_refuses_when_the_spider_is_built(tmp_path):
+    script = tmp_path / "crawl.py"
+    script.write_text(IN_PROCESS, "utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out)],
+        cwd=tmp_path,
+        env=shim_env(tmp_path, "method"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.stdout == f"ScrapyInternalsError: {expected_line('method')}\n", (
+        proc.stderr[-2000:]
+    )
+    assert not out.exists()
