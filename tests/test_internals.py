@@ -107,6 +107,14 @@ def test_the_table_reads_as_one_line_each():
             assert (ROOT / "webspider" / module).is_file(), module
 
 
+def test_the_readme_lists_every_internal():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme.split("### Scrapy internals webspider relies on", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    for row in INTERNALS:
+        assert f"| `{row.label}`" in section, row.label
+
+
 def test_the_installed_scrapy_passes_the_start_up_check():
     check_internals()
     check_internals()  # cached: Scrapy does not change under a process
