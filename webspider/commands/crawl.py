@@ -5,7 +5,8 @@ Scrapy's own ``crawl`` command reports a bad spider argument with a traceback
 and spider argument first (webspider.validation.check_settings), before Scrapy
 starts its crawler process and logging, and, when something is wrong, prints
 ``webspider: error: <what to fix>`` to stderr and exits with status 2 before
-anything is crawled or written.
+anything is crawled or written. A Scrapy without one of the internals
+webspider relies on (webspider.internals) is refused the same way.
 
 With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
 3 when the crawl found broken internal links, for a site's CI.
@@ -29,6 +30,7 @@ from webspider.config import (
     get_start_urls,
     keep_start_urls,
 )
+from webspider.internals import ScrapyInternalsError, check_internals
 from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.reports.options import ReportOptions
 from webspider.spiders.webspider import WebSpider
@@ -122,6 +124,13 @@ class Command(ScrapyCrawlCommand):
         super().process_options(args, opts)
         if len(args) != 1:
             return  # Scrapy's own usage message
+        # Whatever the spider: this command's _create_crawler, and the
+        # project's DOWNLOADER and SCHEDULER, need them too.
+        try:
+            check_internals()
+        except ScrapyInternalsError as exc:
+            print(f"webspider: error: {exc}", file=sys.stderr)
+            sys.exit(EXIT_USAGE)
         try:
             spidercls = get_spider_loader(self.settings or Settings()).load(args[0])
         except KeyError:
@@ -149,8 +158,9 @@ class Command(ScrapyCrawlCommand):
         )
 
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
-        # Kept to read its stats once the crawl is over (CrawlerProcess
-        # forgets its crawlers when they finish).
+        # Overrides a Scrapy internal (listed in webspider.internals). Kept
+        # to read its stats once the crawl is over (CrawlerProcess forgets
+        # its crawlers when they finish).
         self.crawler = super()._create_crawler(spidercls)
         # Switched-off components are left out of Scrapy's lists, decided on
         # the crawler's settings (they hold the spider's own). The command's

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.pqueues import ScrapyPriorityQueue
 
+from webspider.internals import priority_queues
+
 if TYPE_CHECKING:
     from scrapy import Request
 
@@ -47,7 +49,7 @@ class DepthPriorityQueue(ScrapyPriorityQueue):
         taken over the non-empty queues (there are a handful: one per level)."""
         keys = [
             key
-            for queues in (self.queues, self._start_queues)
+            for queues in priority_queues(self)
             for key, queue in queues.items()
             if queue
         ]

@@ -45,6 +45,7 @@ from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.deferred import DeferredFrontier, DeferredURL
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.queues import DepthPriorityQueue, key_depth
+from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
     FRONTIER_FILE,
@@ -177,11 +178,11 @@ class RoundScheduler(Scheduler):
 
     def _depths_in_progress(self) -> Iterable[int]:
         # Scrapy has no public view of "requests whose callback output is not
-        # processed yet"; the engine's slot keeps exactly that set (from
-        # download start until every request the page yields is scheduled).
-        # tests/test_frontier_scheduler.py fails if a Scrapy upgrade moves it.
-        slot = getattr(self.crawler.engine, "_slot", None) if self.crawler else None
-        for request in getattr(slot, "inprogress", ()):
+        # processed yet"; the engine keeps exactly that set (from download
+        # start until every request the page yields is scheduled), a private
+        # one checked at start-up (webspider.internals).
+        engine = self.crawler.engine if self.crawler else None
+        for request in requests_in_progress(engine):
             depth = request.meta.get("depth")
             if depth is not None:  # robots.txt and such carry none
                 yield depth

@@ -7,8 +7,8 @@ one host all start at once, whatever ``CONCURRENT_REQUESTS_PER_DOMAIN`` says
 (seen as 8 parallel requests to a host limited to 1). This downloader counts
 a request as transferring from the moment it leaves the slot's queue.
 
-Relies on two Scrapy internals (``Downloader._get_slot`` and ``Slot.queue``);
-``tests/test_politeness_downloader.py`` fails if either changes.
+Relies on Scrapy internals (``Downloader._get_slot``, ``Slot.queue``,
+``Slot.transferring``), listed and checked at start-up in webspider.internals.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader import Downloader as ScrapyDownloader
+
+from webspider.internals import set_slot_queue, slot_queue, slot_transferring
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -43,6 +45,7 @@ class Downloader(ScrapyDownloader):
 
     def _get_slot(self, request: Request, spider: Any = None) -> tuple[str, Slot]:
         key, slot = super()._get_slot(request)
-        if not isinstance(slot.queue, ReservingQueue):
-            slot.queue = ReservingQueue(slot.transferring, slot.queue)
+        queue = slot_queue(slot)
+        if not isinstance(queue, ReservingQueue):
+            set_slot_queue(slot, ReservingQueue(slot_transferring(slot), queue))
         return key, slot

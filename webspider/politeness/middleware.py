@@ -44,6 +44,12 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
+from webspider.internals import (
+    engine_closing,
+    process_slot_queue,
+    set_slot_latercall,
+    slot_latercall,
+)
 from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
@@ -190,7 +196,7 @@ class PolitenessMiddleware:
     def _release(self, key: str, gate: StartGate) -> None:
         """Let the next waiting request of a slot go, when its turn has come."""
         gate.timer = None
-        if _closing(self.crawler):
+        if engine_closing(self.crawler.engine):
             self._drop(gate)
             return
         now = monotonic()
@@ -317,18 +323,19 @@ class PolitenessMiddleware:
             del self.paused[key]
             return
         hold = self._holds.get(key)
-        if hold is not None and slot.latercall is hold:
+        timer = slot_latercall(slot)
+        if hold is not None and timer is hold:
             hold.cancel()
-        elif slot.latercall is not None:
+        elif timer is not None:
             # Scrapy's own DOWNLOAD_DELAY timer: replaced by the longer hold;
             # _resume lets the downloader recompute the delay afterwards.
-            slot.latercall.cancel()
-        hold = call_later(remaining, self._resume, key, slot)
-        slot.latercall = self._holds[key] = hold
+            timer.cancel()
+        hold = self._holds[key] = call_later(remaining, self._resume, key, slot)
+        set_slot_latercall(slot, hold)
 
     def _resume(self, key: str, slot: Slot) -> None:
-        if slot.latercall is self._holds.pop(key, None):
-            slot.latercall = None
+        if slot_latercall(slot) is self._holds.pop(key, None):
+            set_slot_latercall(slot, None)
         if key in self.paused and self.paused[key] > monotonic():
             self._hold(key, slot)
             return
@@ -336,7 +343,7 @@ class PolitenessMiddleware:
         # The downloader only looks at a slot's queue when something happens
         # to it; after a pause nothing does, so kick it (Scrapy's own
         # DOWNLOAD_DELAY timer does exactly this).
-        self.downloader._process_queue(slot)
+        process_slot_queue(self.downloader, slot)
 
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
@@ -345,13 +352,6 @@ class PolitenessMiddleware:
 
 class CrawlClosing(Exception):
     """The crawl closes while a request waits for its turn."""
-
-
-def _closing(crawler: Crawler) -> bool:
-    # Scrapy has no signal for "the engine started closing"; its slot's
-    # ``closing`` Deferred is set then (private API, guarded).
-    slot = getattr(crawler.engine, "_slot", None)
-    return getattr(slot, "closing", None) is not None
 
 
 def _origin(request: Request) -> Origin:

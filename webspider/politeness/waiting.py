@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from webspider.internals import add_total_concurrency, total_concurrency, wake_engine
 from webspider.politeness.options import PolitenessOptions
 
 if TYPE_CHECKING:
@@ -45,31 +46,25 @@ class WaitingRoom:
         downloader = engine.downloader if engine is not None else None
         uncounted = (
             downloader is not None
-            and downloader.total_concurrency > 0  # 0: no limit to make room in
+            and total_concurrency(downloader) > 0  # 0: no limit to make room in
             and self.uncounted < self.limit
         )
         self.waiting += 1
         if uncounted:
             assert downloader is not None
-            downloader.total_concurrency += 1
+            add_total_concurrency(downloader, 1)
             self.uncounted += 1
-            self._wake_engine()
+            # The engine looks for more requests when one finishes, or every
+            # 5 s; a place made here is neither, so tell it.
+            wake_engine(engine)
         try:
             await maybe_deferred_to_future(until)
         finally:
             self.waiting -= 1
             if uncounted:
                 assert downloader is not None
-                downloader.total_concurrency -= 1
+                add_total_concurrency(downloader, -1)
                 self.uncounted -= 1
-
-    def _wake_engine(self) -> None:
-        # The engine looks for more requests when one finishes, or every 5 s;
-        # a place made here is neither, so tell it (private API, guarded).
-        slot = getattr(self.crawler.engine, "_slot", None)
-        nextcall = getattr(slot, "nextcall", None)
-        if nextcall is not None:
-            nextcall.schedule()
 
 
 @dataclass

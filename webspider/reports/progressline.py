@@ -34,6 +34,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from webspider.internals import slot_transferring
 from webspider.keys import STATS_BROKEN, STATS_PAGES
 from webspider.reports.crawlreport import deferred_waiting
 from webspider.reports.options import ReportOptions
@@ -102,7 +103,7 @@ class ProgressLine:
             downloader = engine.downloader
             # active = waiting in a download slot (delay, concurrency) + on the wire
             in_flight = sum(
-                len(slot.transferring) for slot in downloader.slots.values()
+                len(slot_transferring(slot)) for slot in downloader.slots.values()
             )
             queued = max(0, len(downloader.active) - in_flight)
         deferred = deferred_waiting(self.crawler)

@@ -31,6 +31,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
 from webspider.frontier.dupefilter import is_resumed_job
+from webspider.internals import check_internals
 from webspider.items import PageItem
 from webspider.keys import (
     META_CHECK_ONLY,
@@ -90,6 +91,9 @@ class WebSpider(Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        # In-process crawls (a script, scrapyd's runner with another command)
+        # do not go through the crawl command's check; checked once per process.
+        check_internals()
         settings = crawler.settings
         apply_spider_arguments(settings, kwargs)
         config = CrawlConfig.from_settings(settings)
