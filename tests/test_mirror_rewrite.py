@@ -1,9 +1,8 @@
-import re
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.scanref import reference_scan
 from webspider.mirror.rewrite import (
     ascii_compatible,
     rewrite_css,
@@ -209,42 +208,8 @@ _SOUP = st.lists(
 ).map("".join)
 
 
-class _ReferenceScanner(htmlscan._Scanner):
-    """The scan as it was before its fast paths: one case-insensitive regex
-    to jump with (tags, comments and "style" alike), and the plain attribute
-    loop for every tag."""
-
-    def run(self):
-        body = self.body
-        names = set(self.table.by_tag) | htmlscan.RAW_TEXT | {b"base", b"meta"}
-        jump = re.compile(
-            rb"<!--|<(?:"
-            + b"|".join(sorted(names, key=len, reverse=True))
-            + rb")(?=[\s/>])|style",
-            re.IGNORECASE,
-        )
-        size = len(body)
-        pos = 0
-        while pos < size:
-            found = jump.search(body, pos)
-            if found is None:
-                break
-            at = found.start()
-            if body[at] != ord("<"):
-                lt = body.rfind(b"<", pos, at)
-                end = self.tag(lt) if lt >= 0 else at
-                pos = max(end, found.end())
-            elif found.group(0) == b"<!--":
-                close = body.find(b"-->", at + 4)
-                pos = size if close < 0 else close + 3
-            else:
-                pos = self.tag(at)
-        return self.result
-
-
 def _reference_rewrite_html(body, resolve):
-    table = htmlscan._table(LINK_RULES)
-    found = _ReferenceScanner(body, "utf-8", table, fast=False).run()
+    found = reference_scan(body)
     return rewrite_spans(body, found.spans, resolve, "utf-8")
 
 
@@ -253,5 +218,4 @@ def _reference_rewrite_html(body, resolve):
 def test_fast_scan_matches_the_reference_scan(soup):
     body = soup.encode()
     assert rewrite_html(body, upper) == _reference_rewrite_html(body, upper)
-    reference = _ReferenceScanner(body, "utf-8", htmlscan._table(LINK_RULES), False)
-    assert htmlscan.scan(body, "utf-8", LINK_RULES).links == reference.run().links
+    assert htmlscan.scan(body, "utf-8", LINK_RULES).links == reference_scan(body).links

@@ -102,6 +102,8 @@ _UNQUOTED_RE = re.compile(rb"[^\s>]*")
 
 #: elements whose content is text, not markup (a "<img" inside is no tag)
 RAW_TEXT = frozenset({b"script", b"style", b"textarea", b"title", b"xmp", b"plaintext"})
+_NOSCRIPT_RE = re.compile(rb"<noscript")
+_NOSCRIPT_END_RE = re.compile(rb"</noscript")
 _CLOSE_RE = {t: re.compile(rb"</" + t + rb"[\s/>]", re.IGNORECASE) for t in RAW_TEXT}
 
 _CSS_URL_RE = re.compile(
@@ -352,6 +354,7 @@ class _Scanner:
         "encoding",
         "fast",
         "low",
+        "noscripts",
         "result",
         "spans",
         "table",
@@ -365,6 +368,8 @@ class _Scanner:
         self.fast = fast
         self.result = HtmlScan(text_at=partial(link_text, body, encoding))
         self.spans = self.result.spans
+        #: where each "<noscript" and "</noscript" starts (see in_noscript)
+        self.noscripts: tuple[list[int], list[int]] | None = None
 
     # -- values -------------------------------------------------------------------
     def text(self, start: int, end: int) -> str:
@@ -601,8 +606,21 @@ class _Scanner:
                 self.result.refresh.append(value)
 
     def in_noscript(self, pos: int) -> bool:
-        low = self.low
-        return low.rfind(b"<noscript", 0, pos) > low.rfind(b"</noscript", 0, pos)
+        """Whether the last ``<noscript`` before ``pos`` is after the last
+        ``</noscript``. Both are listed once per page, on the first refresh:
+        looking back over the page from each one made a page of many meta
+        refreshes quadratic."""
+        if self.noscripts is None:
+            low = self.low
+            self.noscripts = (
+                [m.start() for m in _NOSCRIPT_RE.finditer(low)],
+                [m.start() for m in _NOSCRIPT_END_RE.finditer(low)],
+            )
+        opens, closes = self.noscripts
+        # as rfind(..., 0, pos): the last one that ends by pos
+        i = bisect_right(opens, pos - len(b"<noscript"))
+        j = bisect_right(closes, pos - len(b"</noscript"))
+        return (opens[i - 1] if i else -1) > (closes[j - 1] if j else -1)
 
     def raw_text(self, name: bytes, pos: int) -> int:
         close_match = _CLOSE_RE[name].search(self.body, pos)
