@@ -43,6 +43,22 @@ def test_host_scope(scope, host, allowed):
     assert HostScope(scope, {"www.site.test"}).allows(host) is allowed
 
 
+@pytest.mark.parametrize(
+    ("scope", "seed", "host", "allowed"),
+    [
+        ("host", "bücher.test", "xn--bcher-kva.test", True),
+        ("host", "xn--bcher-kva.test", "BÜCHER.test", True),
+        ("host", "bücher.test", "bucher.test", False),
+        ("domain", "www.bücher.test", "shop.xn--bcher-kva.test", True),
+        ("domain", "www.xn--bcher-kva.test", "shop.bücher.test", True),
+        ("domain", "www.пример.рф", "a.xn--e1afmkfd.xn--p1ai", True),
+        ("domain", "www.пример.рф", "xn--p1ai", False),
+    ],
+)
+def test_host_scope_compares_idn_hosts_in_one_form(scope, seed, host, allowed):
+    assert HostScope(scope, {seed}).allows(host) is allowed
+
+
 def middleware(**settings):
     crawler = get_crawler(
         WebSpider, {"WEBSPIDER_START_URLS": "http://www.site.test/", **settings}

@@ -51,6 +51,11 @@ SPORTS = "http://www.bbc.co.uk/sports"
         ([SPORTS, "http://x.org/a/"], "http://x.org/a/b", True),
         ([SPORTS, "http://x.org/a/"], "http://x.org/b", False),
         ([], "http://x.org/", False),
+        # an internationalised host and its punycode form are one host
+        (["http://bücher.test/a/"], "http://xn--bcher-kva.test/a/b", True),
+        (["http://xn--bcher-kva.test/a/"], "http://BÜCHER.test/a/b", True),
+        (["bücher.test/a/"], "https://xn--bcher-kva.test/a/", True),
+        (["http://bücher.test/a/"], "http://bucher.test/a/b", False),
     ],
 )
 def test_matches(prefixes, url, expected):

@@ -2,10 +2,12 @@ import random
 from urllib.parse import urlsplit
 
 import pytest
+from w3lib.url import safe_url_string
 
 from webspider.utils import url as url_module
 from webspider.utils.url import (
     BadURLError,
+    ascii_host,
     canonical_url,
     host_of,
     normalize_seed,
@@ -163,3 +165,35 @@ def test_small_helpers():
         assert host_of(url) == expected, url
     assert origin_of("https://a.org/x") == ("https", "a.org", 443)
     assert origin_of("http://a.org:8080/") == ("http", "a.org", 8080)
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("bücher.test", "xn--bcher-kva.test"),
+        ("BÜCHER.Test", "xn--bcher-kva.test"),
+        ("XN--BCHER-KVA.test", "xn--bcher-kva.test"),
+        ("пример.рф", "xn--e1afmkfd.xn--p1ai"),
+        ("straße.de", "strasse.de"),  # IDNA 2003, as w3lib and so Scrapy
+        ("\uff42ücher.test", "xn--bcher-kva.test"),  # NFKC first: fullwidth b
+        ("bücher.test.", "xn--bcher-kva.test."),
+        ("example.org", "example.org"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("x" * 64 + "ü.test", "x" * 64 + "ü.test"),  # refused: kept, as w3lib
+    ],
+)
+def test_ascii_host_is_the_host_requests_carry(host, expected):
+    assert ascii_host(host) == expected
+    # what Scrapy's Request(url) sends (w3lib's safe_url_string)
+    assert urlsplit(safe_url_string(f"http://{host}/")).hostname == expected
+
+
+def test_a_host_and_its_punycode_are_one_host():
+    for url in [
+        "http://bücher.test/a",
+        "http://BÜCHER.TEST:80/a",
+        "http://xn--bcher-kva.test/a",
+    ]:
+        assert host_of(url) == "xn--bcher-kva.test"
+        assert origin_of(url) == ("http", "xn--bcher-kva.test", 80)
+        assert canonical_url(url) == "http://xn--bcher-kva.test/a"

@@ -6,6 +6,8 @@ import ipaddress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from webspider.utils.url import ascii_host
+
 if TYPE_CHECKING:
     from tldextract import TLDExtract
 
@@ -40,11 +42,13 @@ def registered_domain(host: str) -> str:
 
 
 class HostScope:
-    """Decides whether a host is within the crawl's scope."""
+    """Decides whether a host is within the crawl's scope. Host names are
+    compared in their IDNA form (webspider.utils.url.ascii_host), so
+    ``bücher.test`` and ``xn--bcher-kva.test`` are one host."""
 
     def __init__(self, scope: str, seed_hosts: set[str]) -> None:
         self.scope = scope
-        self.hosts = {h.lower().rstrip(".") for h in seed_hosts}
+        self.hosts = {ascii_host(h).rstrip(".") for h in seed_hosts}
         # Only scope=domain needs them, and the first lookup loads the public
         # suffix list: ~50 ms, a tenth of a one-page crawl.
         self.domains = (
@@ -54,7 +58,7 @@ class HostScope:
     def allows(self, host: str) -> bool:
         if self.scope == "all":
             return True
-        host = host.lower().rstrip(".")
+        host = ascii_host(host).rstrip(".")
         if host in self.hosts:
             return True
         if self.scope == "domain":

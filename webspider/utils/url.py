@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from functools import lru_cache
 from urllib.parse import ParseResult, SplitResult, urlsplit, urlunsplit
 
@@ -168,8 +169,30 @@ def _valid_host(host: str) -> bool:
     return all(_HOST_LABEL_RE.match(label) for label in labels)
 
 
+@lru_cache(maxsize=4096)
+def ascii_host(host: str) -> str:
+    """A host name as requests carry it: lower-case, an internationalised
+    name (``bücher.test``) in its IDNA form (``xn--bcher-kva.test``).
+
+    Scrapy's Request passes its URL through w3lib's safe_url_string, which
+    writes the host so (NFKC, then Python's IDNA 2003 codec, the same steps
+    as here), and so does canonical_url; every host compared with another
+    (scope, robots.txt origins) goes through this too, so that a name and
+    its punycode form are one host everywhere. A name IDNA refuses (a label
+    over 63 characters, an empty label) is kept as it is, as w3lib keeps
+    it."""
+    host = host.lower()
+    if host.isascii():
+        return host
+    try:
+        return unicodedata.normalize("NFKC", host).encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
 def host_of(url: str) -> str:
-    """Lower-case host name of a URL (no port), '' when it has none."""
+    """Host name of a URL (no port) as ascii_host writes it, '' when it has
+    none."""
     # A site's links share a few "scheme://authority" heads: each is split once.
     match = _HEAD_RE.match(url)
     return _host_of(match.group(0) if match else url)
@@ -181,7 +204,7 @@ _HEAD_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 @lru_cache(maxsize=4096)
 def _host_of(url: str) -> str:
     try:
-        return urlsplit(url).hostname or ""
+        return ascii_host(urlsplit(url).hostname or "")
     except ValueError:
         return ""
 
@@ -200,4 +223,4 @@ def origin_of_parts(parts: SplitResult | ParseResult) -> Origin:
     ``urlparse_cached``, so per-request callers do not parse it again)."""
     scheme = parts.scheme.lower()
     port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
-    return scheme, (parts.hostname or ""), port
+    return scheme, ascii_host(parts.hostname or ""), port
