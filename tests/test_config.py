@@ -9,6 +9,8 @@ from webspider.config import (
     apply_spider_arguments,
     get_float,
     get_int,
+    get_product_token,
+    product_token,
 )
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
@@ -124,3 +126,38 @@ def test_an_unknown_setting_names_the_closest_known_one():
         "(did you mean WEBSPIDER_REPORT_INTERVAL?)"
     )
     check_known_settings(project_settings(WEBSPIDER_REPORT_INTERVAL="5"))
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "token"),
+    [
+        ("webspider/0.1.0 (+https://github.com/webspider/webspider)", "webspider"),
+        ("WebSpider", "webspider"),
+        ("MyBot/2.0", "mybot"),
+        ("  mybot (compatible)", "mybot"),
+        # RFC 9309 2.2.1's own example: the bot's token, not the browser's
+        (
+            "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://example.org/bot)",
+            "examplebot",
+        ),
+        (
+            "Mozilla/5.0 (Linux; Android 6.0.1) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/1.0 Mobile Safari/537.36 (compatible; Googlebot/2.1; +https://g.co/b)",
+            "googlebot",
+        ),
+        ("Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0", "mozilla"),
+        ("Foo_Bar-Baz/1", "foo_bar-baz"),
+        ("bot2000/1.0", "bot"),  # a token is letters, "-" and "_"
+        ("", ""),
+        ("/1.0", ""),
+    ],
+)
+def test_product_token(user_agent, token):
+    assert product_token(user_agent) == token
+
+
+def test_product_token_of_the_settings():
+    settings = Settings({"USER_AGENT": "Mozilla/5.0 (compatible; ExampleBot/0.1)"})
+    assert get_product_token(settings) == "examplebot"
+    settings.set("ROBOTSTXT_USER_AGENT", "OtherBot")
+    assert get_product_token(settings) == "otherbot"

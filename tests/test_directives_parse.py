@@ -9,7 +9,6 @@ from webspider.directives.parse import (
     header_directives,
     meta_directives,
     parse_robots_content,
-    product_token,
 )
 
 NONE = (False, False)
@@ -109,19 +108,6 @@ def test_meta_directives_uses_the_product_token_given() -> None:
 )
 def test_header_directives(values: list[str], expected: tuple[bool, bool]) -> None:
     assert pair(header_directives(values, "webspider")) == expected
-
-
-@pytest.mark.parametrize(
-    ("user_agent", "token"),
-    [
-        ("webspider/0.1.0 (+https://github.com/webspider/webspider)", "webspider"),
-        ("WebSpider", "webspider"),
-        ("MyBot/2.0", "mybot"),
-        ("  mybot (compatible)", "mybot"),
-    ],
-)
-def test_product_token(user_agent: str, token: str) -> None:
-    assert product_token(user_agent) == token
 
 
 def test_merge_most_restrictive_wins() -> None:

@@ -14,9 +14,11 @@ prints it and exits with status 2).
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -159,6 +161,30 @@ class Options:
     def of(cls, settings: BaseSettings) -> Self:
         """The options of a crawl's settings, parsed once per crawl."""
         return once(cls.from_settings, settings)
+
+
+# "(compatible; ExampleBot/0.1; +https://…)": a bot in a browser's clothes
+_COMPATIBLE_RE = re.compile(r"\(\s*compatible\s*;\s*([A-Za-z_-]+)", re.IGNORECASE)
+_TOKEN_RE = re.compile(r"\s*([A-Za-z_-]+)")
+
+
+@lru_cache(maxsize=64)
+def product_token(user_agent: str) -> str:
+    """The crawler's name in a User-Agent, lower-cased, as robots.txt groups
+    and ``<meta name=…>`` address it (RFC 9309 2.2.1: letters, ``-`` and
+    ``_``): ``webspider/0.1 (+https://…)`` → ``webspider``, and, for a
+    browser-style User-Agent, the bot's own name, not the browser's:
+    ``Mozilla/5.0 (compatible; ExampleBot/0.1; +https://…)`` →
+    ``examplebot``. "" when there is none."""
+    match = _COMPATIBLE_RE.search(user_agent) or _TOKEN_RE.match(user_agent)
+    return match.group(1).lower() if match else ""
+
+
+def get_product_token(settings: BaseSettings) -> str:
+    """The product token of ``ROBOTSTXT_USER_AGENT`` (as in Scrapy), else of
+    ``USER_AGENT``."""
+    user_agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT")
+    return product_token(str(user_agent or ""))
 
 
 def get_start_urls(settings: BaseSettings) -> list[str]:

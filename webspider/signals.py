@@ -50,5 +50,7 @@ request_failed = object()
 crawl_delay_found = object()
 
 #: robots.txt of an origin was parsed. Sent with ``origin`` (scheme, host,
-#: port) and ``parser`` (a protego.Protego); the sitemap seeder listens.
+#: port) and ``parser`` (a webspider.politeness.robotsrules.RobotsRules:
+#: ``can_fetch``, ``crawl_delay`` and ``sitemaps`` as protego's parser has
+#: them); the sitemap seeder listens.
 robots_rules_found = object()

@@ -2,7 +2,8 @@
 
 Before a response reaches its callback, the page's directives are read from
 ``<meta name="robots">``/``<meta name="webspider">`` (the product token of
-USER_AGENT), the ``X-Robots-Tag`` header and ``rel="nofollow"`` links (see
+ROBOTSTXT_USER_AGENT, else USER_AGENT: webspider.config.product_token), the
+``X-Robots-Tag`` header and ``rel="nofollow"`` links (see
 webspider.directives.parse); an error response (status >= 400 that reaches
 the spider through HTTPERROR_ALLOWED_CODES) is noindex and nofollow. Then
 the spider's ``adjust_directives(response, directives)`` and the
@@ -37,13 +38,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from webspider import signals, skips
+from webspider.config import get_product_token
 from webspider.directives.options import DirectivesOptions
-from webspider.directives.parse import (
-    Directives,
-    header_directives,
-    meta_directives,
-    product_token,
-)
+from webspider.directives.parse import Directives, header_directives, meta_directives
 from webspider.keys import META_CHECK_ONLY
 from webspider.page.response import directives_of, parsed_page, set_directives
 from webspider.utils.url import canonical_url
@@ -76,11 +73,8 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         self.use_header = options.header
         self.use_rel = options.rel
         self.export_noindex = options.export_noindex
-        user_agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get(
-            "USER_AGENT", ""
-        )
         #: the name a page uses to speak to us alone (<meta name="webspider">)
-        self.product = product_token(str(user_agent)) or "webspider"
+        self.product = get_product_token(settings) or "webspider"
 
     # -- deciding ---------------------------------------------------------------
     def page_directives(self, response: Response) -> Directives:

@@ -42,7 +42,6 @@ VALUED_DIRECTIVES = frozenset(
 _SPLIT_RE = re.compile(r"[\s,]+")
 # "name: rest" at the start of one comma-separated part of an X-Robots-Tag value
 _SCOPED_RE = re.compile(r"^\s*([A-Za-z0-9_.*-]+)\s*:(.*)$", re.DOTALL)
-_PRODUCT_RE = re.compile(r"[\s/;(]")
 
 
 @dataclass
@@ -132,10 +131,3 @@ def header_directives(values: Iterable[str], product: str) -> Directives:
             if applies:
                 apply_words(directives, _SPLIT_RE.split(words))
     return directives
-
-
-def product_token(user_agent: str) -> str:
-    """The product token of a User-Agent (``webspider/0.1 (+url)`` →
-    ``webspider``), lower-cased: the name pages use to speak to us."""
-    token = _PRODUCT_RE.split(user_agent.strip(), maxsplit=1)[0]
-    return token.lower()

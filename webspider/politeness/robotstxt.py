@@ -8,7 +8,8 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   other request to it; requests to that origin wait (in ``process_request``,
   without holding a place in CONCURRENT_REQUESTS, see .waiting) for the
   answer, requests to other origins do not.
-- 2xx: parsed with protego; 4xx other than 429: no rules; 5xx, 429 or a
+- 2xx: parsed (webspider.politeness.robotsrules); 4xx other than 429: no
+  rules; 5xx, 429 or a
   network error: nothing of the origin is requested, robots.txt is retried
   with a doubling delay, and when it stays unreachable every request to the
   origin is skipped (reason ``robots_unreachable``), with one warning.
@@ -16,16 +17,18 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   to the original origin.
 - the first ``WEBSPIDER_ROBOTSTXT_MAX_BYTES`` are parsed (default 512 KiB,
   never less than 500 KiB); anything after is ignored with a warning.
-- the group is chosen by the product token of USER_AGENT (``webspider``),
-  else ``*``; rules are kept ``WEBSPIDER_ROBOTSTXT_CACHE_TTL`` seconds (at
-  most 24 h), then fetched again before the next request to that origin.
+- the groups are chosen by the product token of ROBOTSTXT_USER_AGENT, else
+  USER_AGENT (``webspider``; a browser-style ``Mozilla/5.0 (compatible;
+  ExampleBot/0.1; …)`` gives ``examplebot``), else ``*``; rules are kept
+  ``WEBSPIDER_ROBOTSTXT_CACHE_TTL`` seconds (at most 24 h), then fetched
+  again before the next request to that origin.
 - ``Crawl-delay`` is announced with webspider.signals.crawl_delay_found
   (the politeness middleware applies it); ``Sitemap:`` lines seed the crawl
   with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.politeness.sitemaps).
 
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
-``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``USER_AGENT``.
+``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``ROBOTSTXT_USER_AGENT``, ``USER_AGENT``.
 Meta keys honoured: ``dont_obey_robotstxt`` (as Scrapy's); set on its own
 requests: ``webspider_robotstxt``.
 Stats: ``webspider/robotstxt/<event>_count`` (see the STATS_* constants),
@@ -40,7 +43,6 @@ from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from protego import Protego
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
@@ -50,6 +52,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
+from webspider.config import get_product_token
 from webspider.exceptions import RobotsUnreachable
 from webspider.keys import META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
@@ -60,11 +63,10 @@ from webspider.politeness.robots import (
     PARSE,
     REDIRECT,
     backoff,
-    drop_partial_token_groups,
     outcome_of_status,
-    product_token,
     robots_text,
 )
+from webspider.politeness.robotsrules import RobotsRules
 from webspider.politeness.waiting import WaitingRoom
 from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
@@ -97,7 +99,7 @@ class OriginRobots:
 
     state: str = PENDING
     #: the rules (None with state READY: no restrictions)
-    parser: Protego | None = None
+    parser: RobotsRules | None = None
     #: why the origin is unreachable (for the log)
     reason: str = ""
     #: monotonic time after which robots.txt is fetched again
@@ -128,7 +130,7 @@ class RobotsTxtMiddleware:
         self.ttl = options.robots_cache_ttl
         self.retry_times = options.robots_retry_times
         self.retry_delay = options.robots_retry_delay
-        self.token = product_token(str(settings.get("USER_AGENT") or ""))
+        self.token = get_product_token(settings) or "*"
         self._origins: dict[Origin, OriginRobots] = {}
         self.waiting_room = WaitingRoom(crawler)
         self._fetches: set[Deferred[None]] = set()
@@ -228,7 +230,7 @@ class RobotsTxtMiddleware:
 
     async def _download(
         self, base: str
-    ) -> tuple[bool, Protego | None, str, float | None]:
+    ) -> tuple[bool, RobotsRules | None, str, float | None]:
         """(reachable, rules or None for none, why unreachable, Retry-After)."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
@@ -275,7 +277,7 @@ class RobotsTxtMiddleware:
             return False, None, f"HTTP {response.status}", wait
         return False, None, f"more than {MAX_REDIRECTS} redirects", None
 
-    def _parse(self, url: str, response: Response) -> Protego:
+    def _parse(self, url: str, response: Response) -> RobotsRules:
         text, truncated = robots_text(response.body, self.max_bytes)
         if truncated:
             self._inc(STATS_TRUNCATED)
@@ -285,11 +287,9 @@ class RobotsTxtMiddleware:
                 len(response.body),
                 self.max_bytes,
             )
-        parser = Protego.parse(text)
-        drop_partial_token_groups(parser, self.token)
-        return parser
+        return RobotsRules.parse(text)
 
-    def _announce(self, origin: Origin, parser: Protego) -> None:
+    def _announce(self, origin: Origin, parser: RobotsRules) -> None:
         # Sent also without a Crawl-delay (0), so a re-read robots.txt that
         # dropped it lifts it.
         delay = parser.crawl_delay(self.token) or 0.0

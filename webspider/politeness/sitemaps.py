@@ -29,12 +29,12 @@ from webspider.politeness.options import PolitenessOptions
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from protego import Protego
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
     from typing_extensions import Self
 
+    from webspider.politeness.robotsrules import RobotsRules
     from webspider.utils.url import Origin
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class SitemapSeeder:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def robots_rules_found(self, origin: Origin, parser: Protego) -> None:
+    def robots_rules_found(self, origin: Origin, parser: RobotsRules) -> None:
         for url in parser.sitemaps:
             self.request_sitemap(url, level=1)
 
