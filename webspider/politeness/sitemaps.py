@@ -8,23 +8,33 @@ exclude_re and robots.txt still decide whether it goes out. Sitemap files
 themselves are not pages: they pass the include/exclude lists (meta
 ``webspider_sitemap``) but not the scope, and are not exported.
 
-Settings: ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (off by default), ``ROBOTSTXT_OBEY``.
-Stats: ``webspider/sitemaps/fetched_count``, ``webspider/sitemaps/url_count``.
+A sitemap that cannot be read whole (a gzip bomb or damaged gzip, XML that
+is not well-formed, ``<loc>`` values that are not http(s) URLs, a relative
+``Sitemap:`` line that leads nowhere) is one warning line naming the file
+and what was wrong; whatever could be read of it is still used
+(webspider.politeness.sitemapxml).
+
+Settings: ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (off by default), ``ROBOTSTXT_OBEY``,
+``DOWNLOAD_MAXSIZE`` (the most a ``.xml.gz`` is unpacked to).
+Stats: ``webspider/sitemaps/fetched_count``, ``webspider/sitemaps/url_count``,
+``webspider/sitemaps/warning_count`` (sitemaps with a warning),
+``webspider/sitemaps/bad_url_count`` (``<loc>`` values left out).
 """
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.gz import gunzip, gzip_magic_number
-from scrapy.utils.sitemap import Sitemap
 
 from webspider import signals
 from webspider.keys import META_LINK_KIND, META_REFERER, META_SITEMAP
 from webspider.politeness.options import PolitenessOptions
+from webspider.politeness.robotstxt import origin_url
+from webspider.politeness.sitemapxml import SITEMAPINDEX, read_sitemap, usable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -41,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 STATS_FETCHED = "webspider/sitemaps/fetched_count"
 STATS_URLS = "webspider/sitemaps/url_count"
+STATS_WARNINGS = "webspider/sitemaps/warning_count"
+STATS_BAD_URLS = "webspider/sitemaps/bad_url_count"
 #: sitemap index → sitemap → … nesting followed at most
 MAX_LEVEL = 3
 
@@ -64,8 +76,19 @@ class SitemapSeeder:
         return cls(crawler)
 
     def robots_rules_found(self, origin: Origin, parser: RobotsRules) -> None:
-        for url in parser.sitemaps:
-            self.request_sitemap(url, level=1)
+        robots = origin_url(origin) + "/robots.txt"
+        for value in parser.sitemaps:
+            # the protocol wants absolute URLs; a relative one is plain enough
+            url = urljoin(robots, value)
+            if usable(url):
+                self.request_sitemap(url, level=1)
+            else:
+                self._inc(STATS_BAD_URLS)
+                logger.warning(
+                    "Sitemap line %r of %s is not an http(s) URL: ignored",
+                    value[:200],
+                    robots,
+                )
 
     def request_sitemap(self, url: str, level: int) -> None:
         if url in self._seen or level > MAX_LEVEL:
@@ -83,23 +106,24 @@ class SitemapSeeder:
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         self._inc(STATS_FETCHED)
-        body = response.body
-        if gzip_magic_number(response):
-            body = gunzip(body, max_size=self.max_size)
-        try:
-            sitemap = Sitemap(body)
-        except Exception:  # lxml gives up on empty or non-XML bodies
-            logger.warning("Not a sitemap: %s", response.url)
-            return
+        found = read_sitemap(response.body, self.max_size)
+        if found.bad_locs:
+            self._inc(STATS_BAD_URLS, found.bad_locs)
+        if found.problems:
+            self._inc(STATS_WARNINGS)
+            logger.warning(
+                "Sitemap %s: %s; %d URL(s) read from it",
+                response.url,
+                "; ".join(found.problems),
+                len(found.locs),
+            )
         level = int(response.meta.get(META_SITEMAP, 1))
-        spider: Any = self.crawler.spider
-        for entry in sitemap:
-            loc = entry.get("loc")
-            if not isinstance(loc, str):
-                continue
-            if sitemap.type == "sitemapindex":
+        if found.kind == SITEMAPINDEX:
+            for loc in found.locs:
                 self.request_sitemap(loc, level + 1)
-                continue
+            return
+        spider: Any = self.crawler.spider
+        for loc in found.locs:
             self._inc(STATS_URLS)
             yield Request(
                 loc,
@@ -115,6 +139,6 @@ class SitemapSeeder:
     def on_error(self, failure: Failure) -> None:
         logger.info("Sitemap not read: %s", failure.getErrorMessage())
 
-    def _inc(self, key: str) -> None:
+    def _inc(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
-            self.crawler.stats.inc_value(key)
+            self.crawler.stats.inc_value(key, count)
