@@ -30,7 +30,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, get_bool
-from webspider.frontier.dupefilter import is_resumed_job
+from webspider.frontier.dupefilter import is_resumed_job, seen_urls
 from webspider.items import PageItem
 from webspider.keys import (
     META_CHECK_ONLY,
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from webspider.directives.parse import Directives
+    from webspider.frontier.seen import SeenKeys
     from webspider.page.links import ParsedPage
 
 logger = logging.getLogger(__name__)
@@ -79,8 +80,9 @@ class WebSpider(Spider):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: canonical URLs the scheduler has seen; set by URLDupeFilter.open()
-        self.seen_urls: set[str] | None = None
+        #: canonical URLs the scheduler has seen: asked of the crawl
+        #: (webspider.frontier.dupefilter.seen_urls) on the first page
+        self.seen_urls: SeenKeys | None = None
         #: the crawl's host scope, for dropping outside links early (None: keep all)
         self.link_scope: HostScope | None = None
         #: outside links already recorded as skipped (each is recorded once)
@@ -177,6 +179,8 @@ class WebSpider(Spider):
         """Requests for the page's links that the scheduler has not seen and
         the page's directives allow following."""
         seen = self.seen_urls
+        if seen is None:
+            seen = self.seen_urls = seen_urls(self.crawler)
         depth = response.meta.get("depth", 0) + 1
         referer = response.url
         callback, errback = self.parse, self.on_error
