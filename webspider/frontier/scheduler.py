@@ -55,6 +55,7 @@ from webspider.keys import (
     META_ROUND,
     STATS_DEFERRED_LEFT,
 )
+from webspider.requests import page_request, page_spider
 from webspider.utils.atomic import open_atomic
 from webspider.utils.url import canonical_url
 
@@ -272,17 +273,13 @@ class RoundScheduler(Scheduler):
 
     def seed_request(self, entry: DeferredURL) -> Request:
         """The request that starts round ``self.round`` from a deferred URL."""
-        spider = self.crawler.spider if self.crawler else None
-        return Request(
+        return page_request(
+            page_spider(self.crawler) if self.crawler else None,
             entry.url,
-            callback=getattr(spider, "parse", None),
-            errback=getattr(spider, "on_error", None),
-            meta={
-                "depth": 0,
-                META_ROUND: self.round,
-                META_REFERER: entry.referer,
-                META_LINK_KIND: entry.kind,
-            },
+            depth=0,
+            round=self.round,
+            referer=entry.referer,
+            kind=entry.kind,
         )
 
     def _seen_urls(self) -> SeenKeys:

@@ -15,7 +15,7 @@ Stats: ``webspider/sitemaps/fetched_count``, ``webspider/sitemaps/url_count``.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
@@ -24,7 +24,8 @@ from scrapy.utils.sitemap import Sitemap
 
 from webspider import signals
 from webspider.config import get_bool
-from webspider.keys import META_LINK_KIND, META_REFERER, META_SITEMAP
+from webspider.keys import META_SITEMAP
+from webspider.requests import link_requests, page_spider
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -91,7 +92,10 @@ class SitemapSeeder:
             logger.warning("Not a sitemap: %s", response.url)
             return
         level = int(response.meta.get(META_SITEMAP, 1))
-        spider: Any = self.crawler.spider
+        # a sitemap's URLs are links on it (a sitemap request has depth 0)
+        link_request = link_requests(
+            page_spider(self.crawler), depth=1, referer=response.url
+        )
         for entry in sitemap:
             loc = entry.get("loc")
             if not isinstance(loc, str):
@@ -100,16 +104,7 @@ class SitemapSeeder:
                 self.request_sitemap(loc, level + 1)
                 continue
             self._inc(STATS_URLS)
-            yield Request(
-                loc,
-                callback=spider.parse,
-                errback=spider.on_error,
-                meta={
-                    "depth": 1,
-                    META_REFERER: response.url,
-                    META_LINK_KIND: "page",
-                },
-            )
+            yield link_request(loc, "page")
 
     def on_error(self, failure: Failure) -> None:
         logger.info("Sitemap not read: %s", failure.getErrorMessage())

@@ -34,7 +34,6 @@ from webspider.frontier.dupefilter import is_resumed_job, seen_urls
 from webspider.items import PageItem
 from webspider.keys import (
     META_CHECK_ONLY,
-    META_LINK_KIND,
     META_REFERER,
     META_ROUND,
     PAGES_FILE,
@@ -49,6 +48,7 @@ from webspider.page.response import (
     remember_response,
 )
 from webspider.reports.duplicates import DuplicateContent
+from webspider.requests import link_requests, page_request
 from webspider.scope.hosts import HostScope
 from webspider.scope.options import get_scope
 from webspider.utils.url import canonical_url, host_of
@@ -119,12 +119,7 @@ class WebSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.config.start_urls:
-            yield Request(
-                url,
-                callback=self.parse,
-                errback=self.on_error,
-                meta={"depth": 0},
-            )
+            yield page_request(self, url, depth=0)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         if response.meta.get(META_CHECK_ONLY):
@@ -183,7 +178,7 @@ class WebSpider(Spider):
             seen = self.seen_urls = seen_urls(self.crawler)
         depth = response.meta.get("depth", 0) + 1
         referer = response.url
-        callback, errback = self.parse, self.on_error
+        link_request = link_requests(self, depth=depth, referer=referer)
         dropped = 0
         directives = directives_of(response)
         nofollow_links = directives.nofollow_links if directives is not None else None
@@ -208,16 +203,7 @@ class WebSpider(Spider):
             if nofollow or (nofollow_links and key in nofollow_links):
                 skipped.append((link.url, nofollow_reason))
                 continue
-            yield Request(
-                link.url,
-                callback=callback,
-                errback=errback,
-                meta={
-                    "depth": depth,
-                    META_REFERER: referer,
-                    META_LINK_KIND: link.kind,
-                },
-            )
+            yield link_request(link.url, link.kind)
         skips.record_skips(self.crawler, skipped, referer)
         stats = self.crawler.stats
         if stats is not None:
