@@ -12,7 +12,10 @@ figure is the code's, not the machine's other load):
   and in a bare set subclass (the two designs not taken), interleaved in
   the same process;
 - follow_links: the spider's follow_links on an already parsed page of
-  1,000 links, with none, half and all of them already seen.
+  1,000 links, with none, half and all of them already seen;
+- building 1,000 link requests: inline ``Request(...)`` as the spider did
+  before webspider.requests, ``link_requests`` as it does now, and
+  ``page_request`` (where webspider.requests exists).
 
 Runs against any checkout (compare two by running it with each on
 PYTHONPATH): where webspider.frontier.seen does not exist yet the seen-set
@@ -36,6 +39,7 @@ from scrapy.http import HtmlResponse  # noqa: E402
 from scrapy.settings import Settings  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
+from webspider.keys import META_LINK_KIND, META_REFERER  # noqa: E402
 from webspider.page.response import parsed_page  # noqa: E402
 from webspider.spiders.webspider import WebSpider  # noqa: E402
 from webspider.utils.url import canonical_url  # noqa: E402
@@ -121,6 +125,44 @@ def follow_links(seen_fraction: float) -> float:
     return min(timings) / 20
 
 
+def request_building() -> dict[str, float]:
+    # not in checkouts from before the factory (main() asks only where it is)
+    from webspider.requests import link_requests, page_request  # noqa: PLC0415
+
+    spider = WebSpider()
+    urls = [f"http://site.test/p{i}.html" for i in range(LINKS)]
+    referer = "http://site.test/"
+
+    def inline() -> None:
+        callback, errback = spider.parse, spider.on_error
+        for url in urls:
+            Request(
+                url,
+                callback=callback,
+                errback=errback,
+                meta={"depth": 2, META_REFERER: referer, META_LINK_KIND: "page"},
+            )
+
+    def bound() -> None:
+        make = link_requests(spider, depth=2, referer=referer)
+        for url in urls:
+            make(url, "page")
+
+    def general() -> None:
+        for url in urls:
+            page_request(spider, url, depth=2, referer=referer, kind="page")
+
+    runs = {"inline Request": inline, "link_requests": bound, "page_request": general}
+    best = dict.fromkeys(runs, float("inf"))
+    order = list(runs.items())
+    for _ in range(REPEAT):
+        order = order[1:] + order[:1]  # none always runs first
+        for name, run in order:
+            seconds = timeit.timeit(run, number=5, timer=time.process_time) / 5
+            best[name] = min(best[name], seconds)
+    return best
+
+
 def main() -> None:
     logging.disable(logging.INFO)
     print(f"seen-set class: {SeenSetClass.__module__}.{SeenSetClass.__qualname__}")
@@ -138,6 +180,9 @@ def main() -> None:
             f"follow_links, {LINKS} links, {fraction:.0%} seen: "
             f"{per_page * 1000:.3f} ms/page, {per_page / LINKS * 1e9:.0f} ns/link"
         )
+    if SeenSetClass is not set:
+        for name, seconds in request_building().items():
+            print(f"{LINKS} link requests, {name}: {seconds / LINKS * 1e9:.0f} ns each")
 
 
 if __name__ == "__main__":
