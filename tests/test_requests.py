@@ -112,8 +112,12 @@ def test_link_requests_are_page_requests_with_the_page_bound(spider):
             same.errback,
         )
         assert_page_callbacks(request, spider)
-    # each request has a meta of its own (middlewares write into it)
-    assert make("http://site.test/x", "page").meta is not make(SITE, "page").meta
+    # each request has a meta of its own (middlewares write into it), though
+    # link_requests hands Request the same dict per kind for it to copy
+    first = make("http://site.test/x", "page")
+    first.meta["depth"] = 0
+    first.meta["depth_reset"] = True
+    assert make(SITE, "page").meta == {"depth": 2, REFERER: SITE, KIND: "page"}
 
 
 def test_without_a_spider_the_requests_name_no_callback():
