@@ -216,6 +216,8 @@ def keep_start_urls(settings: BaseSettings, urls: tuple[str, ...]) -> None:
     ``@file`` of start URLs may be a deferred.jsonl of millions of lines):
     every later reader of these settings gets the list, and the file is read
     once per crawl."""
+    if settings.frozen:
+        return  # read once already: once() keeps what frozen settings gave
     priority = settings.getpriority("WEBSPIDER_START_URLS") or 0
     settings.set("WEBSPIDER_START_URLS", list(urls), priority=priority)
 

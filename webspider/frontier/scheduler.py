@@ -43,8 +43,10 @@ from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.deferred import DeferredFrontier, DeferredURL
+from webspider.frontier.dupefilter import dupefilter_urls
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.queues import DepthPriorityQueue, key_depth
+from webspider.frontier.seen import MemorySeenSet
 from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
@@ -54,6 +56,7 @@ from webspider.keys import (
     META_ROUND,
     STATS_DEFERRED_LEFT,
 )
+from webspider.requests import page_request, page_spider
 from webspider.utils.atomic import open_atomic
 from webspider.utils.url import canonical_url
 
@@ -64,6 +67,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from twisted.internet.defer import Deferred
+
+    from webspider.frontier.seen import SeenKeys
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +256,7 @@ class RoundScheduler(Scheduler):
         none is left); returns how many."""
         assert self.frontier is not None and self.crawler is not None
         engine = self.crawler.engine
-        seen: set[str] = getattr(self.df, "seen", set())
+        seen = self._seen_urls()
         fed = 0
         while not fed:
             batch = self.frontier.take(self.round, self._seed_batch)
@@ -269,32 +274,33 @@ class RoundScheduler(Scheduler):
 
     def seed_request(self, entry: DeferredURL) -> Request:
         """The request that starts round ``self.round`` from a deferred URL."""
-        spider = self.crawler.spider if self.crawler else None
-        return Request(
+        return page_request(
+            page_spider(self.crawler) if self.crawler else None,
             entry.url,
-            callback=getattr(spider, "parse", None),
-            errback=getattr(spider, "on_error", None),
-            meta={
-                "depth": 0,
-                META_ROUND: self.round,
-                META_REFERER: entry.referer,
-                META_LINK_KIND: entry.kind,
-            },
+            depth=0,
+            round=self.round,
+            referer=entry.referer,
+            kind=entry.kind,
         )
+
+    def _seen_urls(self) -> SeenKeys:
+        # none are known with another DUPEFILTER_CLASS: every seed is fed
+        seen = dupefilter_urls(self.df)
+        return seen if seen is not None else MemorySeenSet()
 
     def deferred_left(self) -> int:
         """Deferred URLs not fetched (a waiting URL may have been fetched
         meanwhile through another link; it is not counted)."""
         if self.frontier is None:
             return 0
-        seen: set[str] = getattr(self.df, "seen", set())
+        seen = self._seen_urls()
         return sum(1 for entry in self.frontier if entry.key not in seen)
 
     def write_deferred(self, path: Path) -> int:
         """Write the deferred URLs not fetched as JSON lines (url, depth,
         referer, round) — a URL list for ``-a start_urls=@<path>``."""
         assert self.frontier is not None
-        seen: set[str] = getattr(self.df, "seen", set())
+        seen = self._seen_urls()
         written = 0
         # streamed (the frontier can hold millions), and never left half-written
         with open_atomic(path) as fh:

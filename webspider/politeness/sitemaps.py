@@ -24,17 +24,18 @@ Stats: ``webspider/sitemaps/fetched_count``, ``webspider/sitemaps/url_count``,
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from webspider import signals
-from webspider.keys import META_LINK_KIND, META_REFERER, META_SITEMAP
+from webspider.keys import META_SITEMAP
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.robotstxt import origin_url
 from webspider.politeness.sitemapxml import SITEMAPINDEX, read_sitemap, usable
+from webspider.requests import link_requests, page_spider
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -122,19 +123,13 @@ class SitemapSeeder:
             for loc in found.locs:
                 self.request_sitemap(loc, level + 1)
             return
-        spider: Any = self.crawler.spider
+        # a sitemap's URLs are links on it (a sitemap request has depth 0)
+        link_request = link_requests(
+            page_spider(self.crawler), depth=1, referer=response.url
+        )
         for loc in found.locs:
             self._inc(STATS_URLS)
-            yield Request(
-                loc,
-                callback=spider.parse,
-                errback=spider.on_error,
-                meta={
-                    "depth": 1,
-                    META_REFERER: response.url,
-                    META_LINK_KIND: "page",
-                },
-            )
+            yield link_request(loc, "page")
 
     def on_error(self, failure: Failure) -> None:
         logger.info("Sitemap not read: %s", failure.getErrorMessage())

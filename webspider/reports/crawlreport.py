@@ -30,6 +30,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import skips
 from webspider.config import get_output_dir
+from webspider.frontier.dupefilter import seen_urls
 from webspider.items import PageItem
 from webspider.keys import (
     BROKEN_LINKS_FILE,
@@ -117,8 +118,7 @@ class CrawlReport:
         )
         prefix = skips.STATS_PREFIX + "/"
         broken = self._broken_links()
-        spider = self.crawler.spider
-        seen = getattr(spider, "seen_urls", None) or ()
+        seen = seen_urls(self.crawler)
         return Summary(
             start_urls=self.start_urls(),
             started_at=self.started_at,
@@ -126,8 +126,8 @@ class CrawlReport:
             finish_reason=reason,
             elapsed_seconds=time.monotonic() - self._started,
             pages=int(stats.get(STATS_PAGES, 0)),
-            # the seen-set also keys HEAD checks and other methods ("HEAD url")
-            urls_seen=sum(1 for key in seen if " " not in key),
+            # GET URLs only: HEAD checks and other methods are keyed apart
+            urls_seen=len(seen) if seen is not None else 0,
             links=int(stats.get(STATS_LINKS_EXTRACTED, 0)),
             requests=int(stats.get("downloader/request_count", 0)),
             bytes=int(stats.get("downloader/response_bytes", 0)),

@@ -33,8 +33,9 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured, StopDownload
 
 from webspider import signals, skips
-from webspider.keys import META_CHECK_ONLY, META_REDIRECTED_OUT, META_REFERER
+from webspider.keys import META_CHECK_ONLY, META_REDIRECTED_OUT
 from webspider.reports.options import ReportOptions
+from webspider.requests import page_request, page_spider
 from webspider.scope.middleware import ScopeMiddleware
 
 if TYPE_CHECKING:
@@ -74,17 +75,12 @@ class LinkCheckMiddleware:
         return reason == skips.SCOPE and referer is not None
 
     def check_request(self, url: str, referer: str | None) -> Request:
-        spider = self.crawler.spider
-        return Request(
+        return page_request(
+            page_spider(self.crawler),
             url,
             method="HEAD",
-            callback=getattr(spider, "parse", None),
-            errback=getattr(spider, "on_error", None),
-            meta={
-                META_CHECK_ONLY: True,
-                "allow_offsite": True,
-                META_REFERER: referer,
-            },
+            referer=referer,
+            check_only=True,
         )
 
     def url_skipped(self, url: str, reason: str, referer: str | None = None) -> None:

@@ -30,12 +30,11 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
-from webspider.frontier.dupefilter import is_resumed_job
+from webspider.frontier.dupefilter import is_resumed_job, seen_urls
 from webspider.internals import check_internals
 from webspider.items import PageItem
 from webspider.keys import (
     META_CHECK_ONLY,
-    META_LINK_KIND,
     META_REFERER,
     META_ROUND,
     PAGES_FILE,
@@ -51,6 +50,7 @@ from webspider.page.response import (
 )
 from webspider.reports.duplicates import DuplicateContent
 from webspider.reports.options import ReportOptions
+from webspider.requests import link_requests, page_request
 from webspider.scope.hosts import HostScope
 from webspider.scope.options import get_scope
 from webspider.utils.url import canonical_url, host_of
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from webspider.directives.parse import Directives
+    from webspider.frontier.seen import SeenKeys
     from webspider.page.links import ParsedPage
 
 logger = logging.getLogger(__name__)
@@ -81,8 +82,9 @@ class WebSpider(Spider):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: canonical URLs the scheduler has seen; set by URLDupeFilter.open()
-        self.seen_urls: set[str] | None = None
+        #: canonical URLs the scheduler has seen: asked of the crawl
+        #: (webspider.frontier.dupefilter.seen_urls) on the first page
+        self.seen_urls: SeenKeys | None = None
         #: the crawl's host scope, for dropping outside links early (None: keep all)
         self.link_scope: HostScope | None = None
         #: outside links already recorded as skipped (each is recorded once)
@@ -123,12 +125,7 @@ class WebSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.config.start_urls:
-            yield Request(
-                url,
-                callback=self.parse,
-                errback=self.on_error,
-                meta={"depth": 0},
-            )
+            yield page_request(self, url, depth=0)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         if response.meta.get(META_CHECK_ONLY):
@@ -183,9 +180,11 @@ class WebSpider(Spider):
         """Requests for the page's links that the scheduler has not seen and
         the page's directives allow following."""
         seen = self.seen_urls
+        if seen is None:
+            seen = self.seen_urls = seen_urls(self.crawler)
         depth = response.meta.get("depth", 0) + 1
         referer = response.url
-        callback, errback = self.parse, self.on_error
+        link_request = link_requests(self, depth=depth, referer=referer)
         dropped = 0
         directives = directives_of(response)
         nofollow_links = directives.nofollow_links if directives is not None else None
@@ -210,16 +209,7 @@ class WebSpider(Spider):
             if nofollow or (nofollow_links and key in nofollow_links):
                 skipped.append((link.url, nofollow_reason))
                 continue
-            yield Request(
-                link.url,
-                callback=callback,
-                errback=errback,
-                meta={
-                    "depth": depth,
-                    META_REFERER: referer,
-                    META_LINK_KIND: link.kind,
-                },
-            )
+            yield link_request(link.url, link.kind)
         skips.record_skips(self.crawler, skipped, referer)
         stats = self.crawler.stats
         if stats is not None:

@@ -1,0 +1,208 @@
+"""webspider.requests: which callbacks and meta keys each kind of page request gets.
+
+First the factory by itself, then each place that builds page requests, so
+that a site that stops using the factory (or changes what it passes) shows.
+"""
+
+from __future__ import annotations
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse, XmlResponse
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from webspider.frontier.deferred import DeferredURL
+from webspider.frontier.scheduler import RoundScheduler
+from webspider.politeness.sitemaps import SitemapSeeder
+from webspider.reports.linkcheck import LinkCheckMiddleware
+from webspider.requests import link_requests, page_request, page_spider
+from webspider.spiders.webspider import WebSpider
+
+SITE = "http://site.test/"
+REFERER = "webspider_referer"
+KIND = "webspider_link_kind"
+ROUND = "webspider_round"
+CHECK_ONLY = "webspider_check_only"
+
+
+def make_spider(tmp_path, **overrides) -> WebSpider:
+    settings = Settings()
+    settings.setmodule("webspider.settings", priority="project")
+    settings.setdict(
+        {
+            "WEBSPIDER_OUTPUT": str(tmp_path),
+            "WEBSPIDER_START_URLS": [SITE, "http://site.test/b"],
+            "FEEDS": {str(tmp_path / "pages.jsonl"): {"format": "jsonlines"}},
+            **overrides,
+        },
+        priority="cmdline",
+    )
+    crawler = get_crawler(WebSpider, settings.copy_to_dict())
+    crawler.stats.open_spider()
+    spider = WebSpider.from_crawler(crawler)
+    crawler.spider = spider
+    return spider
+
+
+@pytest.fixture
+def spider(tmp_path) -> WebSpider:
+    return make_spider(tmp_path)
+
+
+def assert_page_callbacks(request: Request, spider: WebSpider) -> None:
+    assert request.callback == spider.parse
+    assert request.errback == spider.on_error
+
+
+# -- the factory ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("facts", "method", "meta"),
+    [
+        # a start URL
+        ({"depth": 0}, "GET", {"depth": 0}),
+        # a link found on a page
+        (
+            {"depth": 3, "referer": SITE, "kind": "requisite"},
+            "GET",
+            {"depth": 3, REFERER: SITE, KIND: "requisite"},
+        ),
+        # a seed of round 2 from the deferred frontier
+        (
+            {"depth": 0, "round": 2, "referer": SITE, "kind": "page"},
+            "GET",
+            {"depth": 0, ROUND: 2, REFERER: SITE, KIND: "page"},
+        ),
+        # a check of an outside link: no depth, so the level barrier ignores it
+        (
+            {"method": "HEAD", "referer": SITE, "check_only": True},
+            "HEAD",
+            {CHECK_ONLY: True, "allow_offsite": True, REFERER: SITE},
+        ),
+        # facts not given (None) are not set
+        (
+            {"depth": 0, "referer": None, "kind": None, "round": None},
+            "GET",
+            {"depth": 0},
+        ),
+    ],
+)
+def test_page_request(spider, facts, method, meta):
+    request = page_request(spider, "http://site.test/x", **facts)
+    assert request.url == "http://site.test/x"
+    assert request.method == method
+    assert request.meta == meta
+    assert_page_callbacks(request, spider)
+    assert not request.dont_filter
+
+
+def test_link_requests_are_page_requests_with_the_page_bound(spider):
+    make = link_requests(spider, depth=2, referer=SITE)
+    for kind in ("page", "requisite"):
+        request = make("http://site.test/x", kind)
+        same = page_request(
+            spider, "http://site.test/x", depth=2, referer=SITE, kind=kind
+        )
+        assert request.meta == same.meta == {"depth": 2, REFERER: SITE, KIND: kind}
+        assert (request.method, request.callback, request.errback) == (
+            same.method,
+            same.callback,
+            same.errback,
+        )
+        assert_page_callbacks(request, spider)
+    # each request has a meta of its own (middlewares write into it), though
+    # link_requests hands Request the same dict per kind for it to copy
+    first = make("http://site.test/x", "page")
+    first.meta["depth"] = 0
+    first.meta["depth_reset"] = True
+    assert make(SITE, "page").meta == {"depth": 2, REFERER: SITE, KIND: "page"}
+
+
+def test_without_a_spider_the_requests_name_no_callback():
+    # Scrapy then calls the crawl's spider's parse, as for any such request
+    request = page_request(None, SITE, depth=0)
+    assert (request.callback, request.errback) == (None, None)
+    request = link_requests(None, depth=1, referer=SITE)(SITE, "page")
+    assert (request.callback, request.errback) == (None, None)
+
+
+def test_page_spider(spider):
+    assert page_spider(spider.crawler) is spider
+    assert page_spider(get_crawler(Spider)) is None  # no spider yet
+    crawler = get_crawler(Spider)
+    crawler.spider = Spider("plain")  # no on_error: not a page spider
+    assert page_spider(crawler) is None
+
+
+# -- where page requests are built -----------------------------------------------
+@deferred_f_from_coro_f
+async def test_start_requests(spider):
+    requests = [request async for request in spider.start()]
+    assert [r.url for r in requests] == [SITE, "http://site.test/b"]
+    for request in requests:
+        assert request.meta == {"depth": 0}
+        assert_page_callbacks(request, spider)
+
+
+def test_links_of_a_page(spider):
+    body = b'<a href="/a">a</a><img src="/i.png">'
+    response = HtmlResponse(
+        SITE, body=body, encoding="utf-8", request=Request(SITE, meta={"depth": 1})
+    )
+    requests = [r for r in spider.parse(response) if isinstance(r, Request)]
+    assert [(r.url, r.meta) for r in requests] == [
+        ("http://site.test/a", {"depth": 2, REFERER: SITE, KIND: "page"}),
+        ("http://site.test/i.png", {"depth": 2, REFERER: SITE, KIND: "requisite"}),
+    ]
+    for request in requests:
+        assert_page_callbacks(request, spider)
+
+
+def test_seeds_of_a_round(spider):
+    crawler = spider.crawler
+    scheduler = RoundScheduler.from_crawler(crawler)
+    scheduler.round = 2
+    entry = DeferredURL(
+        key="http://site.test/deep",
+        url="http://site.test/deep",
+        depth=5,
+        referer=SITE,
+        round=0,
+        kind="requisite",
+    )
+    request = scheduler.seed_request(entry)
+    assert request.url == "http://site.test/deep"
+    assert request.meta == {"depth": 0, ROUND: 2, REFERER: SITE, KIND: "requisite"}
+    assert_page_callbacks(request, spider)
+
+
+def test_urls_of_a_sitemap(tmp_path):
+    spider = make_spider(tmp_path, WEBSPIDER_ROBOTSTXT_SITEMAPS=True)
+    seeder = build_from_crawler(SitemapSeeder, spider.crawler)
+    url = "http://site.test/sitemap.xml"
+    body = (
+        b'<?xml version="1.0" encoding="UTF-8"?>'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>http://site.test/one</loc></url>"
+        b"<url><loc>http://site.test/two</loc></url>"
+        b"</urlset>"
+    )
+    response = XmlResponse(
+        url, body=body, request=Request(url, meta={"webspider_sitemap": 1})
+    )
+    requests = list(seeder.parse_sitemap(response))
+    assert [r.url for r in requests] == ["http://site.test/one", "http://site.test/two"]
+    for request in requests:
+        assert request.meta == {"depth": 1, REFERER: url, KIND: "page"}
+        assert_page_callbacks(request, spider)
+
+
+def test_checks_of_outside_links(tmp_path):
+    spider = make_spider(tmp_path, WEBSPIDER_CHECK_EXTERNAL=True)
+    checker = build_from_crawler(LinkCheckMiddleware, spider.crawler)
+    request = checker.check_request("http://other.test/x", SITE)
+    assert request.method == "HEAD"
+    assert request.meta == {CHECK_ONLY: True, "allow_offsite": True, REFERER: SITE}
+    assert_page_callbacks(request, spider)
