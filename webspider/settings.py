@@ -40,6 +40,13 @@ WEBSPIDER_EXCLUDE: list[str] = []
 WEBSPIDER_PREFIXES_CASE_SENSITIVE = False
 WEBSPIDER_EXCLUDE_RE: list[str] = []
 
+# --- the address policy (webspider.addresses; README "Hostile web") ------------
+# no request to loopback, private, link-local, CGNAT, multicast, reserved or
+# unspecified addresses, except those the start URLs resolve to
+WEBSPIDER_ADDRESSES_ENABLED = True
+# networks (CIDR) allowed although special-purpose, e.g. ["10.1.0.0/16"]
+WEBSPIDER_ADDRESSES_ALLOW: list[str] = []
+
 # --- robots.txt, RFC 9309 (webspider.politeness.robotstxt) -----------
 # parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
 WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
@@ -116,7 +123,15 @@ REMOTE_CONTROL_ENABLED = False
 METAREFRESH_ENABLED = False
 
 # --- only http and https are ever requested ----------------------------------
-DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
+# Scrapy's HTTP/1.1 handler, with the address policy on every connection
+DOWNLOAD_HANDLERS = {
+    "http": "webspider.addresses.handler.AddressGuardHandler",
+    "https": "webspider.addresses.handler.AddressGuardHandler",
+    "file": None,
+    "data": None,
+    "s3": None,
+    "ftp": None,
+}
 
 # --- breadth-first: shallow pages first, level by level, in rounds -------------
 # The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
@@ -142,6 +157,8 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.reports.linkcheck.LinkCheckMiddleware": 45,
     "webspider.scope.prefixmiddleware.PrefixMiddleware": 60,
     "webspider.scope.patternmiddleware.ExcludePatternMiddleware": 70,
+    # before robots.txt: a refused host's robots.txt is not fetched either
+    "webspider.addresses.middleware.AddressMiddleware": 80,
     # RFC 9309 robots.txt instead of Scrapy's (which allows all on 5xx/errors)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "webspider.politeness.robotstxt.RobotsTxtMiddleware": 100,

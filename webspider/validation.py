@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webspider import settings as defaults
+from webspider.addresses.options import AddressOptions
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
@@ -69,6 +70,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     CrawlConfig.from_settings,
     ScopeOptions.from_settings,
     PolitenessOptions.from_settings,
+    AddressOptions.from_settings,
     DirectivesOptions.from_settings,
     DepthOptions.from_settings,
     check_scheduler,

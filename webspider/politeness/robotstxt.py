@@ -50,7 +50,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
-from webspider.exceptions import RobotsUnreachable
+from webspider.exceptions import AddressRefused, RobotsUnreachable
 from webspider.keys import META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
@@ -89,6 +89,8 @@ MAX_ROBOTS_RETRY_AFTER = 3600.0
 PENDING = "pending"
 READY = "ready"
 UNREACHABLE = "unreachable"
+#: the address policy refused the origin's address
+REFUSED = "refused"
 
 
 @dataclass
@@ -157,6 +159,9 @@ class RobotsTxtMiddleware:
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise RobotsUnreachable(request.url, entry.reason)
+        if entry.state == REFUSED:
+            # the address middleware records the skip, as for its own refusals
+            raise AddressRefused(request.url, entry.reason)
         if not self.allowed(entry, request):
             skips.skip_request(self.crawler, request, skips.ROBOTS)
             raise IgnoreRequest(f"forbidden by robots.txt: {request.url}")
@@ -193,7 +198,13 @@ class RobotsTxtMiddleware:
         base = origin_url(origin)
         attempt = 0
         while True:
-            reachable, parser, detail, wait = await self._download(base)
+            try:
+                reachable, parser, detail, wait = await self._download(base)
+            except AddressRefused as exc:
+                # the address policy refused the origin: its requests are
+                # skipped for that, not retried
+                entry.state, entry.reason = REFUSED, exc.reason
+                break
             if reachable:
                 entry.state, entry.parser = READY, parser
                 break
@@ -232,7 +243,7 @@ class RobotsTxtMiddleware:
         """(reachable, rules or None for none, why unreachable, Retry-After)."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
-        for _hop in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
             request = Request(
                 url,
                 # not a link of the crawl: no callback, as Scrapy's own robots.txt
@@ -252,6 +263,11 @@ class RobotsTxtMiddleware:
                 # Straight to the downloader (not through the scheduler): the
                 # requests waiting for these rules must not queue before it.
                 response = await self.crawler.engine.download_async(request)
+            except AddressRefused as exc:
+                if hop == 0:
+                    raise  # the origin itself: not unreachable, never to be reached
+                # a redirect we must not follow, like one we cannot (RFC 9309 2.3.1.2)
+                return False, None, f"redirect refused: {exc.reason}", None
             except Exception as exc:  # refused, timeout, DNS, cancelled…
                 return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
             self._inc(STATS_FETCHED)
