@@ -47,6 +47,12 @@ WEBSPIDER_ADDRESSES_ENABLED = True
 # networks (CIDR) allowed although special-purpose, e.g. ["10.1.0.0/16"]
 WEBSPIDER_ADDRESSES_ALLOW: list[str] = []
 
+# --- credentials stay with their origin (webspider.credentials) -------------
+# Authorization, Proxy-Authorization and Cookie only to the start URLs' origins
+WEBSPIDER_CREDENTIALS_ENABLED = True
+# more origins they may go to, e.g. ["https://docs.example.org"]
+WEBSPIDER_CREDENTIALS_ORIGINS: list[str] = []
+
 # --- robots.txt, RFC 9309 (webspider.politeness.robotstxt) -----------
 # parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
 WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
@@ -119,6 +125,9 @@ TELNETCONSOLE_ENABLED = False
 # Python code sent to it, and a job file in the user's state folder (outside
 # the output). A crawl of strangers' sites opens no such door by default.
 REMOTE_CONTROL_ENABLED = False
+# A page's full URL goes to its own origin only; other origins get the
+# origin (as browsers do by default), and never credentials.
+REFERRER_POLICY = "strict-origin-when-cross-origin"
 # Meta refresh is a link (found by the spider), not a redirect.
 METAREFRESH_ENABLED = False
 
@@ -164,6 +173,9 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.politeness.robotstxt.RobotsTxtMiddleware": 100,
     # process_response before RetryMiddleware (550) sees 429/503
     "webspider.politeness.middleware.PolitenessMiddleware": 560,
+    # just before the download, after everything that adds credentials
+    # (HttpAuth 300, DefaultHeaders 400, cookies 700, proxies 750)
+    "webspider.credentials.middleware.CredentialsMiddleware": 760,
     # the last to see a response: sends the final page to the page worker
     "webspider.pageworker.readahead.ReadAheadMiddleware": 10,
 }
