@@ -66,7 +66,7 @@ class AddressMiddleware:
         if parts.scheme not in FETCHABLE_SCHEMES or not host:
             return None
         verdict = self.guard.known_verdict(host)
-        if verdict is not UNKNOWN:
+        if verdict is not UNKNOWN:  # the common case: a host already judged
             return verdict  # type: ignore[return-value]
         return await self.guard.check_host(host, installed_resolver().inner)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred, succeed
@@ -185,12 +186,19 @@ class _Judged:
 
 def installed_resolver() -> GuardResolver:
     """The reactor's GuardResolver, installed over its resolver if needed."""
-    from twisted.internet import reactor  # noqa: PLC0415, TID251 - installed by now
-
-    pluggable: Any = reactor
-    current = pluggable.nameResolver
+    reactor = _reactor()
+    current = reactor.nameResolver
     if isinstance(current, GuardResolver):
         return current
     guard = GuardResolver(current)
-    pluggable.installNameResolver(guard)
+    reactor.installNameResolver(guard)
     return guard
+
+
+@cache
+def _reactor() -> Any:
+    # imported when first needed (Scrapy installs it first), and once: this
+    # runs for every download
+    from twisted.internet import reactor  # noqa: PLC0415, TID251
+
+    return reactor
