@@ -128,6 +128,62 @@ async def test_a_subdomain_resolving_to_a_private_address_is_refused(
     assert broken_urls(result) == []
 
 
+@deferred_f_from_coro_f
+async def test_robots_txt_and_sitemaps_cannot_lead_there_either(
+    tmp_path, start, victim, connections
+):
+    # robots.txt names a sitemap on the private address, and a sitemap of
+    # the site lists a private URL
+    start.add(
+        "/robots.txt",
+        Page(
+            f"User-agent: *\nAllow: /\nSitemap: {victim.url('/sitemap.xml')}\n"
+            f"Sitemap: {start.url('/sitemap.xml')}\n",
+            content_type="text/plain",
+        ),
+    )
+    start.add(
+        "/sitemap.xml",
+        Page(
+            '<?xml version="1.0"?><urlset '
+            'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{victim.url('/listed')}</loc></url>"
+            f"<url><loc>{start.url('/listed')}</loc></url></urlset>",
+            content_type="application/xml",
+        ),
+    )
+    start.add("/", html("home"))
+    start.add("/listed", html("listed"))
+    result = await crawl(
+        tmp_path,
+        start_urls=start.url("/"),
+        scope="all",
+        sitemaps="1",
+        log_skipped="1",
+    )
+    assert victim.requested(method=None) == []
+    assert set(connections) == {"127.0.0.1"}
+    assert sorted(start.requested()) == ["/", "/listed", "/robots.txt", "/sitemap.xml"]
+    assert skip_reasons(result) == {
+        victim.url("/sitemap.xml"): "address",
+        victim.url("/listed"): "address",
+    }
+
+
+@deferred_f_from_coro_f
+async def test_a_robots_txt_redirecting_to_a_private_address_is_not_followed(
+    tmp_path, server, victim, connections
+):
+    server.add(
+        "/robots.txt",
+        Page(status=302, headers=[("Location", victim.url("/robots.txt"))]),
+    )
+    server.add("/", html("home"))
+    await crawl(tmp_path, start_urls=server.url("/"))
+    assert victim.requested(method=None) == []
+    assert "127.0.0.2" not in connections
+
+
 class RebindingResolver(LoopbackTestResolver):
     """``rebind.test`` answers a public address once, then 127.0.0.2."""
 

@@ -13,7 +13,10 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   with a doubling delay, and when it stays unreachable every request to the
   origin is skipped (reason ``robots_unreachable``), with one warning.
 - redirects are followed here (up to 5, to any host); the rules found apply
-  to the original origin.
+  to the original origin. An origin whose address the address policy
+  refuses (webspider.addresses) is not retried: its requests are skipped
+  with reason ``address``; a redirect to a refused address is one that
+  cannot be followed.
 - the first ``WEBSPIDER_ROBOTSTXT_MAX_BYTES`` are parsed (default 512 KiB,
   never less than 500 KiB); anything after is ignored with a warning.
 - the group is chosen by the product token of USER_AGENT (``webspider``),
