@@ -10,8 +10,10 @@ from webspider.utils.url import (
     ascii_host,
     canonical_url,
     host_of,
+    mask_password,
     normalize_seed,
     origin_of,
+    split_userinfo,
     url_scheme,
 )
 
@@ -111,6 +113,7 @@ def test_query_fast_path_agrees_with_w3lib_on_random_urls():
         ("127.0.0.1:8000", "https://127.0.0.1:8000/"),
         ("  http://example.org/a  ", "http://example.org/a"),
         ("HTTP://Example.org/", "http://example.org/"),
+        ("http://alice:pw@example.org", "http://alice:pw@example.org/"),
     ],
 )
 def test_normalize_seed_accepts(value, url):
@@ -138,6 +141,42 @@ def test_normalize_seed_rejects(value, message):
     assert message in str(info.value)
     if value:
         assert repr(value) in str(info.value)
+
+
+def test_a_bad_start_urls_password_is_not_repeated():
+    with pytest.raises(BadURLError) as info:
+        normalize_seed("http://alice:s3cret@example.org:99999/")
+    assert "s3cret" not in str(info.value)
+    assert "'http://alice:***@example.org:99999/'" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "masked", "split"),
+    [
+        (
+            "http://alice:s3cret@x.org:8080/a?b=c@d",
+            "http://alice:***@x.org:8080/a?b=c@d",
+            ("http://x.org:8080/a?b=c@d", "alice", "s3cret"),
+        ),
+        (
+            "https://al%20ice:p%40ss%3Aw@x.org/",
+            "https://al%20ice:***@x.org/",
+            ("https://x.org/", "al ice", "p@ss:w"),
+        ),
+        ("http://bob@x.org/", "http://bob@x.org/", ("http://x.org/", "bob", "")),
+        (
+            "http://x.org:8080/a@b",
+            "http://x.org:8080/a@b",
+            ("http://x.org:8080/a@b", None, ""),
+        ),
+        ("http://x.org/", "http://x.org/", ("http://x.org/", None, "")),
+        ("alice:pw@x.org/", "alice:***@x.org/", None),
+    ],
+)
+def test_user_and_password_in_urls(url, masked, split):
+    assert mask_password(url) == masked
+    if split is not None:
+        assert split_userinfo(url) == split
 
 
 def test_small_helpers():

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webspider import settings as defaults
-from webspider.utils.url import BadURLError, normalize_seed
+from webspider.utils.url import (
+    BadURLError,
+    Origin,
+    mask_password,
+    normalize_seed,
+    origin_of,
+    split_userinfo,
+)
 from webspider.utils.urllist import URLListError, read_list
 
 if TYPE_CHECKING:
@@ -188,10 +195,21 @@ def get_product_token(settings: BaseSettings) -> str:
 
 
 def get_start_urls(settings: BaseSettings) -> list[str]:
+    """The start URLs, as requested (without any ``user:password@``)."""
     return list(once(_start_urls, settings))
 
 
+def get_given_start_urls(settings: BaseSettings) -> list[str]:
+    """The start URLs as given (normalised), ``user:password@`` included:
+    what ``keep_start_urls`` keeps. Never to be written or logged."""
+    return list(once(_given_start_urls, settings))
+
+
 def _start_urls(settings: BaseSettings) -> tuple[str, ...]:
+    return tuple(split_userinfo(url)[0] for url in once(_given_start_urls, settings))
+
+
+def _given_start_urls(settings: BaseSettings) -> tuple[str, ...]:
     raw = settings.get("WEBSPIDER_START_URLS")
     try:
         values = read_list(raw)
@@ -215,7 +233,8 @@ def keep_start_urls(settings: BaseSettings, urls: tuple[str, ...]) -> None:
     """Put the start URLs, once read, in place of what named them (an
     ``@file`` of start URLs may be a deferred.jsonl of millions of lines):
     every later reader of these settings gets the list, and the file is read
-    once per crawl."""
+    once per crawl. ``urls`` are the given start URLs (get_given_start_urls:
+    their credentials must survive)."""
     if settings.frozen:
         return  # read once already: once() keeps what frozen settings gave
     priority = settings.getpriority("WEBSPIDER_START_URLS") or 0
@@ -234,16 +253,36 @@ def _output_dir(settings: BaseSettings) -> Path:
     return path
 
 
+def get_start_credentials(settings: BaseSettings) -> dict[Origin, tuple[str, str]]:
+    """(user, password) of the start URLs given with ``user:password@``, by
+    origin (the first start URL of an origin with them wins)."""
+    credentials: dict[Origin, tuple[str, str]] = {}
+    for url in once(_given_start_urls, settings):
+        bare, user, password = split_userinfo(url)
+        if user is not None:
+            credentials.setdefault(origin_of(bare), (user, password))
+    return credentials
+
+
 @dataclass(frozen=True)
 class CrawlConfig(Options):
     """The crawl-wide choices every component shares, validated once."""
 
+    #: as requested: without their ``user:password@``
     start_urls: tuple[str, ...]
     output: Path
+    #: as given, ``user:password@`` included (never written or logged)
+    given_start_urls: tuple[str, ...] = ()
+
+    @property
+    def shown_start_urls(self) -> tuple[str, ...]:
+        """As given, passwords masked (``user:***@``): for reports and logs."""
+        return tuple(mask_password(url) for url in self.given_start_urls)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
         return cls(
             start_urls=once(_start_urls, settings),
             output=get_output_dir(settings),
+            given_start_urls=once(_given_start_urls, settings),
         )

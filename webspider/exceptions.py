@@ -14,3 +14,14 @@ class RobotsUnreachable(IgnoreRequest):
         super().__init__(f"robots.txt unreachable ({reason}): {url}")
         self.url = url
         self.reason = reason
+
+
+class AddressRefused(IgnoreRequest):
+    """Not requested: its host is, or resolves to, an address the address
+    policy refuses (loopback, private, link-local…). A decision, not a
+    failure: skipped with reason ``address``, never reported broken."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"address refused ({reason}): {url}")
+        self.url = url
+        self.reason = reason

@@ -40,6 +40,19 @@ WEBSPIDER_EXCLUDE: list[str] = []
 WEBSPIDER_PREFIXES_CASE_SENSITIVE = False
 WEBSPIDER_EXCLUDE_RE: list[str] = []
 
+# --- the address policy (webspider.addresses; README "Hostile web") ------------
+# no request to loopback, private, link-local, CGNAT, multicast, reserved or
+# unspecified addresses, except those the start URLs resolve to
+WEBSPIDER_ADDRESSES_ENABLED = True
+# networks (CIDR) allowed although special-purpose, e.g. ["10.1.0.0/16"]
+WEBSPIDER_ADDRESSES_ALLOW: list[str] = []
+
+# --- credentials stay with their origin (webspider.credentials) -------------
+# Authorization, Proxy-Authorization and Cookie only to the start URLs' origins
+WEBSPIDER_CREDENTIALS_ENABLED = True
+# more origins they may go to, e.g. ["https://docs.example.org"]
+WEBSPIDER_CREDENTIALS_ORIGINS: list[str] = []
+
 # --- robots.txt, RFC 9309 (webspider.politeness.robotstxt) -----------
 # parse this much of a robots.txt (RFC 9309: at least 500 KiB); the rest is ignored
 WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
@@ -112,11 +125,22 @@ TELNETCONSOLE_ENABLED = False
 # Python code sent to it, and a job file in the user's state folder (outside
 # the output). A crawl of strangers' sites opens no such door by default.
 REMOTE_CONTROL_ENABLED = False
+# A page's full URL goes to its own origin only; other origins get the
+# origin (as browsers do by default), and never credentials.
+REFERRER_POLICY = "strict-origin-when-cross-origin"
 # Meta refresh is a link (found by the spider), not a redirect.
 METAREFRESH_ENABLED = False
 
 # --- only http and https are ever requested ----------------------------------
-DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
+# Scrapy's HTTP/1.1 handler, with the address policy on every connection
+DOWNLOAD_HANDLERS = {
+    "http": "webspider.addresses.handler.AddressGuardHandler",
+    "https": "webspider.addresses.handler.AddressGuardHandler",
+    "file": None,
+    "data": None,
+    "s3": None,
+    "ftp": None,
+}
 
 # --- breadth-first: shallow pages first, level by level, in rounds -------------
 # The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
@@ -142,11 +166,16 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.reports.linkcheck.LinkCheckMiddleware": 45,
     "webspider.scope.prefixmiddleware.PrefixMiddleware": 60,
     "webspider.scope.patternmiddleware.ExcludePatternMiddleware": 70,
+    # before robots.txt: a refused host's robots.txt is not fetched either
+    "webspider.addresses.middleware.AddressMiddleware": 80,
     # RFC 9309 robots.txt instead of Scrapy's (which allows all on 5xx/errors)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "webspider.politeness.robotstxt.RobotsTxtMiddleware": 100,
     # process_response before RetryMiddleware (550) sees 429/503
     "webspider.politeness.middleware.PolitenessMiddleware": 560,
+    # just before the download, after everything that adds credentials
+    # (HttpAuth 300, DefaultHeaders 400, cookies 700, proxies 750)
+    "webspider.credentials.middleware.CredentialsMiddleware": 760,
     # the last to see a response: sends the final page to the page worker
     "webspider.pageworker.readahead.ReadAheadMiddleware": 10,
 }

@@ -32,6 +32,8 @@ NOFOLLOW = "nofollow"
 NOFOLLOW_LINK = "nofollow_link"
 DEPTH = "depth"
 DEPTH_LIMIT = "depth_limit"
+#: the host is, or resolves to, an address the address policy refuses
+ADDRESS = "address"
 
 STATS_PREFIX = "webspider/skipped/url_count"
 

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webspider import settings as defaults
+from webspider.addresses.options import AddressOptions
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
+from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import check_scheduler
@@ -69,6 +71,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     CrawlConfig.from_settings,
     ScopeOptions.from_settings,
     PolitenessOptions.from_settings,
+    AddressOptions.from_settings,
+    CredentialsOptions.from_settings,
     DirectivesOptions.from_settings,
     DepthOptions.from_settings,
     check_scheduler,

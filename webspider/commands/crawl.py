@@ -27,7 +27,7 @@ from webspider.config import (
     ARGUMENT_PRIORITY,
     ConfigError,
     apply_spider_arguments,
-    get_start_urls,
+    get_given_start_urls,
     keep_start_urls,
 )
 from webspider.internals import ScrapyInternalsError, check_internals
@@ -144,7 +144,7 @@ class Command(ScrapyCrawlCommand):
             apply_spider_arguments(settings, dict(opts.spargs))
             # the one read of an @file of start URLs (every check below,
             # and the crawl, get the list)
-            start_urls = tuple(get_start_urls(settings))
+            start_urls = tuple(get_given_start_urls(settings))
             keep_start_urls(settings, start_urls)
             check_settings(settings)
         except ConfigError as exc:

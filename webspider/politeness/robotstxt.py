@@ -14,7 +14,10 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   with a doubling delay, and when it stays unreachable every request to the
   origin is skipped (reason ``robots_unreachable``), with one warning.
 - redirects are followed here (up to 5, to any host); the rules found apply
-  to the original origin.
+  to the original origin. An origin whose address the address policy
+  refuses (webspider.addresses) is not retried: its requests are skipped
+  with reason ``address``; a redirect to a refused address is one that
+  cannot be followed.
 - the first ``WEBSPIDER_ROBOTSTXT_MAX_BYTES`` are parsed (default 512 KiB,
   never less than 500 KiB); anything after is ignored with a warning.
 - the groups are chosen by the product token of ROBOTSTXT_USER_AGENT, else
@@ -53,7 +56,7 @@ from twisted.internet.defer import Deferred
 
 from webspider import signals, skips
 from webspider.config import get_product_token
-from webspider.exceptions import RobotsUnreachable
+from webspider.exceptions import AddressRefused, RobotsUnreachable
 from webspider.keys import META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
@@ -91,6 +94,8 @@ MAX_ROBOTS_RETRY_AFTER = 3600.0
 PENDING = "pending"
 READY = "ready"
 UNREACHABLE = "unreachable"
+#: the address policy refused the origin's address
+REFUSED = "refused"
 
 
 @dataclass
@@ -159,6 +164,9 @@ class RobotsTxtMiddleware:
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise RobotsUnreachable(request.url, entry.reason)
+        if entry.state == REFUSED:
+            # the address middleware records the skip, as for its own refusals
+            raise AddressRefused(request.url, entry.reason)
         if not self.allowed(entry, request):
             skips.skip_request(self.crawler, request, skips.ROBOTS)
             raise IgnoreRequest(f"forbidden by robots.txt: {request.url}")
@@ -195,7 +203,13 @@ class RobotsTxtMiddleware:
         base = origin_url(origin)
         attempt = 0
         while True:
-            reachable, parser, detail, wait = await self._download(base)
+            try:
+                reachable, parser, detail, wait = await self._download(base)
+            except AddressRefused as exc:
+                # the address policy refused the origin: its requests are
+                # skipped for that, not retried
+                entry.state, entry.reason = REFUSED, exc.reason
+                break
             if reachable:
                 entry.state, entry.parser = READY, parser
                 break
@@ -234,7 +248,7 @@ class RobotsTxtMiddleware:
         """(reachable, rules or None for none, why unreachable, Retry-After)."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
-        for _hop in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
             request = Request(
                 url,
                 # not a link of the crawl: no callback, as Scrapy's own robots.txt
@@ -254,6 +268,11 @@ class RobotsTxtMiddleware:
                 # Straight to the downloader (not through the scheduler): the
                 # requests waiting for these rules must not queue before it.
                 response = await self.crawler.engine.download_async(request)
+            except AddressRefused as exc:
+                if hop == 0:
+                    raise  # the origin itself: not unreachable, never to be reached
+                # a redirect we must not follow, like one we cannot (RFC 9309 2.3.1.2)
+                return False, None, f"redirect refused: {exc.reason}", None
             except Exception as exc:  # refused, timeout, DNS, cancelled…
                 return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
             self._inc(STATS_FETCHED)

@@ -158,8 +158,9 @@ class CrawlReport:
         )
 
     def start_urls(self) -> list[str]:
+        """As given, passwords masked (``user:***@``)."""
         config = getattr(self.crawler.spider, "config", None)
-        return list(getattr(config, "start_urls", ()))
+        return list(getattr(config, "shown_start_urls", ()))
 
     def outputs(self, broken_links: bool) -> dict[str, str]:
         files: dict[str, str] = {}

@@ -99,7 +99,7 @@ class WebSpider(Spider):
         settings = crawler.settings
         apply_spider_arguments(settings, kwargs)
         config = CrawlConfig.from_settings(settings)
-        keep_start_urls(settings, config.start_urls)
+        keep_start_urls(settings, config.given_start_urls)
         if not settings.get("FEEDS"):
             feed = config.output / PAGES_FILE
             # a resumed job (JOBDIR) adds to the pages its first part wrote

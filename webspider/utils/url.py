@@ -8,7 +8,7 @@ import ipaddress
 import re
 import unicodedata
 from functools import lru_cache
-from urllib.parse import ParseResult, SplitResult, urlsplit, urlunsplit
+from urllib.parse import ParseResult, SplitResult, unquote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
 
@@ -114,42 +114,67 @@ def is_fetchable(url: str) -> bool:
     return url_scheme(url) in FETCHABLE_SCHEMES
 
 
+# the password of a URL's user information: "scheme://user:" then up to the
+# last "@" of the authority (browsers split there too)
+_PASSWORD_RE = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@:]*:)[^/?#]*@")
+
+
+def mask_password(url: str) -> str:
+    """``http://user:secret@host/`` → ``http://user:***@host/``, for showing
+    a URL given by the user (even one that does not parse)."""
+    return _PASSWORD_RE.sub(r"\1***@", url, count=1)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str]:
+    """``http://user:pass@host/`` → (``http://host/``, ``user``, ``pass``),
+    user and password percent-decoded; (url, None, "") without them."""
+    parts = urlsplit(url)
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at:
+        return url, None, ""
+    user, _, password = userinfo.partition(":")
+    bare = urlunsplit(parts._replace(netloc=hostport))
+    return bare, unquote(user), unquote(password)
+
+
 def normalize_seed(value: str) -> str:
     """Validate a start URL given by the user and return it ready to request.
 
     A bare host (``example.org``, ``127.0.0.1:8000/docs/``) means https://.
-    Raises BadURLError naming the value for anything that is not an http(s)
-    URL with a host."""
+    A ``user:password@`` is kept (see split_userinfo). Raises BadURLError
+    naming the value (its password masked) for anything that is not an
+    http(s) URL with a host."""
+    shown = mask_password(value)
     raw = value.strip()
     if not raw:
         raise BadURLError("empty start URL")
     if any(ch.isspace() for ch in raw):
-        raise BadURLError(f"invalid start URL {value!r}: it contains white space")
+        raise BadURLError(f"invalid start URL {shown!r}: it contains white space")
     scheme = url_scheme(raw)
     # "localhost:8000" parses with scheme "localhost"; a scheme that is followed
     # by digits only is really host:port.
     if scheme and not re.match(r"^[^:]+:\d+(?:[/?#]|$)", raw):
         if scheme not in FETCHABLE_SCHEMES:
             raise BadURLError(
-                f"invalid start URL {value!r}: scheme {scheme!r} is not supported "
+                f"invalid start URL {shown!r}: scheme {scheme!r} is not supported "
                 "(only http and https)"
             )
         if not raw[len(scheme) + 1 :].startswith("//"):
-            raise BadURLError(f"invalid start URL {value!r}: expected {scheme}://HOST/")
+            raise BadURLError(f"invalid start URL {shown!r}: expected {scheme}://HOST/")
     else:
         raw = "https://" + raw
     try:
         parts = urlsplit(raw)
         port = parts.port  # raises ValueError on a bad port
     except ValueError as exc:
-        raise BadURLError(f"invalid start URL {value!r}: {exc}") from None
+        raise BadURLError(f"invalid start URL {shown!r}: {exc}") from None
     host = parts.hostname
     if not host:
-        raise BadURLError(f"invalid start URL {value!r}: it has no host")
+        raise BadURLError(f"invalid start URL {shown!r}: it has no host")
     if not _valid_host(host):
-        raise BadURLError(f"invalid start URL {value!r}: bad host name {host!r}")
+        raise BadURLError(f"invalid start URL {shown!r}: bad host name {host!r}")
     if port == 0:
-        raise BadURLError(f"invalid start URL {value!r}: port 0")
+        raise BadURLError(f"invalid start URL {shown!r}: port 0")
     url = safe_url_string(raw)
     if not urlsplit(url).path:
         url += "/"
