@@ -13,6 +13,8 @@ from tests.support.server import Page, html
 from webspider.pageworker.client import PageWorker
 from webspider.spiders.webspider import WebSpider
 
+pytestmark = pytest.mark.e2e
+
 
 def site(server):
     """Pages that exercise what the worker does: relative, root-relative and
