@@ -15,6 +15,20 @@ hypothesis_settings.register_profile("ci", derandomize=True, database=None)
 hypothesis_settings.register_profile("explore", max_examples=20_000)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+#: fixtures that start a server: a test using one is end-to-end
+SERVER_FIXTURES = {"server", "other_server", "www_server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # test_e2e_* modules are end-to-end by name (a new one needs no
+    # pytestmark to be left out of the fast set); this also catches a crawl
+    # against the test server anywhere else, so `-m "not e2e"` stays fast.
+    for item in items:
+        if item.path.name.startswith("test_e2e_") or SERVER_FIXTURES.intersection(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.e2e)
+
 
 @pytest.fixture
 def server() -> Iterator[TestServer]:

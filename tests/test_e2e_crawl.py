@@ -13,6 +13,8 @@ from tests.support.server import Page, TestServer, html
 from webspider.page.links import PAGE, LinkRule
 from webspider.spiders.webspider import WebSpider
 
+pytestmark = pytest.mark.e2e
+
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PDF = b"%PDF-1.4\n" + b"0" * 5000 + b"\n%%EOF\n"
 CSS = "body { background: url('bg.png') }"

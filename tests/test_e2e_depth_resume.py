@@ -12,8 +12,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from tests.support.site import Node, Site
+
+pytestmark = pytest.mark.e2e
 
 
 def binary_tree(levels: int, delay_from: int, delay: float) -> Site:

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import html
 from tests.support.site import Node, Site
+
+pytestmark = pytest.mark.e2e
 
 if TYPE_CHECKING:
     from tests.support.crawl import CrawlResult

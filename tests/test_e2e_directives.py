@@ -13,6 +13,8 @@ from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.spiders.webspider import WebSpider
 
+pytestmark = pytest.mark.e2e
+
 # (path, <head> extra, response headers) of pages that must not be followed
 NOFOLLOW_PAGES = [
     # meta robots, every spelling of the issue and of wget's test

@@ -10,6 +10,8 @@ from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.spiders.webspider import WebSpider
 
+pytestmark = pytest.mark.e2e
+
 PNG = bytes(range(256)) * 40  # binary, every byte value
 
 

@@ -9,6 +9,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
 
+pytestmark = pytest.mark.e2e
+
 LONG = "L" * 300
 HOSTILE_LINKS = [
     "../../../../evil1",

@@ -2,11 +2,14 @@
 
 import hashlib
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.mirror.store import MirrorStore
+
+pytestmark = pytest.mark.e2e
 
 LAST_MODIFIED = "Sat, 01 Jan 2022 00:00:00 GMT"
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
@@ -19,6 +20,8 @@ from tests.support.server import Page, TestServer, html
 from webspider import signals
 from webspider.page.response import parsed_page
 from webspider.spiders.webspider import WebSpider
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,6 +13,11 @@ from tests.support.server import Page, html
 from webspider.pageworker.client import PageWorker
 from webspider.spiders.webspider import WebSpider
 
+pytestmark = pytest.mark.e2e
+
+#: test crawls run without the worker unless asked (tests/support/crawl.py)
+WORKER_ON = {"WEBSPIDER_PAGE_WORKER": True}
+
 
 def site(server):
     """Pages that exercise what the worker does: relative, root-relative and
@@ -92,7 +97,7 @@ def pages(result):
 @deferred_f_from_coro_f
 async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     site(server)
-    on = await crawl(tmp_path / "on", start_urls=server.url("/"))
+    on = await crawl(tmp_path / "on", settings=WORKER_ON, start_urls=server.url("/"))
     off = await crawl(
         tmp_path / "off",
         settings={"WEBSPIDER_PAGE_WORKER": False},
@@ -133,10 +138,10 @@ class SignallingSpider(WebSpider):
 @pytest.mark.parametrize(
     "case",
     [
-        (signal.SIGKILL, {}, "Page worker lost (it stopped)"),
+        (signal.SIGKILL, WORKER_ON, "Page worker lost (it stopped)"),
         (
             signal.SIGSTOP,
-            {"WEBSPIDER_PAGE_WORKER_TIMEOUT": 0.5},
+            {**WORKER_ON, "WEBSPIDER_PAGE_WORKER_TIMEOUT": 0.5},
             "Page worker lost (no answer in 0.5 s)",
         ),
     ],

@@ -8,10 +8,13 @@ import time
 from email.utils import formatdate
 from itertools import pairwise
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, SeenRequest, TestServer, html
+
+pytestmark = pytest.mark.e2e
 
 #: timers may fire a little early, and the clock is read a little late
 TOLERANCE = 0.05

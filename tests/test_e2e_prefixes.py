@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
+
+pytestmark = pytest.mark.e2e
 
 SKIPPED = "webspider/skipped/url_count/"
 SPORTS_LINKS = [

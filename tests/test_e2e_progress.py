@@ -23,6 +23,8 @@ from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
 from webspider.commands.crawl import EXIT_BROKEN
 
+pytestmark = pytest.mark.e2e
+
 
 def scrapy_crawl(tmp_path: Path, *args: str) -> list[str]:
     return scrapy_command(

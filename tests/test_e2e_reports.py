@@ -8,10 +8,13 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, SeenRequest, TestServer, html
+
+pytestmark = pytest.mark.e2e
 
 
 def closed_port() -> int:

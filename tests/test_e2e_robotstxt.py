@@ -10,6 +10,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.support.crawl import crawl
 from tests.support.server import Page, TestServer, html
 
+pytestmark = pytest.mark.e2e
+
 ROBOTS_SKIP = "webspider/skipped/url_count/robots"
 UNREACHABLE_SKIP = "webspider/skipped/url_count/robots_unreachable"
 #: retry an unreachable robots.txt once, quickly

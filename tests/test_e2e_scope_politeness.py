@@ -4,10 +4,13 @@ URL found but not requested has its one reason in skipped.jsonl."""
 
 from __future__ import annotations
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
+
+pytestmark = pytest.mark.e2e
 
 LINKS = [
     "/docs/",

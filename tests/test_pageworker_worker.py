@@ -189,6 +189,7 @@ def run_worker(*frames):
     return [header for header, _ in FrameReader().feed(process.stdout)]
 
 
+@pytest.mark.e2e
 def test_the_process_answers_state_and_stores_before_pages(tmp_path):
     mirror = {"root": str(tmp_path), "forbidden": [], "keep_originals": False}
     answers = run_worker(
@@ -209,11 +210,13 @@ def test_the_process_answers_state_and_stores_before_pages(tmp_path):
     assert not Path(tmp_path, "s", "p.html").exists()
 
 
+@pytest.mark.e2e
 def test_the_process_ends_with_its_input(tmp_path):
     assert run_worker() == []
     assert run_worker(frame({"op": "stop"}), frame({"op": "parse", "id": 1})) == []
 
 
+@pytest.mark.e2e
 def test_garbage_ends_the_process_with_one_line():
     process = subprocess.run(
         [sys.executable, "-m", "webspider.pageworker.worker"],

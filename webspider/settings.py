@@ -112,8 +112,8 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_DELAY = 0
 # Scrapy starts this many asyncio tasks for the output of every callback and
 # errback, however little it holds (an errback for a skipped link holds
-# nothing): 100, the default, meant ~420,000 tasks and a quarter of the CPU on
-# the Python docs. Pipelines here are quick, so a few are plenty.
+# nothing): at the default, 100, starting them was a large share of a crawl's
+# CPU. Pipelines here are quick, so a few are plenty.
 CONCURRENT_ITEMS = 8
 DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024

@@ -56,8 +56,8 @@ def record_skips(
     """``record_skip`` for each (url, reason) found on page ``referer``, in
     that order: one stats call per reason and one urls_skipped signal for
     them all, and url_skipped for each only if something listens to it (an
-    index page of the Python docs skips thousands of outside links, and a
-    signal costs some 10 µs to send)."""
+    index page can skip thousands of outside links, and sending a signal is
+    not free)."""
     if not skipped:
         return
     stats = crawler.stats

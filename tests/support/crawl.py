@@ -28,6 +28,11 @@ TEST_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 10,
     # an unreachable robots.txt is retried after 5, 10, 20 s by default
     "WEBSPIDER_ROBOTSTXT_RETRY_DELAY": 0.05,
+    # The page worker is a second Python process per crawl, costing more than
+    # reading a test site, and which process reads a page depends on timing:
+    # tests about it turn it on; subprocess crawls (tests/support/cli.py) keep
+    # the default, as users run it.
+    "WEBSPIDER_PAGE_WORKER": False,
 }
 
 

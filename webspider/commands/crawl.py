@@ -49,21 +49,22 @@ EXIT_USAGE = 2
 #: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
 EXIT_BROKEN = 3
 #: Scrapy components that do nothing while their switch is off, by the
-#: component-list setting that holds them: (setting, component, switch)
+#: component-list setting that holds them: (setting, component, switch);
+#: each one's module imports something heavy that every start would pay for
 SWITCHED_OFF_COMPONENTS = (
-    # imports aiohttp (and loads the CA store twice): 0.12 s
+    # imports aiohttp (and loads the CA store twice)
     (
         "EXTENSIONS_BASE",
         "scrapy.extensions.remote_control.RemoteControl",
         "REMOTE_CONTROL_ENABLED",
     ),
-    # imports tldextract (and requests): 0.04 s
+    # imports tldextract (and requests)
     (
         "DOWNLOADER_MIDDLEWARES_BASE",
         "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",
         "COOKIES_ENABLED",
     ),
-    # imports twisted.conch: 3 ms
+    # imports twisted.conch
     (
         "EXTENSIONS_BASE",
         "scrapy.extensions.telnet.TelnetConsole",
@@ -75,13 +76,12 @@ SWITCHED_OFF_COMPONENTS = (
 def tune_garbage_collector() -> None:
     """A crawl allocates millions of short-lived objects (links, spans,
     requests), and with Python's default thresholds the cycle collector ran
-    thousands of times over the same long-lived start-up objects (about 6%
-    of the docs crawl). Those are frozen out of its reach, and it runs less
-    often; objects in cycles are still collected.
+    again and again over the same long-lived start-up objects. Those are
+    frozen out of its reach, and it runs less often; objects in cycles are
+    still collected.
 
-    No gc.collect() first: it cost ~20 ms of every start and found ~150
-    unreachable objects to free (frozen instead, for the life of the
-    process)."""
+    No gc.collect() first: it slowed every start and found few unreachable
+    objects to free (frozen instead, for the life of the process)."""
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
 
@@ -104,9 +104,9 @@ def leave_out_components(
 
     Scrapy imports every component listed in a component-list setting
     (``EXTENSIONS_BASE``, ``DOWNLOADER_MIDDLEWARES_BASE``…) to build it, even
-    one whose switch is off, which then only raises NotConfigured; the
-    modules of those in SWITCHED_OFF_COMPONENTS cost 0.16 s of every
-    crawl's start."""
+    one whose switch is off, which then only raises NotConfigured; importing
+    the modules of those in SWITCHED_OFF_COMPONENTS was a sizeable part of
+    every crawl's start."""
     for name, component in components:
         listed = settings.getdict(name)
         if component not in listed:
@@ -179,10 +179,9 @@ class Command(ScrapyCrawlCommand):
     def freeze_start_up_objects(self) -> None:
         """Freeze, too, what building the crawler added after
         tune_garbage_collector(): the components and the HTTP download
-        handler (~33,000 objects, with aiohttp, before SWITCHED_OFF_COMPONENTS)
-        live as long as the process, and Python's finalization took them
-        apart one by one at exit: 35 -> 18 ms after a one-page crawl, 55 ->
-        31 ms after the docs."""
+        handler (tens of thousands of objects) live as long as the process,
+        and Python's finalization took them apart one by one at exit, which
+        freezing shortens."""
         gc.freeze()
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:

@@ -63,7 +63,7 @@ class Entry:
         # A shallow copy: the values are strings, numbers and flat str lists and
         # dicts, which json.dumps only reads. dataclasses.asdict deep-copies
         # every pending/kept/restore entry, and on a link-heavy site that was
-        # the crawl's top hot spot (1.2 M calls for 2,000 pages).
+        # the crawl's top hot spot.
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["path"] = "/".join(self.path)
         return data

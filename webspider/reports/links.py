@@ -5,13 +5,13 @@ the spider follows (target, referring page, link text) and the outcome of
 every request (good, broken, skipped), in any order, and answers with one
 record per broken URL listing all its referrers.
 
-Memory is what matters here: a link-heavy site has a hundred times more link
-instances than pages (the Python docs: ~30,000 on 555 pages). So referrers
-are kept only for targets whose outcome is unknown or broken; once a target
-answers 2xx (the common case) its list is dropped and later links to it cost
-one dict lookup. A target keeps at most ``max_referrers`` referrers (all are
-counted). Referrer URLs are the page's own ``response.url`` object, shared by
-all the links of that page, and link texts are the strings the parser made.
+Memory is what matters here: a link-heavy site has many times more link
+instances than pages. So referrers are kept only for targets whose outcome is
+unknown or broken; once a target answers 2xx (the common case) its list is
+dropped and later links to it cost one dict lookup. A target keeps at most
+``max_referrers`` referrers (all are counted). Referrer URLs are the page's
+own ``response.url`` object, shared by all the links of that page, and link
+texts are the strings the parser made.
 """
 
 from __future__ import annotations

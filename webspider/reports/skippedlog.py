@@ -2,9 +2,9 @@
 
 Listens to ``webspider.signals.urls_skipped``: logs the first skipped URL per
 reason and host at INFO, for at most ``WEBSPIDER_LOG_SKIPPED_MAX_HOSTS`` hosts
-per reason (the Python docs link some 300 external hosts; a line for each
-would bury the log), then one line saying further hosts are only counted.
-Every skip is counted in the stats by webspider.skips. With
+per reason (a documentation site links hundreds of external hosts; a line
+for each would bury the log), then one line saying further hosts are only
+counted. Every skip is counted in the stats by webspider.skips. With
 ``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``) it also writes one JSON line
 per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
 ``wget --rejected-log`` gives its users.

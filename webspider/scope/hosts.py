@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=1)
 def _extractor() -> TLDExtract:
     # Imported here: only scope=domain needs it, and the import (which pulls
-    # in requests) costs ~30 ms of every crawl's start.
+    # in requests) would slow every crawl's start.
     from tldextract import TLDExtract  # noqa: PLC0415
 
     # The public suffix list snapshot that ships with tldextract (a Scrapy
@@ -50,7 +50,7 @@ class HostScope:
         self.scope = scope
         self.hosts = {ascii_host(h).rstrip(".") for h in seed_hosts}
         # Only scope=domain needs them, and the first lookup loads the public
-        # suffix list: ~50 ms, a tenth of a one-page crawl.
+        # suffix list, a noticeable part of a short crawl.
         self.domains = (
             {registered_domain(h) for h in self.hosts} if scope == "domain" else set()
         )

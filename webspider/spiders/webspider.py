@@ -111,8 +111,8 @@ class WebSpider(Spider):
             )
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.config = config
-        # Links outside the scope are dropped before a Request is built (on the
-        # Python docs 4,154 of 4,711 would-be requests were to other hosts):
+        # Links outside the scope are dropped before a Request is built (on a
+        # documentation site most would-be requests are to other hosts):
         # the scope middleware stays the authority for every request (start
         # URLs, redirects, your own), this only saves building doomed ones.
         # Off when outside links are wanted (check_external) or scope is all.

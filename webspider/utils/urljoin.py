@@ -3,7 +3,7 @@
 A page's links are joined with the same base, and nearly all of them are
 plain: ``library/os.html#os.getcwd``, ``../_static/pygments.css``,
 ``/3/whatsnew/``, ``https://example.org/x``. urljoin splits and reassembles
-base and link for each one (about 5 µs); for a plain link the answer is the
+base and link for each one; for a plain link the answer is the
 base's directory (or origin) followed by the link, so ``UrlJoiner`` asks
 urljoin once per base for that prefix and then only concatenates. Anything
 else — dot segments after the leading ``../``, empty segments, ``;``, ``:``,

@@ -17,6 +17,8 @@ import pytest
 from tests.support.cli import ROOT
 from tests.support.server import TestServer, html
 
+pytestmark = pytest.mark.e2e
+
 SCRAPYD_CONF = """\
 [scrapyd]
 bind_address = 127.0.0.1

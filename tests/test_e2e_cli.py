@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import sys
 
 import pytest
-from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
 from tests.support.server import html
-from webspider import settings as webspider_settings
-from webspider.commands.crawl import (
-    GC_THRESHOLDS,
-    leave_out_components,
-    switched_off_components,
-    tune_garbage_collector,
-)
+
+pytestmark = pytest.mark.e2e
 
 
 def assert_one_line_error(proc, *fragments: str) -> None:
@@ -194,17 +187,6 @@ def test_dash_capital_o_overrides_the_default_feed(tmp_path, server):
     assert not (out / "pages.jsonl").exists()
 
 
-def test_the_crawl_command_tunes_the_garbage_collector():
-    before = gc.get_threshold()
-    try:
-        tune_garbage_collector()
-        assert gc.get_threshold() == GC_THRESHOLDS
-        assert gc.get_freeze_count() > 0  # start-up objects out of its reach
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*before)
-
-
 @pytest.mark.parametrize("enabled", [False, True])
 def test_no_remote_control_unless_asked(tmp_path, server, enabled):
     # Scrapy 2.19's remote control (a code-running HTTP server and a job file
@@ -258,26 +240,3 @@ def test_switched_off_components_are_not_imported(tmp_path, server, switched_on)
     assert "twisted.conch" not in modules  # TelnetConsole, TELNETCONSOLE_ENABLED=False
     assert ("Remote control HTTP server" in proc.stderr) is switched_on
     assert ("CookiesMiddleware" in proc.stderr) is switched_on  # enabled, listed
-
-
-def test_leaving_out_a_component_keeps_the_rest_of_the_list():
-    settings = Settings()
-    settings.setmodule(webspider_settings, priority="project")
-    settings.set("COOKIES_ENABLED", True, priority="cmdline")
-    extensions = settings.getdict("EXTENSIONS_BASE")
-    off = switched_off_components(settings)
-    assert off == [
-        ("EXTENSIONS_BASE", "scrapy.extensions.remote_control.RemoteControl"),
-        ("EXTENSIONS_BASE", "scrapy.extensions.telnet.TelnetConsole"),
-    ]
-    leave_out_components(settings, off)
-    left = settings.getdict("EXTENSIONS_BASE")
-    del extensions["scrapy.extensions.remote_control.RemoteControl"]
-    del extensions["scrapy.extensions.telnet.TelnetConsole"]
-    assert left == extensions
-    assert settings.getpriority("EXTENSIONS_BASE") == SETTINGS_PRIORITIES["default"]
-    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" in (
-        settings.getdict("DOWNLOADER_MIDDLEWARES_BASE")
-    )
-    leave_out_components(settings, off)  # twice: nothing more to leave out
-    assert settings.getdict("EXTENSIONS_BASE") == extensions
