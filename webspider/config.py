@@ -90,8 +90,17 @@ def apply_spider_arguments(settings: BaseSettings, kwargs: dict[str, Any]) -> No
             settings.set(SPIDER_ARGUMENTS[name], kwargs.pop(name), ARGUMENT_PRIORITY)
 
 
-def get_bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
-    """A boolean setting, with a clear error instead of Scrapy's ValueError."""
+def listed_default(name: str, fallback: _T) -> _T:
+    """The default webspider.settings lists for ``name`` (``fallback`` for a
+    setting it does not list, such as one of Scrapy's)."""
+    return getattr(defaults, name, fallback)
+
+
+def get_bool(settings: BaseSettings, name: str, default: bool | None = None) -> bool:
+    """A boolean setting, with a clear error instead of Scrapy's ValueError;
+    the default is the one webspider.settings lists."""
+    if default is None:
+        default = bool(listed_default(name, False))
     try:
         return settings.getbool(name, default)
     except ValueError:
@@ -101,8 +110,14 @@ def get_bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
 
 
 def get_int(
-    settings: BaseSettings, name: str, default: int = 0, *, minimum: int | None = None
+    settings: BaseSettings,
+    name: str,
+    default: int | None = None,
+    *,
+    minimum: int | None = None,
 ) -> int:
+    if default is None:
+        default = listed_default(name, 0)
     raw = settings.get(name, default)
     try:
         value = int(raw)
@@ -116,8 +131,14 @@ def get_int(
 
 
 def get_float(
-    settings: BaseSettings, name: str, default: float = 0.0, *, minimum: float = 0.0
+    settings: BaseSettings,
+    name: str,
+    default: float | None = None,
+    *,
+    minimum: float = 0.0,
 ) -> float:
+    if default is None:
+        default = listed_default(name, 0.0)
     raw = settings.get(name, default)
     try:
         value = float(raw)

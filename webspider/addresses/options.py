@@ -57,11 +57,7 @@ class AddressOptions(Options):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
-        enabled = get_bool(
-            settings,
-            "WEBSPIDER_ADDRESSES_ENABLED",
-            defaults.WEBSPIDER_ADDRESSES_ENABLED,
-        )
+        enabled = get_bool(settings, "WEBSPIDER_ADDRESSES_ENABLED")
         if enabled:
             check_handlers(settings)
         return cls(enabled=enabled, allowed=get_allowed_networks(settings))

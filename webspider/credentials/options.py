@@ -48,11 +48,7 @@ class CredentialsOptions(Options):
     def from_settings(cls, settings: BaseSettings) -> Self:
         starts = {origin_of(url) for url in get_start_urls(settings)}
         return cls(
-            enabled=get_bool(
-                settings,
-                "WEBSPIDER_CREDENTIALS_ENABLED",
-                defaults.WEBSPIDER_CREDENTIALS_ENABLED,
-            ),
+            enabled=get_bool(settings, "WEBSPIDER_CREDENTIALS_ENABLED"),
             origins=frozenset(starts) | get_extra_origins(settings),
             basic_auth=tuple(get_start_credentials(settings).items()),
         )

@@ -31,7 +31,7 @@ class DirectivesOptions(Options):
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
         def flag(name: str) -> bool:
-            return get_bool(settings, name, getattr(defaults, name))
+            return get_bool(settings, name)
 
         obey = flag("ROBOTSTXT_OBEY")
         return cls(

@@ -40,20 +40,10 @@ class DepthOptions(Options):
         return cls(
             max_depth=_optional_int(settings, "WEBSPIDER_DEPTH_MAX"),
             max_rounds=_optional_int(settings, "WEBSPIDER_DEPTH_MAX_ROUNDS"),
-            defer=get_bool(
-                settings, "WEBSPIDER_DEPTH_DEFER", defaults.WEBSPIDER_DEPTH_DEFER
-            ),
-            strict=get_bool(
-                settings, "WEBSPIDER_DEPTH_STRICT", defaults.WEBSPIDER_DEPTH_STRICT
-            ),
-            enabled=get_bool(
-                settings, "WEBSPIDER_DEPTH_ENABLED", defaults.WEBSPIDER_DEPTH_ENABLED
-            ),
-            shuffle=get_bool(
-                settings,
-                "WEBSPIDER_SHUFFLE_ENABLED",
-                defaults.WEBSPIDER_SHUFFLE_ENABLED,
-            ),
+            defer=get_bool(settings, "WEBSPIDER_DEPTH_DEFER"),
+            strict=get_bool(settings, "WEBSPIDER_DEPTH_STRICT"),
+            enabled=get_bool(settings, "WEBSPIDER_DEPTH_ENABLED"),
+            shuffle=get_bool(settings, "WEBSPIDER_SHUFFLE_ENABLED"),
         )
 
 

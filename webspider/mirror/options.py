@@ -83,28 +83,9 @@ class MirrorOptions(Options):
     def from_settings(cls, settings: BaseSettings) -> Self:
         return cls(
             root=get_mirror_dir(settings),
-            convert_links=get_bool(
-                settings,
-                "WEBSPIDER_MIRROR_CONVERT_LINKS",
-                defaults.WEBSPIDER_MIRROR_CONVERT_LINKS,
-            ),
-            keep_originals=get_bool(
-                settings,
-                "WEBSPIDER_MIRROR_KEEP_ORIGINALS",
-                defaults.WEBSPIDER_MIRROR_KEEP_ORIGINALS,
-            ),
-            update=get_bool(
-                settings, "WEBSPIDER_MIRROR_UPDATE", defaults.WEBSPIDER_MIRROR_UPDATE
-            ),
-            thread_size=get_int(
-                settings,
-                "WEBSPIDER_MIRROR_THREAD_SIZE",
-                defaults.WEBSPIDER_MIRROR_THREAD_SIZE,
-                minimum=0,
-            ),
-            skip_bodies=get_bool(
-                settings,
-                "WEBSPIDER_SKIP_BODIES_ENABLED",
-                defaults.WEBSPIDER_SKIP_BODIES_ENABLED,
-            ),
+            convert_links=get_bool(settings, "WEBSPIDER_MIRROR_CONVERT_LINKS"),
+            keep_originals=get_bool(settings, "WEBSPIDER_MIRROR_KEEP_ORIGINALS"),
+            update=get_bool(settings, "WEBSPIDER_MIRROR_UPDATE"),
+            thread_size=get_int(settings, "WEBSPIDER_MIRROR_THREAD_SIZE", minimum=0),
+            skip_bodies=get_bool(settings, "WEBSPIDER_SKIP_BODIES_ENABLED"),
         )

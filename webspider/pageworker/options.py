@@ -28,15 +28,10 @@ class PageWorkerOptions(Options):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
-        enabled = get_bool(
-            settings, "WEBSPIDER_PAGE_WORKER", defaults.WEBSPIDER_PAGE_WORKER
-        )
+        enabled = get_bool(settings, "WEBSPIDER_PAGE_WORKER")
         return cls(
             enabled=enabled and os.name == "posix",
             timeout=get_float(
-                settings,
-                "WEBSPIDER_PAGE_WORKER_TIMEOUT",
-                defaults.WEBSPIDER_PAGE_WORKER_TIMEOUT,
-                minimum=MIN_TIMEOUT,
+                settings, "WEBSPIDER_PAGE_WORKER_TIMEOUT", minimum=MIN_TIMEOUT
             ),
         )

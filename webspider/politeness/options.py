@@ -46,12 +46,7 @@ class PolitenessOptions(Options):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
-        ttl = get_float(
-            settings,
-            "WEBSPIDER_ROBOTSTXT_CACHE_TTL",
-            defaults.WEBSPIDER_ROBOTSTXT_CACHE_TTL,
-            minimum=1,
-        )
+        ttl = get_float(settings, "WEBSPIDER_ROBOTSTXT_CACHE_TTL", minimum=1)
         if ttl > ROBOTS_MAX_CACHE_TTL:
             raise ConfigError(
                 "WEBSPIDER_ROBOTSTXT_CACHE_TTL must be at most "
@@ -65,56 +60,26 @@ class PolitenessOptions(Options):
                 f"got {over!r}"
             )
         return cls(
-            obey_robots=get_bool(settings, "ROBOTSTXT_OBEY", defaults.ROBOTSTXT_OBEY),
+            obey_robots=get_bool(settings, "ROBOTSTXT_OBEY"),
             robots_max_bytes=get_int(
                 settings,
                 "WEBSPIDER_ROBOTSTXT_MAX_BYTES",
-                defaults.WEBSPIDER_ROBOTSTXT_MAX_BYTES,
                 minimum=ROBOTS_MIN_PARSE_BYTES,
             ),
             robots_cache_ttl=ttl,
             robots_retry_times=get_int(
-                settings,
-                "WEBSPIDER_ROBOTSTXT_RETRY_TIMES",
-                defaults.WEBSPIDER_ROBOTSTXT_RETRY_TIMES,
-                minimum=0,
+                settings, "WEBSPIDER_ROBOTSTXT_RETRY_TIMES", minimum=0
             ),
-            robots_retry_delay=get_float(
-                settings,
-                "WEBSPIDER_ROBOTSTXT_RETRY_DELAY",
-                defaults.WEBSPIDER_ROBOTSTXT_RETRY_DELAY,
-            ),
-            sitemaps=get_bool(
-                settings,
-                "WEBSPIDER_ROBOTSTXT_SITEMAPS",
-                defaults.WEBSPIDER_ROBOTSTXT_SITEMAPS,
-            ),
-            enabled=get_bool(
-                settings,
-                "WEBSPIDER_POLITENESS_ENABLED",
-                defaults.WEBSPIDER_POLITENESS_ENABLED,
-            ),
-            crawl_delay_max=get_float(
-                settings,
-                "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX",
-                defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX,
-            ),
+            robots_retry_delay=get_float(settings, "WEBSPIDER_ROBOTSTXT_RETRY_DELAY"),
+            sitemaps=get_bool(settings, "WEBSPIDER_ROBOTSTXT_SITEMAPS"),
+            enabled=get_bool(settings, "WEBSPIDER_POLITENESS_ENABLED"),
+            crawl_delay_max=get_float(settings, "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX"),
             crawl_delay_over_max=over.strip().lower(),
-            retry_after_max=get_float(
-                settings,
-                "WEBSPIDER_POLITENESS_RETRY_AFTER_MAX",
-                defaults.WEBSPIDER_POLITENESS_RETRY_AFTER_MAX,
-            ),
+            retry_after_max=get_float(settings, "WEBSPIDER_POLITENESS_RETRY_AFTER_MAX"),
             retry_after_times=get_int(
-                settings,
-                "WEBSPIDER_POLITENESS_RETRY_TIMES",
-                defaults.WEBSPIDER_POLITENESS_RETRY_TIMES,
-                minimum=0,
+                settings, "WEBSPIDER_POLITENESS_RETRY_TIMES", minimum=0
             ),
             max_waiting_requests=get_int(
-                settings,
-                "WEBSPIDER_MAX_WAITING_REQUESTS",
-                defaults.WEBSPIDER_MAX_WAITING_REQUESTS,
-                minimum=0,
+                settings, "WEBSPIDER_MAX_WAITING_REQUESTS", minimum=0
             ),
         )

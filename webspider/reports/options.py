@@ -82,15 +82,12 @@ class ReportOptions(Options):
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
         def flag(name: str) -> bool:
-            return get_bool(settings, name, getattr(defaults, name))
+            return get_bool(settings, name)
 
         return cls(
             broken_links=flag("WEBSPIDER_BROKEN_LINKS_ENABLED"),
             max_referrers=get_int(
-                settings,
-                "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS",
-                defaults.WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS,
-                minimum=1,
+                settings, "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS", minimum=1
             ),
             check_external=flag("WEBSPIDER_CHECK_EXTERNAL"),
             check_anchors=flag("WEBSPIDER_CHECK_ANCHORS"),
@@ -100,35 +97,17 @@ class ReportOptions(Options):
             duplicates_ignore=get_ignore_patterns(settings),
             progress=get_mode(settings),
             progress_refresh=get_float(
-                settings,
-                "WEBSPIDER_PROGRESS_REFRESH",
-                defaults.WEBSPIDER_PROGRESS_REFRESH,
-                minimum=MIN_PROGRESS_INTERVAL,
+                settings, "WEBSPIDER_PROGRESS_REFRESH", minimum=MIN_PROGRESS_INTERVAL
             ),
             progress_interval=get_float(
-                settings,
-                "WEBSPIDER_PROGRESS_INTERVAL",
-                defaults.WEBSPIDER_PROGRESS_INTERVAL,
-                minimum=MIN_PROGRESS_INTERVAL,
+                settings, "WEBSPIDER_PROGRESS_INTERVAL", minimum=MIN_PROGRESS_INTERVAL
             ),
             report=flag("WEBSPIDER_REPORT_ENABLED"),
-            report_interval=get_float(
-                settings,
-                "WEBSPIDER_REPORT_INTERVAL",
-                defaults.WEBSPIDER_REPORT_INTERVAL,
-            ),
-            report_largest=get_int(
-                settings,
-                "WEBSPIDER_REPORT_LARGEST",
-                defaults.WEBSPIDER_REPORT_LARGEST,
-                minimum=0,
-            ),
+            report_interval=get_float(settings, "WEBSPIDER_REPORT_INTERVAL"),
+            report_largest=get_int(settings, "WEBSPIDER_REPORT_LARGEST", minimum=0),
             log_skipped=flag("WEBSPIDER_LOG_SKIPPED"),
             log_skipped_max_hosts=get_int(
-                settings,
-                "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS",
-                defaults.WEBSPIDER_LOG_SKIPPED_MAX_HOSTS,
-                minimum=0,
+                settings, "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS", minimum=0
             ),
         )
 

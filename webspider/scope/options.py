@@ -103,11 +103,7 @@ class ScopeOptions(Options):
     def from_settings(cls, settings: BaseSettings) -> Self:
         return cls(
             scope=get_scope(settings),
-            prefixes_enabled=get_bool(
-                settings,
-                "WEBSPIDER_PREFIXES_ENABLED",
-                defaults.WEBSPIDER_PREFIXES_ENABLED,
-            ),
+            prefixes_enabled=get_bool(settings, "WEBSPIDER_PREFIXES_ENABLED"),
             include=get_prefixes(settings, "WEBSPIDER_INCLUDE"),
             exclude=get_prefixes(settings, "WEBSPIDER_EXCLUDE"),
             patterns=get_exclude_patterns(settings),
