@@ -119,13 +119,11 @@ METAREFRESH_ENABLED = False
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 
 # --- breadth-first: shallow pages first, level by level, in rounds -------------
-# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
-# holds each level until the one before is done and feeds later rounds from
-# the deferred frontier.
-SCHEDULER = "webspider.frontier.scheduler.RoundScheduler"
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "webspider.frontier.queues.DepthPriorityQueue"
+# The queue (in the crawl state, as data) is ordered by depth within each
+# origin (so DEPTH_PRIORITY is not needed); the scheduler holds each origin's
+# level until the one before is done and starts later rounds from the
+# deferred frontier.
+SCHEDULER = "webspider.frontier.scheduler.StateScheduler"
 # Scrapy's own lets a burst of requests exceed CONCURRENT_REQUESTS_PER_DOMAIN
 DOWNLOADER = "webspider.politeness.downloader.Downloader"
 DUPEFILTER_CLASS = "webspider.frontier.dupefilter.URLDupeFilter"

@@ -40,6 +40,7 @@ from webspider.keys import (
     STATS_LINKS_EXTRACTED,
     STATS_PAGES,
     STATS_ROUNDS,
+    STATS_URLS_SEEN,
     SUMMARY_FILE,
 )
 from webspider.reports.brokenlinks import BrokenLinks
@@ -117,8 +118,6 @@ class CrawlReport:
         )
         prefix = skips.STATS_PREFIX + "/"
         broken = self._broken_links()
-        spider = self.crawler.spider
-        seen = getattr(spider, "seen_urls", None) or ()
         return Summary(
             start_urls=self.start_urls(),
             started_at=self.started_at,
@@ -126,8 +125,8 @@ class CrawlReport:
             finish_reason=reason,
             elapsed_seconds=time.monotonic() - self._started,
             pages=int(stats.get(STATS_PAGES, 0)),
-            # the seen-set also keys HEAD checks and other methods ("HEAD url")
-            urls_seen=sum(1 for key in seen if " " not in key),
+            # the scheduler's count of GET keys (HEAD checks are keyed apart)
+            urls_seen=int(stats.get(STATS_URLS_SEEN, 0)),
             links=int(stats.get(STATS_LINKS_EXTRACTED, 0)),
             requests=int(stats.get("downloader/request_count", 0)),
             bytes=int(stats.get("downloader/response_bytes", 0)),

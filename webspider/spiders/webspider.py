@@ -56,7 +56,7 @@ from webspider.scope.options import get_scope
 from webspider.utils.url import canonical_url, host_of
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Container, Iterator
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -81,8 +81,9 @@ class WebSpider(Spider):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: canonical URLs the scheduler has seen; set by URLDupeFilter.open()
-        self.seen_urls: set[str] | None = None
+        #: canonical URLs the scheduler has seen (``key in seen_urls``); set
+        #: when the scheduler opens
+        self.seen_urls: Container[str] | None = None
         #: the crawl's host scope, for dropping outside links early (None: keep all)
         self.link_scope: HostScope | None = None
         #: outside links already recorded as skipped (each is recorded once)
