@@ -1,6 +1,7 @@
 """Benchmark (not a test): the crawl state's seen-set at scale.
 
     PYTHONPATH=. python bench/seen_scale.py [--urls 10000000] [--checks 1000000]
+    PYTHONPATH=. python bench/seen_scale.py --table-only [--urls 10000000]
 
 Pushes N distinct URLs through webspider.frontier.sqlite.SQLiteState (queued
 in batches of 1,000, committed about once a second, as a crawl does), then
@@ -12,6 +13,10 @@ measures membership checks:
 - ``present, cold``: added URLs each checked once, one at a time (every hit
   confirmed against the file) and in batches of 100 (``contains_many``, as a
   page's links would be).
+
+``--table-only`` measures the in-memory part alone (fingerprints of N URLs
+added to a FingerprintTable, no file): its bytes per URL by tracemalloc, and
+absent / present checks per second against it.
 
 Reports bytes per URL of the in-memory fingerprint table (its array, which is
 all the seen-set keeps in memory per URL), the process's RSS growth per URL
@@ -26,8 +31,10 @@ import json
 import random
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
+from webspider.frontier.fingerprints import FingerprintTable, fingerprint
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import StoredRequest
 
@@ -47,12 +54,60 @@ def rate(n: int, started: float) -> float:
     return n / (time.perf_counter() - started)
 
 
+def table_only(n: int, checks: int, traced: bool) -> dict[str, object]:
+    # tracemalloc is exact but slows the adds tenfold: RSS growth otherwise
+    if traced:
+        tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0] if traced else rss_kib() * 1024
+    table = FingerprintTable()
+    started = time.perf_counter()
+    for i in range(n):
+        table.add(fingerprint(url(i)))
+    added_per_s = rate(n, started)
+    if traced:
+        held, peak = (x - before for x in tracemalloc.get_traced_memory())
+        tracemalloc.stop()
+    else:
+        held = rss_kib() * 1024 - before
+        peak = rss_kib("VmHWM") * 1024 - before
+    absent = [fingerprint(url(n + i)) for i in range(checks)]
+    present = [fingerprint(url(i * (n // checks or 1) % n)) for i in range(checks)]
+    started = time.perf_counter()
+    assert not any(fp in table for fp in absent)
+    absent_per_s = rate(checks, started)
+    started = time.perf_counter()
+    assert all(fp in table for fp in present)
+    present_per_s = rate(checks, started)
+    keys = [url(n + i) for i in range(checks)]
+    started = time.perf_counter()
+    assert not any(fingerprint(k) in table for k in keys)
+    hashed_per_s = rate(checks, started)
+    return {
+        "urls": n,
+        "added_per_s": round(added_per_s),
+        "table_bytes_per_url": round(table.nbytes / n, 2),
+        "measured_by": "tracemalloc" if traced else "RSS",
+        "held_bytes_per_url": round(held / n, 2),
+        "peak_bytes_per_url": round(peak / n, 2),
+        "checks_per_s": {
+            "absent_fingerprint": round(absent_per_s),
+            "present_fingerprint": round(present_per_s),
+            "absent_url_hashed": round(hashed_per_s),
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--urls", type=int, default=10_000_000)
     parser.add_argument("--checks", type=int, default=1_000_000)
+    parser.add_argument("--table-only", action="store_true")
+    parser.add_argument("--tracemalloc", action="store_true")
     args = parser.parse_args()
     n, checks = args.urls, args.checks
+    if args.table_only:
+        print(json.dumps(table_only(n, checks, args.tracemalloc), indent=2))
+        return
     rng = random.Random(0)
     with tempfile.TemporaryDirectory(prefix="seen-scale-") as tmp:
         path = Path(tmp) / "state.sqlite3"

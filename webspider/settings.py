@@ -22,6 +22,8 @@ WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
 WEBSPIDER_DEPTH_DEFER = True
 WEBSPIDER_DEPTH_STRICT = True
 WEBSPIDER_SHUFFLE_ENABLED = False
+# start over instead of continuing an interrupted crawl (webspider.frontier.resume)
+WEBSPIDER_STATE_RESTART = False
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True

@@ -15,6 +15,7 @@ from webspider import settings as defaults
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
+from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
 from webspider.mirror.options import MirrorOptions
 from webspider.pageworker.options import PageWorkerOptions
@@ -77,6 +78,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
+    # last: it opens the crawl state (after every other check passed)
+    check_crawl_state,
 ]
 
 

@@ -32,7 +32,7 @@ depth calls ``defer``). When a round is over, webspider.frontier.rounds calls
 ``start_round``: the state queues every URL deferred before it at depth 0,
 in one transaction with the round number (a URL deferred and then fetched
 within the cap meanwhile is no longer deferred: it is not fetched again).
-When the crawl ends (not when a JOBDIR job pauses) with URLs still deferred,
+When the crawl ends (not when Ctrl-C pauses it) with URLs still deferred,
 they are written to ``<output>/deferred.jsonl``.
 
 Requests that cannot be stored as data (webspider.frontier.requestdata: a
@@ -40,8 +40,11 @@ custom callback, a body, meta JSON cannot write) are kept in memory, served
 before the state's queue, and counted in ``webspider/scheduler/memory_count``;
 they do not survive a crash.
 
-The state is ``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR, else a
-temporary file deleted when the crawl closes.
+The state is ``<output>/.webspider-state.sqlite3``, or
+``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR; the same command continues
+an interrupted crawl from it (webspider.frontier.resume). ``pages.jsonl`` is
+written here too, a page's line when its lease is acknowledged, with its
+length committed with the acks (webspider.frontier.pages).
 
 Settings: WEBSPIDER_DEPTH_STRICT, WEBSPIDER_DEPTH_MAX, WEBSPIDER_DEPTH_DEFER,
 JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
@@ -51,37 +54,42 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 import time
 from collections import deque
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import request_key
 from webspider.frontier.options import DepthOptions
+from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.sqlite import SQLiteState
+from webspider.frontier.resume import open_crawl_state
+from webspider.frontier.state import META_FINISHED
 from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
-    STATE_FILE,
+    PAGES_FILE,
     STATS_DEFERRED_LEFT,
+    STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
 )
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
+    from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
 
 logger = logging.getLogger(__name__)
@@ -114,12 +122,10 @@ class StateScheduler(BaseScheduler):
         options = DepthOptions.of(settings)
         self.strict = options.strict
         self.deferring = options.max_depth is not None and options.defer
-        self.jobdir = job_dir(settings)
         self.output = get_output_dir(settings)
         self.state: SQLiteState | None = None
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
-        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: requests kept in memory, each with the lease it holds (a retry's)
         self._memory: deque[tuple[Request, int | None]] = deque()
         self._memory_seen: set[str] = set()
@@ -131,6 +137,13 @@ class StateScheduler(BaseScheduler):
         self._leased: deque[Lease] = deque()
         self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
         self.filtered = 0
+        #: pages.jsonl, unless Scrapy's feed exporter writes the items (FEEDS)
+        self.write_pages = not settings.getdict("FEEDS")
+        self.pages: PagesFile | None = None
+        #: lease → the pages.jsonl lines of its page, written when it is done
+        self._lines: dict[int, list[bytes]] = {}
+        if self.write_pages:
+            crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -143,12 +156,15 @@ class StateScheduler(BaseScheduler):
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> None:
-        if self.jobdir:
-            path = Path(self.jobdir) / STATE_FILE
-        else:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="webspider-state-")
-            path = Path(self._tmpdir.name) / STATE_FILE
-        self.state = state = SQLiteState(path)
+        self.state, resumed = open_crawl_state(self.crawler.settings)
+        state = self.state
+        self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
+        if self.write_pages:
+            self.pages = PagesFile(
+                self.output / PAGES_FILE,
+                state.get_offset(PAGES_FILE),
+                self.crawler.settings.get("FEED_EXPORT_ENCODING") or "utf-8",
+            )
         if hasattr(spider, "seen_urls"):
             spider.seen_urls = state
         counts = state.counts()
@@ -172,22 +188,26 @@ class StateScheduler(BaseScheduler):
         self._release_all()
         left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)
+        if reason == "finished":
+            # the next run of the same command is a new (update) crawl
+            state.set_meta(META_FINISHED, "1")
+        self._commit()
         if self.deferring:
             self.stats.set_value(STATS_DEFERRED_LEFT, left)
-            # A JOBDIR job stopped by Ctrl-C is paused, not over: the frontier
-            # waits in JOBDIR for the same command to resume it.
-            paused = bool(self.jobdir) and reason == "shutdown"
+            # A crawl stopped by Ctrl-C is paused, not over: the frontier
+            # waits in the crawl state for the same command to resume it.
+            paused = reason == "shutdown"
             if not paused:
                 path = self.output / DEFERRED_FILE
                 if left:
                     self.write_deferred(path)
                 else:  # not a leftover of an earlier crawl into this output
                     path.unlink(missing_ok=True)
+        if self.pages is not None:
+            self.pages.close()
+            self.pages = None
         state.close()
         self.state = None
-        if self._tmpdir is not None:
-            self._tmpdir.cleanup()
-            self._tmpdir = None
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -241,7 +261,8 @@ class StateScheduler(BaseScheduler):
         state = self.state
         assert state is not None
         self._acknowledge()
-        state.maybe_commit()
+        if state.commit_due():
+            self._commit()
         if self._memory:
             request, lease = self._memory.popleft()
             if lease is not None:
@@ -295,7 +316,37 @@ class StateScheduler(BaseScheduler):
             if held is not None and held[0] == ticket:
                 del self._out_keys[key]
         assert self.state is not None
+        if self.pages is not None and self._lines:
+            for ticket in tickets:
+                lines = self._lines.pop(ticket, None)
+                if lines:
+                    self.pages.write(lines)
         self.state.ack(tickets)
+
+    def item_scraped(self, item: Any, response: Response) -> None:
+        """Hold a page's line until its lease is acknowledged (see
+        webspider.frontier.pages); a page without a lease (kept in memory)
+        is written at once."""
+        pages = self.pages
+        if pages is None:
+            return
+        line = pages.line(item)
+        request = response.request
+        ticket = self._out.get(request) if request is not None else None
+        if ticket is None and request is not None:
+            held = self._out_keys.get(request_key(request))
+            ticket = held[0] if held is not None else None
+        if ticket is None:
+            pages.write([line])
+        else:
+            self._lines.setdefault(ticket, []).append(line)
+
+    def _commit(self) -> None:
+        """One transaction: the acks so far and pages.jsonl's length."""
+        assert self.state is not None
+        if self.pages is not None:
+            self.state.set_offset(PAGES_FILE, self.pages.sync())
+        self.state.commit()
 
     def _release_all(self) -> None:
         assert self.state is not None
@@ -337,6 +388,7 @@ class StateScheduler(BaseScheduler):
         round) when no deferred URL is left to fetch."""
         assert self.state is not None
         self._acknowledge()
+        self._commit()
         return self.state.next_round() > 0
 
     def deferred_count(self) -> int:

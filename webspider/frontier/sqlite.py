@@ -116,11 +116,20 @@ class SQLiteState:
     module docstring and webspider.frontier.state.CrawlState."""
 
     def __init__(
-        self, path: str | Path, *, lock: bool = True, commit_interval: float = 1.0
+        self,
+        path: str | Path,
+        *,
+        lock: bool = True,
+        fresh: bool = False,
+        commit_interval: float = 1.0,
     ) -> None:
+        """``fresh``: replace any state at ``path`` by an empty one."""
         self.path = Path(path)
         self.commit_interval = commit_interval
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
+        if fresh:
+            for suffix in ("", "-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         db: sqlite3.Connection | None = None
         try:
             if not self.path.exists():
@@ -641,6 +650,10 @@ class SQLiteState:
     def commit(self) -> None:
         self._db.commit()
         self._last_commit = time.monotonic()
+
+    def commit_due(self) -> bool:
+        """Whether ``commit_interval`` seconds passed since the last commit."""
+        return time.monotonic() - self._last_commit >= self.commit_interval
 
     def maybe_commit(self) -> bool:
         """Commit when ``commit_interval`` seconds passed since the last one."""

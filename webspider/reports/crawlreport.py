@@ -33,6 +33,7 @@ from webspider.config import get_output_dir
 from webspider.items import PageItem
 from webspider.keys import (
     BROKEN_LINKS_FILE,
+    PAGES_FILE,
     REPORT_FILE,
     SKIPPED_FILE,
     STATS_DEFERRED_LEFT,
@@ -163,8 +164,10 @@ class CrawlReport:
     def outputs(self, broken_links: bool) -> dict[str, str]:
         files: dict[str, str] = {}
         feeds = self.crawler.settings.getdict("FEEDS")
-        if feeds:
-            files["pages"] = str(next(iter(feeds)))
+        # the scheduler writes pages.jsonl unless FEEDS is set
+        files["pages"] = (
+            str(next(iter(feeds))) if feeds else str(self.output / PAGES_FILE)
+        )
         if broken_links:
             files["broken_links"] = str(self.output / BROKEN_LINKS_FILE)
         if self.options.log_skipped:
