@@ -212,7 +212,7 @@ class StateScheduler(BaseScheduler):
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
         state = self.state
-        queued = state.counts().queued if state else 0
+        queued = state.queued if state else 0
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
@@ -223,12 +223,12 @@ class StateScheduler(BaseScheduler):
         key = request_key(request)
         stored = to_stored(request, key, self.crawler.spider)
         if stored is not None:
-            deferred = self.state.counts().deferred if self.deferring else 0
+            deferred = self.state.deferred if self.deferring else 0
             [new] = self.state.add([stored])
             if not new:
                 self.filtered += 1
                 return False
-            if self.deferring and self.state.counts().deferred < deferred:
+            if self.deferring and self.state.deferred < deferred:
                 # found within the cap after it was deferred: not a seed later
                 self.stats.inc_value(STATS_SEED_SEEN)
             self._enqueued(key, "disk")
@@ -281,7 +281,7 @@ class StateScheduler(BaseScheduler):
                 )
             )
             if not leased:
-                if state.counts().queued:
+                if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
                 return None
         taken = leased.popleft()
@@ -392,7 +392,7 @@ class StateScheduler(BaseScheduler):
         return self.state.next_round() > 0
 
     def deferred_count(self) -> int:
-        return self.state.counts().deferred if self.state is not None else 0
+        return self.state.deferred if self.state is not None else 0
 
     def deferred_left(self) -> int:
         """Deferred URLs not fetched."""

@@ -621,6 +621,16 @@ class SQLiteState:
         self.commit()  # a round change is a moment that matters
         return int(moved)
 
+    @property
+    def queued(self) -> int:
+        """``counts().queued``, without building Counts (the engine asks for
+        it on every turn of its loop)."""
+        return self._counts[QUEUED]
+
+    @property
+    def deferred(self) -> int:
+        return self._counts[DEFERRED]
+
     def counts(self) -> Counts:
         return Counts(
             queued=self._counts[QUEUED],
