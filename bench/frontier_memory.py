@@ -2,10 +2,10 @@
 
     PYTHONPATH=. python bench/frontier_memory.py [--sizes 1000,1000000]
 
-For each size N, a fresh process defers N distinct URLs into a
-DeferredFrontier (a temporary SQLite file, as a crawl without JOBDIR uses),
-then takes them all back a batch of 16 at a time (as the scheduler seeds a
-round). It reports the process's resident memory (VmRSS) after deferring, its
+For each size N, a fresh process defers N distinct URLs into the crawl
+state (webspider.frontier.sqlite.SQLiteState, a temporary file as a crawl
+without JOBDIR uses), then starts the next round and leases them all back 16
+at a time. It reports the process's resident memory (VmRSS) after deferring, its
 peak (VmHWM) over the whole run, the file size, and the time taken; and, for
 contrast, the RSS of holding the same N entries as Python tuples in a dict.
 Memory should be flat in N for the frontier and linear for the dict.
@@ -17,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +34,8 @@ def url(i: int) -> str:
 
 
 def child(n: int, mode: str) -> dict[str, float]:
-    from webspider.frontier.deferred import DeferredFrontier, DeferredURL
+    from webspider.frontier.sqlite import SQLiteState
+    from webspider.frontier.state import StoredRequest
 
     base = rss_kib()
     started = time.perf_counter()
@@ -47,19 +49,26 @@ def child(n: int, mode: str) -> dict[str, float]:
             "peak_mib": rss_kib("VmHWM") / 1024,
             "entries": len(held),
         }
-    frontier = DeferredFrontier.temporary()
-    for i in range(n):
-        u = url(i)
-        frontier.add(DeferredURL(u, u, 3, url(i // 10), 0))
+    tmp = tempfile.TemporaryDirectory(prefix="webspider-frontier-")
+    frontier = SQLiteState(Path(tmp.name) / "state.sqlite3")
+    for start in range(0, n, 1000):
+        frontier.defer(
+            [
+                StoredRequest(url(i), url(i), depth=3, referer=url(i // 10))
+                for i in range(start, min(start + 1000, n))
+            ]
+        )
+        frontier.maybe_commit()
     frontier.commit()
     deferred_s = time.perf_counter() - started
     after = rss_kib()
     size = frontier.path.stat().st_size
-    taken = 0
-    while batch := frontier.take(1, 16):
-        taken += len(batch)
+    taken = frontier.next_round()
+    while frontier.lease(16, deadline=1e12, strict=False):
+        pass
     assert taken == n
     frontier.close()
+    tmp.cleanup()
     return {
         "n": n,
         "base_mib": base / 1024,

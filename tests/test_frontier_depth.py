@@ -11,12 +11,10 @@ from scrapy.utils.test import get_crawler
 from webspider.config import ConfigError
 from webspider.frontier.depth import DepthMiddleware
 from webspider.frontier.options import get_depth_options
-from webspider.frontier.scheduler import RoundScheduler, check_scheduler
+from webspider.frontier.scheduler import StateScheduler, check_scheduler
 
 SETTINGS = {
-    "SCHEDULER": "webspider.frontier.scheduler.RoundScheduler",
-    "SCHEDULER_PRIORITY_QUEUE": "webspider.frontier.queues.DepthPriorityQueue",
-    "DUPEFILTER_CLASS": "webspider.frontier.dupefilter.URLDupeFilter",
+    "SCHEDULER": "webspider.frontier.scheduler.StateScheduler",
 }
 
 
@@ -30,7 +28,7 @@ def make(tmp_path):
         )
         spider = Spider("t")
         crawler.spider = spider
-        scheduler = RoundScheduler.from_crawler(crawler)
+        scheduler = StateScheduler.from_crawler(crawler)
         scheduler.open(spider)
         schedulers.append(scheduler)
         no_middlewares = SimpleNamespace(middleware=SimpleNamespace(middlewares=[]))
@@ -84,9 +82,9 @@ def test_deferred_once_into_the_frontier(make):
     mw, scheduler, stats = make(WEBSPIDER_DEPTH_MAX=1)
     for referer_depth in (1, 1, 2):
         assert mw.get_processed_request(link("/a"), response(referer_depth, 3)) is None
-    assert [(e.url, e.depth, e.referer, e.round) for e in scheduler.frontier] == [
-        ("http://x/a", 2, "http://x/p", 3)
-    ]
+    assert [
+        (e.url, e.depth, e.referer, e.round) for e in scheduler.state.iter_deferred()
+    ] == [("http://x/a", 2, "http://x/p", 3)]
     assert stats.get_value("webspider/depth/deferred_count") == 1
     assert stats.get_value("webspider/skipped/url_count/depth") == 1
 
@@ -94,7 +92,7 @@ def test_deferred_once_into_the_frontier(make):
 def test_defer_0_drops(make):
     mw, scheduler, stats = make(WEBSPIDER_DEPTH_MAX=1, WEBSPIDER_DEPTH_DEFER=False)
     assert mw.get_processed_request(link("/a"), response(1)) is None
-    assert scheduler.frontier is None
+    assert not scheduler.deferring
     assert stats.get_value("webspider/depth/dropped_count") == 1
     assert stats.get_value("webspider/skipped/url_count/depth_limit") == 1
 

@@ -7,7 +7,7 @@ from webspider.spiders.webspider import WebSpider
 
 
 def test_engine_still_keeps_requests_in_progress_where_the_barrier_reads_them():
-    # RoundScheduler reads engine._slot.inprogress (no public equivalent);
+    # StateScheduler reads engine._slot.inprogress (no public equivalent);
     # this fails loudly if a Scrapy upgrade moves it.
     crawler = get_crawler(WebSpider)
     engine = ExecutionEngine(crawler, lambda _: None)

@@ -26,9 +26,7 @@ from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine, _Slot
 from scrapy.crawler import CrawlerRunner
-from scrapy.pqueues import ScrapyPriorityQueue
 from scrapy.settings import Settings
-from scrapy.squeues import FifoMemoryQueue
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from scrapy.utils.reactor import CallLaterOnce
@@ -50,7 +48,6 @@ from webspider.internals import (
     engine_slot,
     internals_message,
     missing_internals,
-    priority_queues,
     process_slot_queue,
     requests_in_progress,
     set_slot_latercall,
@@ -298,35 +295,6 @@ def test_a_slot_with_a_latercall_starts_nothing():
         hold.cancel()
         set_slot_latercall(slot, None)
         downloader.close()
-
-
-def priority_queue():
-    return ScrapyPriorityQueue.from_crawler(
-        get_crawler(Spider),
-        FifoMemoryQueue,
-        "",
-        start_queue_cls=FifoMemoryQueue,
-    )
-
-
-@shape_of("ScrapyPriorityQueue.queues")
-def test_priority_queue_keeps_a_queue_per_priority():
-    queue = priority_queue()
-    queue.push(Request("http://a.test/", priority=3))
-    queues, start_queues = priority_queues(queue)
-    assert set(queues) == {queue.priority(Request("http://a.test/", priority=3))}
-    assert not start_queues
-    assert "queues" in names_in(ScrapyPriorityQueue.pop)
-
-
-@shape_of("ScrapyPriorityQueue._start_queues")
-def test_priority_queue_keeps_start_requests_apart():
-    queue = priority_queue()
-    queue.push(Request("http://a.test/", meta={"is_start_request": True}))
-    queues, start_queues = priority_queues(queue)
-    assert not queues
-    assert set(start_queues) == {0}
-    assert "_start_queues" in names_in(ScrapyPriorityQueue.pop)
 
 
 @shape_of("BaseRunSpiderCommand._create_crawler")

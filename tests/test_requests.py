@@ -14,8 +14,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from webspider.frontier.deferred import DeferredURL
-from webspider.frontier.scheduler import RoundScheduler
+from webspider.frontier.requestdata import from_stored
+from webspider.frontier.state import StoredRequest
 from webspider.politeness.sitemaps import SitemapSeeder
 from webspider.reports.linkcheck import LinkCheckMiddleware
 from webspider.requests import link_requests, page_request, page_spider
@@ -161,18 +161,20 @@ def test_links_of_a_page(spider):
 
 
 def test_seeds_of_a_round(spider):
-    crawler = spider.crawler
-    scheduler = RoundScheduler.from_crawler(crawler)
-    scheduler.round = 2
-    entry = DeferredURL(
+    # A round's seeds are queued in the crawl state at depth 0 (next_round)
+    # and come back out as page requests of the spider.
+    stored = StoredRequest(
         key="http://site.test/deep",
         url="http://site.test/deep",
-        depth=5,
+        depth=0,
+        round=2,
         referer=SITE,
-        round=0,
         kind="requisite",
+        priority=0,
+        method="GET",
+        meta={},
     )
-    request = scheduler.seed_request(entry)
+    request = from_stored(stored, spider)
     assert request.url == "http://site.test/deep"
     assert request.meta == {"depth": 0, ROUND: 2, REFERER: SITE, KIND: "requisite"}
     assert_page_callbacks(request, spider)

@@ -53,6 +53,7 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "max_rounds": "WEBSPIDER_DEPTH_MAX_ROUNDS",
     "defer": "WEBSPIDER_DEPTH_DEFER",
     "shuffle": "WEBSPIDER_SHUFFLE_ENABLED",
+    "restart": "WEBSPIDER_STATE_RESTART",
     "export_noindex": "WEBSPIDER_EXPORT_NOINDEX",
     "check_external": "WEBSPIDER_CHECK_EXTERNAL",
     "check_anchors": "WEBSPIDER_CHECK_ANCHORS",

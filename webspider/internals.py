@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Downloader, Slot
     from scrapy.core.engine import ExecutionEngine, _Slot
     from scrapy.http import Response
-    from scrapy.pqueues import QueueProtocol, ScrapyPriorityQueue
     from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
 
@@ -73,7 +72,6 @@ _ENGINE = "scrapy.core.engine:ExecutionEngine"
 _ENGINE_SLOT = "scrapy.core.engine:_Slot"
 _DOWNLOADER = "scrapy.core.downloader:Downloader"
 _DOWNLOAD_SLOT = "scrapy.core.downloader:Slot"
-_PRIORITY_QUEUE = "scrapy.pqueues:ScrapyPriorityQueue"
 
 #: Every Scrapy internal webspider relies on. A new use of a Scrapy private
 #: gets a row here, an accessor below and a test in tests/test_internals.py.
@@ -154,20 +152,6 @@ INTERNALS: tuple[Internal, ...] = (
         kind=ATTRIBUTE,
         why="a Retry-After pause holds the download slot",
         used_in=("politeness/middleware.py",),
-    ),
-    Internal(
-        owner=_PRIORITY_QUEUE,
-        name="queues",
-        kind=ATTRIBUTE,
-        why="the depth barrier reads the depth of the next request off its keys",
-        used_in=("frontier/queues.py",),
-    ),
-    Internal(
-        owner=_PRIORITY_QUEUE,
-        name="_start_queues",
-        kind=ATTRIBUTE,
-        why="the depth barrier reads the depth of the next start request off its keys",
-        used_in=("frontier/queues.py",),
     ),
     Internal(
         owner="scrapy.commands:BaseRunSpiderCommand",
@@ -361,12 +345,3 @@ def slot_latercall(slot: Slot) -> CallLaterResult | None:
 
 def set_slot_latercall(slot: Slot, call: CallLaterResult | None) -> None:
     slot.latercall = call
-
-
-def priority_queues(
-    queue: ScrapyPriorityQueue,
-) -> tuple[dict[int, QueueProtocol], dict[int, QueueProtocol]]:
-    # (queues, start queues) by priority key. Only peek() is public, which
-    # needs the disk queue to unpickle a request and can lag behind
-    # (``curprio``) after a pop empties a queue.
-    return queue.queues, queue._start_queues

@@ -41,6 +41,10 @@ STATS_BROKEN_INTERNAL = "webspider/broken/url_count/internal"
 STATS_DUPLICATES = "webspider/duplicates/page_count"
 STATS_ROUNDS = "webspider/depth/round_completed_count"
 STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
+#: 1 when this crawl continues an interrupted one (its crawl state)
+STATS_STATE_RESUMED = "webspider/state/resumed"
+#: URLs (GET keys) queued by the scheduler, this run
+STATS_URLS_SEEN = "webspider/scheduler/url_count"
 
 # -- output files (in the output folder) -------------------------------------------
 PAGES_FILE = "pages.jsonl"
@@ -54,5 +58,8 @@ MIRROR_STATE_FILE = "mirror-state.jsonl"
 # -- state files (in JOBDIR) -----------------------------------------------------------
 SEEN_FILE = "webspider-seen.txt"
 FRONTIER_FILE = "webspider-frontier.sqlite3"
+STATE_FILE = "webspider-state.sqlite3"
+# -- state file (in the output folder, without JOBDIR) -------------------------------
+OUTPUT_STATE_FILE = ".webspider-state.sqlite3"
 DUPLICATES_STATE_FILE = "webspider-duplicates.json"
 BROKEN_LINKS_STATE_FILE = "webspider-brokenlinks.json"

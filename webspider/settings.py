@@ -22,6 +22,8 @@ WEBSPIDER_DEPTH_MAX_ROUNDS: int | None = None
 WEBSPIDER_DEPTH_DEFER = True
 WEBSPIDER_DEPTH_STRICT = True
 WEBSPIDER_SHUFFLE_ENABLED = False
+# start over instead of continuing an interrupted crawl (webspider.frontier.resume)
+WEBSPIDER_STATE_RESTART = False
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True
@@ -143,13 +145,11 @@ DOWNLOAD_HANDLERS = {
 }
 
 # --- breadth-first: shallow pages first, level by level, in rounds -------------
-# The queue is keyed on depth (so DEPTH_PRIORITY is not needed); the scheduler
-# holds each level until the one before is done and feeds later rounds from
-# the deferred frontier.
-SCHEDULER = "webspider.frontier.scheduler.RoundScheduler"
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_PRIORITY_QUEUE = "webspider.frontier.queues.DepthPriorityQueue"
+# The queue (in the crawl state, as data) is ordered by depth within each
+# origin (so DEPTH_PRIORITY is not needed); the scheduler holds each origin's
+# level until the one before is done and starts later rounds from the
+# deferred frontier.
+SCHEDULER = "webspider.frontier.scheduler.StateScheduler"
 # Scrapy's own lets a burst of requests exceed CONCURRENT_REQUESTS_PER_DOMAIN
 DOWNLOADER = "webspider.politeness.downloader.Downloader"
 DUPEFILTER_CLASS = "webspider.frontier.dupefilter.URLDupeFilter"

@@ -17,6 +17,7 @@ from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_
 from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
+from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
 from webspider.mirror.options import MirrorOptions
 from webspider.pageworker.options import PageWorkerOptions
@@ -81,6 +82,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
+    # last: it opens the crawl state (after every other check passed)
+    check_crawl_state,
 ]
 
 

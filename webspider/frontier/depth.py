@@ -32,7 +32,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from webspider import skips
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import (
-    RoundScheduler,
+    StateScheduler,
     check_scheduler,
     round_scheduler,
 )
@@ -67,7 +67,7 @@ class DepthMiddleware(BaseSpiderMiddleware):
         self.defer = options.defer
 
     @property
-    def scheduler(self) -> RoundScheduler | None:
+    def scheduler(self) -> StateScheduler | None:
         return round_scheduler(self.crawler)
 
     # -- policy -----------------------------------------------------------------
@@ -127,13 +127,11 @@ class DepthMiddleware(BaseSpiderMiddleware):
             return request
         meta["depth"] = 0 if depth_reset else response.meta.get("depth", 0) + 1
         meta[META_ROUND] = response.meta.get(META_ROUND, 0)
-        scheduler = self.scheduler
-        if scheduler is not None and scheduler.is_seed(request):
-            return None  # it comes as a seed of this round, at depth 0
         if not self.beyond_cap(request, response):
             return request
         stats = self.crawler.stats
-        if self.defer and scheduler is not None and scheduler.frontier is not None:
+        scheduler = self.scheduler
+        if self.defer and scheduler is not None and scheduler.deferring:
             if scheduler.defer(request):
                 if stats is not None:
                     stats.inc_value(STATS_DEFERRED)

@@ -40,7 +40,7 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 
 from webspider.frontier.seen import MemorySeenSet
-from webspider.keys import SEEN_FILE
+from webspider.keys import SEEN_FILE, STATE_FILE
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -57,9 +57,9 @@ STATS_FILTERED = "webspider/scheduler/duplicate_count"
 
 
 def is_resumed_job(settings: BaseSettings) -> bool:
-    """Whether JOBDIR holds a job to resume (its seen-set was written)."""
+    """Whether JOBDIR holds a job to resume (its crawl state was written)."""
     directory = job_dir(settings)
-    return directory is not None and (Path(directory) / SEEN_FILE).exists()
+    return directory is not None and (Path(directory) / STATE_FILE).exists()
 
 
 def request_key(request: Request) -> str:

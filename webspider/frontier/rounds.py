@@ -1,8 +1,7 @@
 """Round control: when a round is over, start the next from the deferred frontier.
 
 A round is over when Scrapy finds the spider idle: nothing queued, nothing
-downloading, no page being parsed, no seed left (the scheduler reports seeds
-still in the frontier as pending). Then, unless ``-a max_rounds=K`` rounds
+downloading, no page being parsed. Then, unless ``-a max_rounds=K`` rounds
 after the first have run, the scheduler starts the next round; a round whose
 every deferred URL was fetched meanwhile is not started, and the crawl ends.
 
@@ -32,7 +31,7 @@ from webspider.frontier.depth import (
     STATS_PAGES,
 )
 from webspider.frontier.options import DepthOptions
-from webspider.frontier.scheduler import RoundScheduler, round_scheduler
+from webspider.frontier.scheduler import StateScheduler, round_scheduler
 from webspider.keys import STATS_DEFERRED_LEFT, STATS_ROUNDS
 
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ class RoundControl:
         return cls(crawler)
 
     @property
-    def scheduler(self) -> RoundScheduler | None:
+    def scheduler(self) -> StateScheduler | None:
         return round_scheduler(self.crawler)
 
     def should_start_round(self, next_round: int) -> bool:
@@ -80,7 +79,7 @@ class RoundControl:
         finished = scheduler.round
         if self.crawler.stats is not None:
             self.crawler.stats.set_value(STATS_ROUNDS, finished + 1)
-        if scheduler.frontier is None or not len(scheduler.frontier):
+        if not scheduler.deferring or not scheduler.deferred_count():
             return
         if not self.should_start_round(finished + 1):
             logger.info(
@@ -90,7 +89,7 @@ class RoundControl:
                 self.max_rounds,
             )
             return
-        waiting = len(scheduler.frontier)
+        waiting = scheduler.deferred_count()
         if scheduler.start_round():
             logger.info(
                 "Round %d done; round %d starts from %d deferred URLs",

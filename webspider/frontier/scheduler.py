@@ -1,313 +1,429 @@
-"""Scheduler: strict breadth-first levels, and rounds fed from the deferred frontier.
+"""Scheduler: the crawl state's queue, breadth-first per origin, in rounds.
 
-Scrapy's scheduler with two additions (SCHEDULER = this class):
+A Scrapy ``BaseScheduler`` (SCHEDULER = this class) over a CrawlState
+(webspider.frontier.state; the embedded SQLiteState): the queue, the
+seen-set, the deferred frontier and the round all live there, as data.
 
-Level barrier. With DEPTH_PRIORITY ordering alone, concurrency still lets a
-depth-2 page be parsed while a slow depth-1 page is in flight; a link the
-slow page holds at depth 2 is then first found, at depth 3, on the fast
-path — recorded at the wrong depth, or deferred although it is within the
-cap. So a request of depth d leaves the queue only when no request of a
-smaller depth is queued (the queue is ordered by depth, see
-webspider.frontier.queues) or still in progress (downloading, or its page
-still being parsed), and, for d > 0, when all of the round's start requests
-have been queued. The cost: at each level boundary the crawl waits for the
-level's slowest page. ``WEBSPIDER_DEPTH_STRICT = False`` lifts the barrier
-(depths are then "breadth-first as far as concurrency allows").
+Leases. ``next_request`` leases a request from the state and hands it to
+the engine. The engine keeps a request "in progress" from download start
+until everything its page yields is scheduled and its item processed (a
+private set, read through webspider.internals); once a handed-out request
+has left it, its lease is acknowledged: the page is done. A redirect is
+done when its target is queued; a retry (``dont_filter``) inherits the lease
+of the request it retries and is kept in memory until it is done. Acks,
+new requests and output offsets are committed together about once a second
+(SQLiteState.maybe_commit), so after a crash the requests of uncommitted
+acks are fetched again — only those in flight at the kill. When the crawl
+closes, leases not done are released.
 
-Rounds. With a depth cap, links beyond it are deferred
-(webspider.frontier.depth calls ``defer``) into a
-DeferredFrontier: a SQLite file under JOBDIR (next to the request queue and
-the seen-set, so a paused job resumes with all three), or a temporary file
-deleted at the end. When a round is over, webspider.frontier.rounds calls
-``start_round``; its seeds are then taken from the frontier a batch at a
-time, whenever no depth-0 request is queued, rather than all at once, so the
-frontier stays on disk however large it is. A seed whose URL has meanwhile
-been fetched is skipped. When the crawl ends (not when a job pauses) with
-URLs still deferred, they are written to ``<output>/deferred.jsonl``.
+Level barrier, per origin. With DEPTH_PRIORITY ordering alone, concurrency
+lets a depth-2 page be parsed while a slow depth-1 page is in flight; a link
+the slow page holds at depth 2 is then first found, at depth 3, on the fast
+path — recorded at the wrong depth, or deferred although within the cap. So
+a request of depth d of an origin is leased only when no request of a
+smaller depth of that origin is queued or leased (the state orders each
+origin's queue by depth), and, for d > 0, when all start requests are
+queued. An origin only waits for itself: a slow or paused origin delays its
+own next level, not other origins'. ``WEBSPIDER_DEPTH_STRICT = False`` lifts
+the barrier.
+
+Rounds. With a depth cap, links beyond it are deferred (webspider.frontier.
+depth calls ``defer``). When a round is over, webspider.frontier.rounds calls
+``start_round``: the state queues every URL deferred before it at depth 0,
+in one transaction with the round number (a URL deferred and then fetched
+within the cap meanwhile is no longer deferred: it is not fetched again).
+When the crawl ends (not when Ctrl-C pauses it) with URLs still deferred,
+they are written to ``<output>/deferred.jsonl``.
+
+Requests that cannot be stored as data (webspider.frontier.requestdata: a
+custom callback, a body, meta JSON cannot write) are kept in memory, served
+before the state's queue, and counted in ``webspider/scheduler/memory_count``;
+they do not survive a crash.
+
+The state is ``<output>/.webspider-state.sqlite3``, or
+``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR; the same command continues
+an interrupted crawl from it (webspider.frontier.resume). ``pages.jsonl`` is
+written here too, a page's line when its lease is acknowledged, with its
+length committed with the acks (webspider.frontier.pages).
 
 Settings: WEBSPIDER_DEPTH_STRICT, WEBSPIDER_DEPTH_MAX, WEBSPIDER_DEPTH_DEFER,
-JOBDIR, CONCURRENT_REQUESTS (the seed batch). Stats: see STATS_* below.
+JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
+import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
-from scrapy.core.scheduler import Scheduler
-from scrapy.utils.job import job_dir
+from scrapy import signals
+from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
-from webspider.frontier.deferred import DeferredFrontier, DeferredURL
-from webspider.frontier.dupefilter import dupefilter_urls
+from webspider.frontier.dupefilter import dupefilter_urls, request_key
 from webspider.frontier.options import DepthOptions
-from webspider.frontier.queues import DepthPriorityQueue, key_depth
-from webspider.frontier.seen import MemorySeenSet
+from webspider.frontier.pages import PagesFile
+from webspider.frontier.requestdata import from_stored, to_stored
+from webspider.frontier.resume import open_crawl_state
+from webspider.frontier.state import META_FINISHED
 from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
-    FRONTIER_FILE,
-    META_LINK_KIND,
-    META_REFERER,
-    META_ROUND,
+    PAGES_FILE,
     STATS_DEFERRED_LEFT,
+    STATS_STATE_RESUMED,
+    STATS_URLS_SEEN,
 )
-from webspider.requests import page_request, page_spider
 from webspider.utils.atomic import open_atomic
-from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from pathlib import Path
 
-    from scrapy import Spider
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
-    from twisted.internet.defer import Deferred
+    from scrapy.statscollectors import StatsCollector
+    from typing_extensions import Self
 
     from webspider.frontier.seen import SeenKeys
+    from webspider.frontier.sqlite import SQLiteState
+    from webspider.frontier.state import Lease
 
 logger = logging.getLogger(__name__)
 
-
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
+STATS_FILTERED = "webspider/scheduler/duplicate_count"
+STATS_MEMORY = "webspider/scheduler/memory_count"
+STATS_RELEASED = "webspider/scheduler/released_count"
+
+#: a lease's deadline; the embedded state keeps leases until its holder dies,
+#: the deadline matters to a shared (distributed) state
+LEASE_SECONDS = 3600.0
 
 
-def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
-    """The crawl's RoundScheduler (None before the engine opens, or when
+def round_scheduler(crawler: Crawler) -> StateScheduler | None:
+    """The crawl's StateScheduler (None before the engine opens, or when
     SCHEDULER is another class)."""
     engine = crawler.engine
     scheduler = engine.scheduler if engine is not None else None
-    return scheduler if isinstance(scheduler, RoundScheduler) else None
+    return scheduler if isinstance(scheduler, StateScheduler) else None
 
 
-class RoundScheduler(Scheduler):
+def seen_urls(crawler: Crawler) -> SeenKeys | None:
+    """The canonical URLs the crawl has requested with GET (fetched, queued
+    or filtered on the way), for the spider and the reports: the crawl
+    state's seen-set, or with another SCHEDULER webspider's DUPEFILTER_CLASS
+    (None before the engine opens the scheduler, or when neither is
+    webspider's: nothing is known then)."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
+        return None
+    scheduler = engine.scheduler if engine is not None else None
+    if isinstance(scheduler, StateScheduler):
+        return scheduler.state
+    return dupefilter_urls(getattr(scheduler, "df", None))
+
+
+class StateScheduler(BaseScheduler):
     """SCHEDULER for webspider (see module docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        assert self.crawler is not None
-        settings = self.crawler.settings
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
         options = DepthOptions.of(settings)
         self.strict = options.strict
         self.deferring = options.max_depth is not None and options.defer
-        self.jobdir = job_dir(settings)
         self.output = get_output_dir(settings)
-        #: the round being crawled (0 for the first)
-        self.round = 0
-        self.frontier: DeferredFrontier | None = None
-        self._seed_batch = max(settings.getint("CONCURRENT_REQUESTS"), 1)
-        #: this round's seeds are still (partly) in the frontier
-        self._seeding = False
+        self.state: SQLiteState | None = None
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
-        #: the memory and (with JOBDIR) disk queues, set by open()
-        self._pqs: list[DepthPriorityQueue] = []
+        #: requests kept in memory, each with the lease it holds (a retry's)
+        self._memory: deque[tuple[Request, int | None]] = deque()
+        self._memory_seen: set[str] = set()
+        #: requests handed to the engine → their lease
+        self._out: dict[Request, int] = {}
+        #: key → (lease, request) of the requests handed out
+        self._out_keys: dict[str, tuple[int, Request]] = {}
+        #: leased, not handed out yet
+        self._leased: deque[Lease] = deque()
+        self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
+        self.filtered = 0
+        #: pages.jsonl, unless Scrapy's feed exporter writes the items (FEEDS)
+        self.write_pages = not settings.getdict("FEEDS")
+        self.pages: PagesFile | None = None
+        #: lease → the pages.jsonl lines of its page, written when it is done
+        self._lines: dict[int, list[bytes]] = {}
+        if self.write_pages:
+            crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @property
+    def stats(self) -> StatsCollector:
+        assert self.crawler.stats is not None
+        return self.crawler.stats
 
     # -- lifecycle --------------------------------------------------------------
-    def open(self, spider: Spider) -> Deferred[None] | None:
-        result = super().open(spider)
-        # checked once here rather than on every next_request
-        self._pqs = self._check_queues()
-        if self.deferring:
-            if self.jobdir:
-                self.frontier = DeferredFrontier(Path(self.jobdir) / FRONTIER_FILE)
-            else:
-                self.frontier = DeferredFrontier.temporary()
-            self.round = self.frontier.get_state("round", 0)
-            self._seeding = self.round > 0 and self.frontier.waiting_before(self.round)
-            if self.round or len(self.frontier):
-                logger.info(
-                    "Resuming round %d with %d URLs deferred",
-                    self.round,
-                    len(self.frontier),
-                )
-        return result
+    def open(self, spider: Spider) -> None:
+        self.state, resumed = open_crawl_state(self.crawler.settings)
+        state = self.state
+        self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
+        if self.write_pages:
+            self.pages = PagesFile(
+                self.output / PAGES_FILE,
+                state.get_offset(PAGES_FILE),
+                self.crawler.settings.get("FEED_EXPORT_ENCODING") or "utf-8",
+            )
+        if hasattr(spider, "seen_urls"):
+            spider.seen_urls = state
+        counts = state.counts()
+        # seen by the earlier part of a resumed crawl (HEAD checks included)
+        self.stats.set_value(STATS_URLS_SEEN, len(state))
+        if counts.queued or counts.done or counts.deferred:
+            logger.info(
+                "Resuming round %d with %d URLs deferred, %d queued (%d of them "
+                "were in flight), %d done",
+                state.round,
+                counts.deferred,
+                counts.queued,
+                state.released_on_open,
+                counts.done,
+            )
 
-    def close(self, reason: str) -> Deferred[None] | None:
-        if self.frontier is not None:
-            left = self.deferred_left()
-            assert self.stats is not None
+    def close(self, reason: str) -> None:
+        state = self.state
+        if state is None:
+            return
+        self._release_all()
+        left = self.deferred_left()
+        self.stats.set_value(STATS_FILTERED, self.filtered)
+        if reason == "finished":
+            # the next run of the same command is a new (update) crawl
+            state.set_meta(META_FINISHED, "1")
+        self._commit()
+        if self.deferring:
             self.stats.set_value(STATS_DEFERRED_LEFT, left)
-            # A JOBDIR job stopped by Ctrl-C is paused, not over: the frontier
-            # waits in JOBDIR for the same command to resume it.
-            paused = bool(self.jobdir) and reason == "shutdown"
+            # A crawl stopped by Ctrl-C is paused, not over: the frontier
+            # waits in the crawl state for the same command to resume it.
+            paused = reason == "shutdown"
             if not paused:
                 path = self.output / DEFERRED_FILE
                 if left:
                     self.write_deferred(path)
                 else:  # not a leftover of an earlier crawl into this output
                     path.unlink(missing_ok=True)
-            self.frontier.set_state("round", self.round)
-            self.frontier.close()
-        return super().close(reason)
+        if self.pages is not None:
+            self.pages.close()
+            self.pages = None
+        state.close()
+        self.state = None
 
     # -- the queue ----------------------------------------------------------------
+    def __len__(self) -> int:
+        state = self.state
+        queued = state.queued if state else 0
+        return len(self._memory) + len(self._leased) + queued
+
     def has_pending_requests(self) -> bool:
-        # Seeds still in the frontier are pending: the round is not over.
-        return self._seeding or super().has_pending_requests()
+        return len(self) > 0
+
+    def enqueue_request(self, request: Request) -> bool:
+        assert self.state is not None
+        key = request_key(request)
+        stored = to_stored(request, key, self.crawler.spider)
+        if stored is not None:
+            deferred = self.state.deferred if self.deferring else 0
+            [new] = self.state.add([stored])
+            if not new:
+                self.filtered += 1
+                return False
+            if self.deferring and self.state.deferred < deferred:
+                # found within the cap after it was deferred: not a seed later
+                self.stats.inc_value(STATS_SEED_SEEN)
+            self._enqueued(key, "disk")
+            return True
+        lease: int | None = None
+        if request.dont_filter:
+            # a retry: it holds the lease of the request it retries
+            held = self._out_keys.pop(key, None)
+            if held is not None:
+                lease, retried = held
+                self._out.pop(retried, None)
+        elif key in self._memory_seen or key in self.state:
+            self.filtered += 1
+            return False
+        else:
+            self._memory_seen.add(key)
+        self._memory.append((request, lease))
+        self.stats.inc_value(STATS_MEMORY)
+        self._enqueued(key, "memory")
+        return True
+
+    def _enqueued(self, key: str, where: str) -> None:
+        stats = self.stats
+        stats.inc_value("scheduler/enqueued")
+        stats.inc_value(f"scheduler/enqueued/{where}")
+        if " " not in key:  # GET: a URL (HEAD checks and others are keyed apart)
+            stats.inc_value(STATS_URLS_SEEN)
 
     def next_request(self) -> Request | None:
-        # Called for every request (and again while the barrier holds): the
-        # head of the queues is looked up once, again only if seeds were fed.
-        head = self._head()
-        if self._seeding and (head is None or key_depth(head[0]) != 0):
-            self._feed_seeds()
-            head = self._head()
-        if head is None:
-            return None
-        key, queue = head
-        if self.strict and not self.level_open(key_depth(key)):
-            assert self.stats is not None
-            self.stats.inc_value(STATS_BARRIER_WAIT)
-            return None
-        request = queue.pop()
-        assert self.stats is not None and request is not None
-        where = "memory" if queue is self.mqs else "disk"
-        self.stats.inc_value(f"scheduler/dequeued/{where}")
-        self.stats.inc_value("scheduler/dequeued")
+        state = self.state
+        assert state is not None
+        self._acknowledge()
+        if state.commit_due():
+            self._commit()
+        if self._memory:
+            request, lease = self._memory.popleft()
+            if lease is not None:
+                self._hand_out(request, lease)
+            self._dequeued("memory")
+            return request
+        leased = self._leased
+        if not leased:
+            # a batch at a time: one query for the engine's burst of calls
+            leased.extend(
+                state.lease(
+                    self._batch,
+                    deadline=time.time() + LEASE_SECONDS,
+                    strict=self.strict,
+                    max_depth=0 if self.start_pending else None,
+                )
+            )
+            if not leased:
+                if state.queued:
+                    self.stats.inc_value(STATS_BARRIER_WAIT)
+                return None
+        taken = leased.popleft()
+        request = from_stored(taken.request, self.crawler.spider)
+        self._hand_out(request, taken.ticket)
+        self._dequeued("disk")
         return request
 
+    def _dequeued(self, where: str) -> None:
+        self.stats.inc_value("scheduler/dequeued")
+        self.stats.inc_value(f"scheduler/dequeued/{where}")
+
+    def _hand_out(self, request: Request, lease: int) -> None:
+        self._out[request] = lease
+        self._out_keys[request_key(request)] = (lease, request)
+
+    def _acknowledge(self) -> None:
+        """Acknowledge the leases of the requests that left the engine."""
+        out = self._out
+        if not out:
+            return
+        in_progress = requests_in_progress(self.crawler.engine)
+        done = [request for request in out if request not in in_progress]
+        if not done:
+            return
+        tickets = []
+        for request in done:
+            ticket = out.pop(request)
+            tickets.append(ticket)
+            key = request_key(request)
+            held = self._out_keys.get(key)
+            if held is not None and held[0] == ticket:
+                del self._out_keys[key]
+        assert self.state is not None
+        if self.pages is not None and self._lines:
+            for ticket in tickets:
+                lines = self._lines.pop(ticket, None)
+                if lines:
+                    self.pages.write(lines)
+        self.state.ack(tickets)
+
+    def item_scraped(self, item: Any, response: Response) -> None:
+        """Hold a page's line until its lease is acknowledged (see
+        webspider.frontier.pages); a page without a lease (kept in memory)
+        is written at once."""
+        pages = self.pages
+        if pages is None:
+            return
+        line = pages.line(item)
+        request = response.request
+        ticket = self._out.get(request) if request is not None else None
+        if ticket is None and request is not None:
+            held = self._out_keys.get(request_key(request))
+            ticket = held[0] if held is not None else None
+        if ticket is None:
+            pages.write([line])
+        else:
+            self._lines.setdefault(ticket, []).append(line)
+
+    def _commit(self) -> None:
+        """One transaction: the acks so far and pages.jsonl's length."""
+        assert self.state is not None
+        if self.pages is not None:
+            self.state.set_offset(PAGES_FILE, self.pages.sync())
+        self.state.commit()
+
+    def _release_all(self) -> None:
+        assert self.state is not None
+        self._acknowledge()
+        tickets = list(self._out.values())
+        tickets += [lease for _, lease in self._memory if lease is not None]
+        tickets += [lease.ticket for lease in self._leased]
+        if tickets:
+            self.state.release(tickets)
+            self.stats.inc_value(STATS_RELEASED, len(tickets))
+        self._out.clear()
+        self._out_keys.clear()
+        self._memory.clear()
+        self._leased.clear()
+
     def level_open(self, depth: int) -> bool:
-        """Whether requests of ``depth`` may leave the queue now (the level
-        barrier, see module docstring)."""
-        if depth == 0:
-            return True
-        if self._seeding or self.start_pending:
-            return False
-        return not any(d < depth for d in self._depths_in_progress())
-
-    def _depths_in_progress(self) -> Iterable[int]:
-        # Scrapy has no public view of "requests whose callback output is not
-        # processed yet"; the engine keeps exactly that set (from download
-        # start until every request the page yields is scheduled), a private
-        # one checked at start-up (webspider.internals).
-        engine = self.crawler.engine if self.crawler else None
-        for request in requests_in_progress(engine):
-            depth = request.meta.get("depth")
-            if depth is not None:  # robots.txt and such carry none
-                yield depth
-
-    def _check_queues(self) -> list[DepthPriorityQueue]:
-        queues = [self.mqs, self.dqs] if self.dqs is not None else [self.mqs]
-        for queue in queues:
-            if not isinstance(queue, DepthPriorityQueue):
-                raise TypeError(
-                    "SCHEDULER_PRIORITY_QUEUE must be "
-                    "webspider.frontier.queues.DepthPriorityQueue (or a subclass)"
-                )
-        return queues  # type: ignore[return-value]
-
-    def _head(self) -> tuple[int, DepthPriorityQueue] | None:
-        """The queue key of the next request and the queue holding it."""
-        best: tuple[int, DepthPriorityQueue] | None = None
-        for queue in self._pqs:
-            key = queue.head_key()
-            if key is not None and (best is None or key < best[0]):
-                best = (key, queue)
-        return best
+        """Whether requests of ``depth`` may leave now at all (start requests
+        still coming hold every depth but 0); the per-origin barrier is the
+        state's (CrawlState.lease)."""
+        return depth == 0 or not self.start_pending
 
     # -- deferral and rounds ------------------------------------------------------
-    def defer(self, request: Request) -> bool:
-        """Put ``request`` in the frontier; False when its URL already waits there."""
-        assert self.frontier is not None
-        meta = request.meta
-        referer = meta.get(META_REFERER)
-        return self.frontier.add(
-            DeferredURL(
-                key=canonical_url(request.url),
-                url=request.url,
-                depth=meta.get("depth", 0),
-                referer=referer if isinstance(referer, str) else None,
-                round=meta.get(META_ROUND, self.round),
-                kind=meta.get(META_LINK_KIND, "page"),
-            )
-        )
+    @property
+    def round(self) -> int:
+        return self.state.round if self.state is not None else 0
 
-    def is_seed(self, request: Request) -> bool:
-        """Whether ``request``'s URL is a seed of this round not queued yet:
-        it starts the round at depth 0, so a link to it found meanwhile on
-        another seed is not followed (it would get depth 1)."""
-        if not self._seeding or self.frontier is None:
+    def defer(self, request: Request) -> bool:
+        """Keep ``request`` for a later round; False when its URL is already
+        deferred (or seen)."""
+        assert self.state is not None
+        stored = to_stored(request, request_key(request), self.crawler.spider)
+        if stored is None:
             return False
-        round_ = self.frontier.round_of(canonical_url(request.url))
-        return round_ is not None and round_ < self.round
+        [new] = self.state.defer([stored])
+        return new
 
     def start_round(self) -> bool:
         """Begin the next round from the deferred frontier. False (and no new
         round) when no deferred URL is left to fetch."""
-        if self.frontier is None or not self.frontier.waiting_before(self.round + 1):
-            return False
-        self.round += 1
-        self._seeding = True
-        if not self._feed_seeds():
-            self.round -= 1  # every waiting URL had been fetched meanwhile
-            return False
-        self.frontier.set_state("round", self.round)
-        self.frontier.commit()
-        return True
+        assert self.state is not None
+        self._acknowledge()
+        self._commit()
+        return self.state.next_round() > 0
 
-    def _feed_seeds(self) -> int:
-        """Schedule the next batch of this round's seeds (at least one, unless
-        none is left); returns how many."""
-        assert self.frontier is not None and self.crawler is not None
-        engine = self.crawler.engine
-        seen = self._seen_urls()
-        fed = 0
-        while not fed:
-            batch = self.frontier.take(self.round, self._seed_batch)
-            if not batch:
-                self._seeding = False
-                break
-            for entry in batch:
-                if entry.key in seen:
-                    assert self.stats is not None
-                    self.stats.inc_value(STATS_SEED_SEEN)
-                    continue
-                engine.crawl(self.seed_request(entry))
-                fed += 1
-        return fed
-
-    def seed_request(self, entry: DeferredURL) -> Request:
-        """The request that starts round ``self.round`` from a deferred URL."""
-        return page_request(
-            page_spider(self.crawler) if self.crawler else None,
-            entry.url,
-            depth=0,
-            round=self.round,
-            referer=entry.referer,
-            kind=entry.kind,
-        )
-
-    def _seen_urls(self) -> SeenKeys:
-        # none are known with another DUPEFILTER_CLASS: every seed is fed
-        seen = dupefilter_urls(self.df)
-        return seen if seen is not None else MemorySeenSet()
+    def deferred_count(self) -> int:
+        return self.state.deferred if self.state is not None else 0
 
     def deferred_left(self) -> int:
-        """Deferred URLs not fetched (a waiting URL may have been fetched
-        meanwhile through another link; it is not counted)."""
-        if self.frontier is None:
-            return 0
-        seen = self._seen_urls()
-        return sum(1 for entry in self.frontier if entry.key not in seen)
+        """Deferred URLs not fetched."""
+        return self.deferred_count()
 
     def write_deferred(self, path: Path) -> int:
         """Write the deferred URLs not fetched as JSON lines (url, depth,
         referer, round) — a URL list for ``-a start_urls=@<path>``."""
-        assert self.frontier is not None
-        seen = self._seen_urls()
+        assert self.state is not None
         written = 0
         # streamed (the frontier can hold millions), and never left half-written
         with open_atomic(path) as fh:
-            for entry in self.frontier:
-                if entry.key in seen:
-                    continue
-                record = {
+            for entry in self.state.iter_deferred():
+                record: dict[str, Any] = {
                     "url": entry.url,
                     "depth": entry.depth,
                     "referer": entry.referer,
@@ -325,9 +441,8 @@ def check_scheduler(settings: BaseSettings) -> None:
     if options.max_depth is None or not options.defer:
         return
     scheduler = load_object(settings["SCHEDULER"])
-    # (issubclass would not do: Scrapy's scheduler metaclass duck-types it)
-    if RoundScheduler not in getattr(scheduler, "__mro__", ()):
+    if StateScheduler not in getattr(scheduler, "__mro__", ()):
         raise ConfigError(
             "max_depth defers links to later rounds, which needs SCHEDULER = "
-            "webspider.frontier.scheduler.RoundScheduler (or -a defer=0)"
+            "webspider.frontier.scheduler.StateScheduler (or -a defer=0)"
         )

@@ -29,7 +29,12 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from webspider.config import get_output_dir
-from webspider.keys import CHANGES_FILE, MIRROR_STATE_FILE, PAGES_FILE
+from webspider.keys import (
+    CHANGES_FILE,
+    MIRROR_STATE_FILE,
+    PAGES_FILE,
+    STATS_STATE_RESUMED,
+)
 from webspider.mirror.links import (
     Conversion,
     convert,
@@ -148,7 +153,6 @@ class MirrorStore:
         self.tree: SafeTree | None = None
         self.state: MirrorState | None = None
         self._changes: IO[str] | None = None
-        self.resumable = bool(settings.get("JOBDIR"))
         #: this crawl's run number (kept when a JOBDIR crawl is resumed)
         self.run = 0
         self._reported: set[str] = set()
@@ -190,9 +194,12 @@ class MirrorStore:
     def spider_opened(self) -> None:
         self.tree = SafeTree(self.root, self._forbidden())
         self.state = state = MirrorState(self.state_path, str(self.root.resolve()))
-        # A JOBDIR crawl that was interrupted goes on where it stopped: the
-        # URLs it fetched before count as seen by this crawl.
-        resumed = self.resumable and not state.finished and state.run > 0
+        # A crawl that was interrupted goes on where it stopped (the scheduler
+        # opened its crawl state, before this): the URLs it fetched before
+        # count as seen by this crawl.
+        stats = self.crawler.stats
+        continued = bool(stats is not None and stats.get_value(STATS_STATE_RESUMED))
+        resumed = continued and not state.finished and state.run > 0
         self.run = state.run if resumed else state.run + 1
         state.start_run(self.run)
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)

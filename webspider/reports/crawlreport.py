@@ -30,10 +30,10 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import skips
 from webspider.config import get_output_dir
-from webspider.frontier.dupefilter import seen_urls
 from webspider.items import PageItem
 from webspider.keys import (
     BROKEN_LINKS_FILE,
+    PAGES_FILE,
     REPORT_FILE,
     SKIPPED_FILE,
     STATS_DEFERRED_LEFT,
@@ -41,6 +41,7 @@ from webspider.keys import (
     STATS_LINKS_EXTRACTED,
     STATS_PAGES,
     STATS_ROUNDS,
+    STATS_URLS_SEEN,
     SUMMARY_FILE,
 )
 from webspider.reports.brokenlinks import BrokenLinks
@@ -118,7 +119,6 @@ class CrawlReport:
         )
         prefix = skips.STATS_PREFIX + "/"
         broken = self._broken_links()
-        seen = seen_urls(self.crawler)
         return Summary(
             start_urls=self.start_urls(),
             started_at=self.started_at,
@@ -126,8 +126,8 @@ class CrawlReport:
             finish_reason=reason,
             elapsed_seconds=time.monotonic() - self._started,
             pages=int(stats.get(STATS_PAGES, 0)),
-            # GET URLs only: HEAD checks and other methods are keyed apart
-            urls_seen=len(seen) if seen is not None else 0,
+            # the scheduler's count of GET keys (HEAD checks are keyed apart)
+            urls_seen=int(stats.get(STATS_URLS_SEEN, 0)),
             links=int(stats.get(STATS_LINKS_EXTRACTED, 0)),
             requests=int(stats.get("downloader/request_count", 0)),
             bytes=int(stats.get("downloader/response_bytes", 0)),
@@ -165,8 +165,10 @@ class CrawlReport:
     def outputs(self, broken_links: bool) -> dict[str, str]:
         files: dict[str, str] = {}
         feeds = self.crawler.settings.getdict("FEEDS")
-        if feeds:
-            files["pages"] = str(next(iter(feeds)))
+        # the scheduler writes pages.jsonl unless FEEDS is set
+        files["pages"] = (
+            str(next(iter(feeds))) if feeds else str(self.output / PAGES_FILE)
+        )
         if broken_links:
             files["broken_links"] = str(self.output / BROKEN_LINKS_FILE)
         if self.options.log_skipped:

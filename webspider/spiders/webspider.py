@@ -30,14 +30,13 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
-from webspider.frontier.dupefilter import is_resumed_job, seen_urls
+from webspider.frontier.scheduler import seen_urls
 from webspider.internals import check_internals
 from webspider.items import PageItem
 from webspider.keys import (
     META_CHECK_ONLY,
     META_REFERER,
     META_ROUND,
-    PAGES_FILE,
     STATS_LINKS_EXTRACTED,
     STATS_PAGES,
 )
@@ -100,15 +99,8 @@ class WebSpider(Spider):
         apply_spider_arguments(settings, kwargs)
         config = CrawlConfig.from_settings(settings)
         keep_start_urls(settings, config.given_start_urls)
-        if not settings.get("FEEDS"):
-            feed = config.output / PAGES_FILE
-            # a resumed job (JOBDIR) adds to the pages its first part wrote
-            overwrite = not is_resumed_job(settings)
-            settings.set(
-                "FEEDS",
-                {str(feed): {"format": "jsonlines", "overwrite": overwrite}},
-                priority="spider",
-            )
+        # pages.jsonl is written by the scheduler, crash-safe
+        # (webspider.frontier.pages), unless FEEDS / -o / -O are set
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.config = config
         # Links outside the scope are dropped before a Request is built (on a

@@ -1,0 +1,90 @@
+"""Whether a crawl may continue the crawl state it finds (before it starts)."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.settings import Settings
+
+from webspider import settings as defaults
+from webspider.config import ConfigError
+from webspider.frontier.resume import (
+    check_crawl_state,
+    open_crawl_state,
+    state_path,
+)
+from webspider.frontier.sqlite import SQLiteState
+from webspider.frontier.state import META_FINISHED
+
+
+def settings(tmp_path, url="http://a.test/", **more):
+    s = Settings()
+    s.setmodule(defaults)
+    s.set("WEBSPIDER_OUTPUT", str(tmp_path / "out"))
+    s.set("WEBSPIDER_START_URLS", [url])
+    for name, value in more.items():
+        s.set(name, value)
+    return s
+
+
+def interrupted(tmp_path, **more):
+    state, resumed = open_crawl_state(settings(tmp_path, **more))
+    assert not resumed
+    state.close()  # not finished
+
+
+def test_state_in_the_output_or_jobdir(tmp_path):
+    assert state_path(settings(tmp_path)) == tmp_path / "out/.webspider-state.sqlite3"
+    with_job = settings(tmp_path, JOBDIR=str(tmp_path / "job"))
+    assert state_path(with_job) == tmp_path / "job/webspider-state.sqlite3"
+
+
+def test_same_crawl_continues(tmp_path):
+    interrupted(tmp_path)
+    check_crawl_state(settings(tmp_path))
+    state, resumed = open_crawl_state(settings(tmp_path))
+    assert resumed
+    state.close()
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"url": "http://b.test/"},
+        {"WEBSPIDER_SCOPE": "domain"},
+        {"WEBSPIDER_EXCLUDE": ["http://a.test/x/"]},
+    ],
+)
+def test_other_start_urls_or_scope_are_refused(tmp_path, changed):
+    interrupted(tmp_path)
+    with pytest.raises(ConfigError, match=r"other start URLs or scope.*restart=1"):
+        check_crawl_state(settings(tmp_path, **changed))
+    check_crawl_state(settings(tmp_path, WEBSPIDER_STATE_RESTART=True, **changed))
+    state, resumed = open_crawl_state(
+        settings(tmp_path, WEBSPIDER_STATE_RESTART=True, **changed)
+    )
+    assert not resumed
+    state.close()
+
+
+def test_after_a_finished_crawl_a_new_one(tmp_path):
+    state, _ = open_crawl_state(settings(tmp_path))
+    state.set_meta(META_FINISHED, "1")
+    state.close()
+    check_crawl_state(settings(tmp_path, url="http://b.test/"))
+    state, resumed = open_crawl_state(settings(tmp_path, url="http://b.test/"))
+    assert not resumed
+    assert state.get_meta("run") == "2"
+    state.close()
+
+
+def test_corrupt_and_locked_states_are_refused(tmp_path):
+    interrupted(tmp_path)
+    path = state_path(settings(tmp_path))
+    holder = SQLiteState(path)
+    with pytest.raises(ConfigError, match="another crawl is running"):
+        check_crawl_state(settings(tmp_path))
+    holder.close()
+    path.write_bytes(b"garbage" * 1000)
+    with pytest.raises(ConfigError, match=r"corrupt.*restart=1"):
+        check_crawl_state(settings(tmp_path))
+    check_crawl_state(settings(tmp_path, WEBSPIDER_STATE_RESTART=True))

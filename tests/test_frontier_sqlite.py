@@ -1,0 +1,169 @@
+"""What is particular to the SQLite crawl state: exactness under fingerprint
+collisions, refusals (corrupt, truncated, other format, locked), durability
+of committed batches across kill -9, and its size on disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from webspider.frontier import sqlite as sqlite_state
+from webspider.frontier.sqlite import SQLiteState, StateLockedError
+from webspider.frontier.state import StateError, StoredRequest
+
+
+def req(path: str, depth: int = 0) -> StoredRequest:
+    url = f"http://a.test/{path}"
+    return StoredRequest(key=url, url=url, depth=depth)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "state.sqlite3"
+
+
+def test_a_fingerprint_collision_drops_no_url(path, monkeypatch):
+    monkeypatch.setattr(sqlite_state, "fingerprint", lambda key: 7)
+    state = SQLiteState(path)
+    assert state.defer([req("d", 3)]) == [True]
+    assert state.add([req("a"), req("b"), req("a"), req("c")]) == [
+        True,
+        True,
+        False,
+        True,
+    ]
+    assert ["http://a.test/" + k in state for k in "abcdz"] == [True] * 3 + [False] * 2
+    assert state.add([req("d")]) == [True]  # the deferred one, under its own id
+    state.close()
+    state = SQLiteState(path)
+    assert ["http://a.test/" + k in state for k in "abcdz"] == [True] * 4 + [False]
+    assert sorted(x.request.key[-1] for x in state.lease(9, deadline=1e12)) == list(
+        "abcd"
+    )
+    state.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(
+            lambda p: p.write_bytes(b"not a database at all" * 100), id="junk"
+        ),
+        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+        pytest.param(
+            lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+            id="truncated",
+        ),
+    ],
+)
+def test_a_damaged_state_is_refused(path, damage):
+    state = SQLiteState(path)
+    state.add([req(f"page-{i}-" + "x" * 200) for i in range(2000)])
+    state.close()
+    damage(path)
+    with pytest.raises(StateError, match=str(path)):
+        SQLiteState(path).close()
+
+
+def test_another_format_is_refused(path):
+    state = SQLiteState(path)
+    state.set_meta("format", "99")
+    state.close()
+    with pytest.raises(StateError, match="format 99"):
+        SQLiteState(path)
+
+
+def test_a_second_holder_is_refused_until_the_first_closes(path):
+    first = SQLiteState(path)
+    with pytest.raises(StateLockedError, match="in use by another crawl"):
+        SQLiteState(path)
+    first.close()
+    SQLiteState(path).close()
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, sys, time
+    from webspider.frontier.sqlite import SQLiteState
+    from webspider.frontier.state import StoredRequest
+    def req(p):
+        return StoredRequest(key="http://a.test/" + p, url="http://a.test/" + p)
+    s = SQLiteState(sys.argv[1])
+    s.add([req(f"c{i}") for i in range(100)])
+    leases = s.lease(10, deadline=1e12)
+    s.ack([x.ticket for x in leases[:5]])
+    s.set_offset("pages.jsonl", 500)
+    s.commit()
+    s.add([req(f"u{i}") for i in range(100)])   # never committed
+    s.ack([x.ticket for x in leases[5:]])
+    print("ready", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        with pytest.raises(StateLockedError):
+            SQLiteState(path)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
+    state = SQLiteState(path)  # the OS released the lock
+    try:
+        assert state.released_on_open == 5
+        counts = state.counts()
+        assert (counts.queued, counts.leased, counts.done) == (95, 0, 5)
+        assert "http://a.test/c99" in state
+        assert "http://a.test/u0" not in state
+        assert state.get_offset("pages.jsonl") == 500
+    finally:
+        state.close()
+
+
+def test_bytes_per_url_on_disk(path):
+    state = SQLiteState(path)
+    n = 20_000
+    for start in range(0, n, 1000):
+        state.add(
+            [
+                StoredRequest(
+                    key=f"https://www.example.org/section-{i % 97}/article/{i}",
+                    url=f"https://www.example.org/section-{i % 97}/article/{i}",
+                    depth=i % 5,
+                    referer="https://www.example.org/",
+                )
+                for i in range(start, start + 1000)
+            ]
+        )
+    state.lease(n // 2, deadline=1e12, strict=False)
+    state.close()
+    size = sum(p.stat().st_size for p in path.parent.iterdir())
+    assert size / n < 300
+
+
+def test_batched_confirmation_with_collisions(path, monkeypatch):
+    monkeypatch.setattr(sqlite_state, "fingerprint", len)
+    state = SQLiteState(path)
+    state.add([req("aa"), req("bb"), req("c")])
+    state.defer([req("dd")])
+    keys = ["http://a.test/" + k for k in ["aa", "bb", "cc", "c", "d", "dd", "aa"]]
+    assert state.contains_many(keys) == [True, True, False, True, False, False, True]
+    state.close()

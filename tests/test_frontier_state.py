@@ -1,0 +1,233 @@
+"""The CrawlState contract, written once and run against every implementation.
+
+The ``opener`` fixture is parametrised over the implementations: it returns
+a function that opens (again) the same state, as a resumed crawl does. The
+Redis implementation of the distributed crawl adds itself to OPENERS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from webspider.frontier.sqlite import SQLiteState
+from webspider.frontier.state import Counts, CrawlState, StoredRequest
+
+Opener = Callable[[], CrawlState]
+
+
+def _sqlite(tmp_path: Path) -> Opener:
+    return lambda: SQLiteState(tmp_path / "state.sqlite3")
+
+
+OPENERS: dict[str, Callable[[Path], Opener]] = {"sqlite": _sqlite}
+
+
+@pytest.fixture(params=sorted(OPENERS))
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    return OPENERS[request.param](tmp_path)
+
+
+@pytest.fixture
+def state(opener: Opener) -> Iterator[CrawlState]:
+    s = opener()
+    yield s
+    s.close()
+
+
+def req(path: str, depth: int = 0, host: str = "a.test", **kw: object) -> StoredRequest:
+    url = f"http://{host}/{path}"
+    return StoredRequest(key=url, url=url, depth=depth, **kw)  # type: ignore[arg-type]
+
+
+def leased_paths(state: CrawlState, n: int = 100, **kw: object) -> list[str]:
+    leases = state.lease(n, deadline=1e12, **kw)  # type: ignore[arg-type]
+    return [lease.request.url.split("/", 3)[3] for lease in leases]
+
+
+# -- the seen-set ---------------------------------------------------------------
+
+
+def test_add_returns_which_were_new(state):
+    assert state.add([req("a"), req("b"), req("a")]) == [True, True, False]
+    assert state.add([req("b"), req("c")]) == [False, True]
+    assert len(state) == 3
+    assert "http://a.test/a" in state
+    assert "http://a.test/z" not in state
+    assert state.contains_many(["http://a.test/c", "http://a.test/d"]) == [True, False]
+
+
+def test_keys_are_exact(state):
+    state.add([req("a")])
+    assert "http://a.test/a " not in state
+    assert "http://a.test/A" not in state
+
+
+def test_seen_stays_seen_after_the_request_is_done(state):
+    state.add([req("a")])
+    [lease] = state.lease(1, deadline=1e12)
+    state.ack([lease.ticket])
+    assert "http://a.test/a" in state
+    assert state.add([req("a")]) == [False]
+    assert state.counts() == Counts(queued=0, leased=0, done=1, deferred=0)
+
+
+# -- the queue: breadth-first per origin -------------------------------------------
+
+
+def test_depth_order_within_an_origin_fifo_within_a_depth(state):
+    state.add([req("d2", 2), req("d1a", 1), req("d0", 0), req("d1b", 1)])
+    assert leased_paths(state, strict=False) == ["d0", "d1a", "d1b", "d2"]
+
+
+def test_higher_priority_first_within_a_depth(state):
+    state.add([req("low", 1), req("high", 1, priority=5), req("mid", 1, priority=1)])
+    assert leased_paths(state) == ["high", "mid", "low"]
+
+
+def test_origins_take_turns(state):
+    state.add([req(f"a{i}", 0) for i in range(4)])
+    state.add([req(f"b{i}", 0, host="b.test") for i in range(4)])
+    first = state.lease(4, deadline=1e12)
+    hosts = sorted(lease.request.origin for lease in first)
+    assert hosts == ["http://a.test"] * 2 + ["http://b.test"] * 2
+
+
+def test_level_barrier_per_origin(state):
+    state.add([req("a0", 0), req("a1", 1), req("b1", 1, host="b.test")])
+    [a0] = state.lease(1, deadline=1e12, skip_origins=["http://b.test"])
+    # a.test's depth 1 waits for its depth-0 page; b.test's does not
+    assert leased_paths(state) == ["b1"]
+    assert state.leased_depths("http://a.test") == [0]
+    state.ack([a0.ticket])
+    assert leased_paths(state) == ["a1"]
+
+
+def test_no_barrier_when_not_strict(state):
+    state.add([req("a0", 0), req("a1", 1)])
+    state.lease(1, deadline=1e12)
+    assert leased_paths(state, strict=False) == ["a1"]
+
+
+def test_max_depth_holds_deeper_requests(state):
+    state.add([req("a0", 0), req("a1", 1)])
+    assert leased_paths(state, strict=False, max_depth=0) == ["a0"]
+    assert leased_paths(state, strict=False, max_depth=0) == []
+
+
+def test_skipped_origins_wait(state):
+    state.add([req("a0"), req("b0", host="b.test")])
+    assert leased_paths(state, skip_origins=["http://a.test"]) == ["b0"]
+    assert leased_paths(state) == ["a0"]
+
+
+def test_release_puts_back_expire_and_release_all(state):
+    state.add([req("a"), req("b"), req("c")])
+    leases = state.lease(3, deadline=100.0)
+    state.release([leases[0].ticket])
+    assert state.counts().queued == 1
+    state.renew([leases[1].ticket], 300.0)
+    assert state.expire(200.0) == 1  # c's deadline passed, b's was renewed
+    assert state.counts() == Counts(queued=2, leased=1, done=0, deferred=0)
+    assert state.release_all() == 1
+    assert sorted(leased_paths(state)) == ["a", "b", "c"]
+
+
+def test_request_round_trips_as_data(state):
+    state.add([req("page", 0)])
+    [page] = state.lease(1, deadline=1e12)
+    kept = StoredRequest(
+        key="HEAD http://a.test/x",
+        url="http://a.test/x#frag",
+        depth=1,
+        round=2,
+        referer="http://a.test/page",  # leased right now
+        kind="requisite",
+        priority=-3,
+        method="HEAD",
+        meta={"webspider_check_only": True, "note": "é"},
+    )
+    odd = StoredRequest(
+        key="http://a.test/y",
+        url="http://a.test/y",
+        depth=1,
+        referer="http://elsewhere.test/",  # not a page of this crawl
+        kind="sitemap",
+    )
+    assert state.add([kept, odd]) == [True, True]
+    state.ack([page.ticket])
+    got = {lease.request.key: lease.request for lease in state.lease(5, deadline=1e12)}
+    assert got == {kept.key: kept, odd.key: odd}
+    assert StoredRequest.from_json(kept.to_json()) == kept
+
+
+# -- deferred frontier and rounds -------------------------------------------------
+
+
+def test_deferred_once_and_not_seen(state):
+    assert state.defer([req("x", 3), req("x", 4)]) == [True, False]
+    assert "http://a.test/x" not in state
+    assert state.deferred_round("http://a.test/x") == 0
+    assert state.counts().deferred == 1
+    state.add([req("seen")])
+    assert state.defer([req("seen", 3)]) == [False]
+
+
+def test_deferred_url_met_within_the_cap_is_queued(state):
+    state.defer([req("x", 3)])
+    assert state.add([req("x", 1)]) == [True]
+    assert state.deferred_round("http://a.test/x") is None
+    assert state.counts() == Counts(queued=1, leased=0, done=0, deferred=0)
+    assert list(state.iter_deferred()) == []
+
+
+def test_next_round_queues_the_deferred_at_depth_zero(state):
+    assert state.next_round() == 0
+    assert state.round == 0
+    state.defer([req("x", 3, referer="http://a.test/p"), req("y", 4)])
+    assert [r.depth for r in state.iter_deferred()] == [3, 4]
+    assert state.next_round() == 2
+    assert state.round == 1
+    leases = state.lease(5, deadline=1e12)
+    assert [(x.request.url[-1], x.request.depth, x.request.round) for x in leases] == [
+        ("x", 0, 1),
+        ("y", 0, 1),
+    ]
+    assert leases[0].request.referer == "http://a.test/p"
+    assert state.counts().deferred == 0
+    assert "http://a.test/x" in state
+
+
+# -- metadata, outputs, resuming ----------------------------------------------------
+
+
+def test_meta_and_offsets(state):
+    assert state.get_meta("run") is None
+    assert state.get_offset("pages.jsonl") == 0
+    state.set_meta("run", "3")
+    state.set_offset("pages.jsonl", 1234)
+    assert state.get_meta("run") == "3"
+    assert state.get_offset("pages.jsonl") == 1234
+
+
+def test_resume_keeps_everything_committed_and_returns_leases(opener):
+    state = opener()
+    state.add([req("a0", 0), req("a1", 1), req("b0", 0, host="b.test")])
+    state.defer([req("far", 5)])
+    leases = state.lease(2, deadline=1e12)
+    state.ack([leases[0].ticket])
+    state.set_offset("pages.jsonl", 42)
+    state.next_round()  # commits
+    state.close()
+    state = opener()
+    try:
+        assert state.round == 1
+        assert state.get_offset("pages.jsonl") == 42
+        # the lease of the dead process is back in the queue
+        assert state.counts() == Counts(queued=3, leased=0, done=1, deferred=0)
+        assert len(state) == 4
+        assert all(k in state for k in ["http://a.test/a0", "http://a.test/far"])
+    finally:
+        state.close()

@@ -1,0 +1,79 @@
+"""``pages.jsonl``, written so that a crash never loses or repeats a page.
+
+A page's line is not written when its item is scraped but when its lease is
+acknowledged (webspider.frontier.scheduler): the lines of the pages done
+since the last commit are written, flushed and fsynced, and the file's length
+is committed in the crawl state in the same transaction as those pages'
+acks. A resumed crawl first truncates the file to the committed length — a
+partial last line from a kill goes with it — so each page is in the file
+exactly once however often the crawl was killed: pages done after the last
+commit are fetched again, and their lines written then.
+
+The lines are those of Scrapy's ``jsonlines`` feed (JsonLinesItemExporter,
+FEED_EXPORT_ENCODING). With ``-o``/``-O``/``FEEDS`` set, Scrapy's feed
+exporter writes instead, buffered and not crash-safe, and this file is not
+written.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+from typing import IO, TYPE_CHECKING, Any
+
+from scrapy.exporters import JsonLinesItemExporter
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+
+class PagesFile:
+    """``PagesFile(path, offset)``: open ``path`` for appending after its
+    first ``offset`` bytes (0: a new file, any earlier one replaced)."""
+
+    def __init__(self, path: Path, offset: int = 0, encoding: str = "utf-8") -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh: IO[bytes] = path.open("r+b" if offset and path.exists() else "wb")
+        size = fh.seek(0, os.SEEK_END)
+        if size < offset:
+            logger.warning(
+                "%s is shorter (%d bytes) than the crawl state says (%d): "
+                "pages written before may be missing from it",
+                path,
+                size,
+                offset,
+            )
+            offset = size
+        fh.truncate(offset)
+        fh.seek(offset)
+        self._fh = fh
+        self.offset = offset
+        self._buffer = io.BytesIO()
+        self._exporter = JsonLinesItemExporter(self._buffer, encoding=encoding)
+
+    def line(self, item: Any) -> bytes:
+        """``item`` as one JSON line."""
+        buffer = self._buffer
+        buffer.seek(0)
+        buffer.truncate()
+        self._exporter.export_item(item)
+        return buffer.getvalue()
+
+    def write(self, lines: list[bytes]) -> None:
+        for line in lines:
+            self._fh.write(line)
+
+    def sync(self) -> int:
+        """Flush and fsync what was written; the file's length."""
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self.offset = self._fh.tell()
+        return self.offset
+
+    def close(self) -> None:
+        self.sync()
+        self._fh.close()

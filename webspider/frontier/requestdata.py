@@ -1,0 +1,137 @@
+"""A Scrapy Request as plain data (StoredRequest), and back.
+
+The crawl state stores requests as data a JSON encoder could write, never
+pickled. Every request webspider makes for a page, a link or a seed fits: a
+GET or HEAD of a URL, calling back a method of the spider, with ``depth``,
+``webspider_round``, ``webspider_referer``, ``webspider_link_kind`` (kept in
+columns of their own) and a few JSON values in meta (a redirect's
+``redirect_urls``, a link check's ``webspider_check_only`` …).
+
+A request that does not fit — a body, cookies, ``cb_kwargs``, a callback
+that is not a method of the spider, a meta value JSON cannot write, headers
+other than the Referer that Scrapy's RefererMiddleware sets to the page it
+was found on — is not turned into data (``to_stored`` returns None); the
+scheduler keeps it in memory instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+
+from webspider.frontier.state import StoredRequest
+from webspider.keys import META_LINK_KIND, META_REFERER, META_ROUND
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+
+#: meta kept in columns of their own
+_COLUMNS = frozenset({"depth", META_ROUND, META_REFERER, META_LINK_KIND})
+#: meta Scrapy sets for one download attempt, meaningless to a later one
+_TRANSIENT = frozenset({"download_slot", "download_latency", "_scheme_proxy"})
+#: names of a callback / errback other than parse / on_error, in meta
+_CALLBACK = "_webspider_callback"
+_ERRBACK = "_webspider_errback"
+#: the Referer header was the referer (RefererMiddleware's), in meta
+_REFERER_HEADER = "_webspider_referer_header"
+
+
+def _method_name(func: Any, spider: Spider | None, default: str) -> str | None:
+    """ "" for the default (or None given), the name of another spider
+    method, None for anything else (which cannot be stored)."""
+    if func is None:
+        return ""
+    if getattr(func, "__self__", None) is not spider or spider is None:
+        return None
+    name = getattr(func, "__name__", None)
+    if not isinstance(name, str) or getattr(spider, name, None) != func:
+        return None
+    return "" if name == default else name
+
+
+def to_stored(
+    request: Request, key: str, spider: Spider | None
+) -> StoredRequest | None:
+    """``request`` as data, or None when it cannot be written as data."""
+    if (
+        request.method not in ("GET", "HEAD")
+        or request.body
+        or request.cookies
+        or request.cb_kwargs
+        or request.flags
+        or request.dont_filter
+    ):
+        return None
+    callback = _method_name(request.callback, spider, "parse")
+    errback = _method_name(request.errback, spider, "on_error")
+    if callback is None or errback is None:
+        return None
+    meta = request.meta
+    referer = meta.get(META_REFERER)
+    if referer is not None and not isinstance(referer, str):
+        return None
+    kind = meta.get(META_LINK_KIND, "page")
+    depth = meta.get("depth", 0)
+    round_ = meta.get(META_ROUND, 0)
+    if not (
+        isinstance(kind, str) and isinstance(depth, int) and isinstance(round_, int)
+    ):
+        return None
+    extra: dict[str, Any] = {
+        k: v for k, v in meta.items() if k not in _COLUMNS and k not in _TRANSIENT
+    }
+    if META_LINK_KIND not in meta:
+        extra[META_LINK_KIND] = None  # restored as absent
+    if callback:
+        extra[_CALLBACK] = callback
+    if errback:
+        extra[_ERRBACK] = errback
+    headers = request.headers
+    if headers:
+        values = headers.getlist("Referer")
+        if list(headers) != [b"Referer"] or len(values) != 1 or referer is None:
+            return None
+        if values[0].decode("latin-1") != referer:
+            return None
+        extra[_REFERER_HEADER] = True
+    if extra:
+        try:
+            json.dumps(extra)
+        except (TypeError, ValueError):
+            return None
+    return StoredRequest(
+        key=key,
+        url=request.url,
+        depth=depth,
+        round=round_,
+        referer=referer,
+        kind=kind,
+        priority=request.priority,
+        method=request.method,
+        meta=extra,
+    )
+
+
+def from_stored(stored: StoredRequest, spider: Spider | None) -> Request:
+    """The Request ``stored`` was made from."""
+    extra = dict(stored.meta)
+    callback = str(extra.pop(_CALLBACK, "parse"))
+    errback = str(extra.pop(_ERRBACK, "on_error"))
+    referer_header = extra.pop(_REFERER_HEADER, False)
+    meta: dict[str, Any] = {"depth": stored.depth, META_ROUND: stored.round}
+    if stored.referer is not None:
+        meta[META_REFERER] = stored.referer
+    if extra.pop(META_LINK_KIND, stored.kind) is not None:
+        meta[META_LINK_KIND] = stored.kind
+    meta.update(extra)
+    return Request(
+        stored.url,
+        method=stored.method,
+        callback=getattr(spider, callback, None),
+        errback=getattr(spider, errback, None),
+        meta=meta,
+        priority=stored.priority,
+        headers={"Referer": stored.referer} if referer_header else None,
+    )

@@ -1,0 +1,135 @@
+"""Where the crawl state lives, and whether this crawl continues it.
+
+The state is ``<output>/.webspider-state.sqlite3`` (or
+``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR). Running the same command
+again after any stop — Ctrl-C once or twice, kill -9, a closed laptop —
+continues where it stopped (the way ``wget -c`` and HTTrack's ``--continue``
+do); after a crawl that finished it starts the next one (the mirror's update
+crawl); ``-a restart=1`` starts over. A crawl that cannot continue the state
+it finds is refused before it starts (``check_crawl_state``, run by the
+crawl command; one line, exit 2): a state another crawl holds (the lock), a
+corrupt or truncated file, one of another format version, or an unfinished
+crawl of other start URLs or scope.
+
+"Finished" is the crawl's close reason ``finished``; any other end (Ctrl-C,
+a ``CLOSESPIDER_*`` limit, a kill) leaves the crawl to be continued.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scrapy.utils.job import job_dir
+
+from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
+from webspider.frontier.sqlite import SQLiteState, StateLockedError
+from webspider.frontier.state import (
+    META_FINGERPRINT,
+    META_FINISHED,
+    META_RUN,
+    StateError,
+)
+from webspider.keys import OUTPUT_STATE_FILE, STATE_FILE
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: settings that make two crawls the same crawl (besides the start URLs)
+SCOPE_SETTINGS = (
+    "WEBSPIDER_SCOPE",
+    "WEBSPIDER_INCLUDE",
+    "WEBSPIDER_EXCLUDE",
+    "WEBSPIDER_EXCLUDE_RE",
+    "WEBSPIDER_PREFIXES_CASE_SENSITIVE",
+)
+
+
+def state_path(settings: BaseSettings) -> Path:
+    directory = job_dir(settings)
+    if directory:
+        return Path(directory) / STATE_FILE
+    return get_output_dir(settings) / OUTPUT_STATE_FILE
+
+
+def restart(settings: BaseSettings) -> bool:
+    return get_bool(settings, "WEBSPIDER_STATE_RESTART", False)
+
+
+def crawl_fingerprint(settings: BaseSettings) -> str:
+    """What a continued crawl must share with the one it continues."""
+    try:
+        start_urls = list(CrawlConfig.of(settings).start_urls)
+    except ConfigError:  # a spider of its own, that starts from elsewhere
+        start_urls = []
+    scope = {name: settings.get(name) for name in SCOPE_SETTINGS}
+    data = json.dumps(
+        {"start_urls": start_urls, "scope": scope},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def _refusal(path: Path, why: str) -> ConfigError:
+    return ConfigError(
+        f"{path}: {why}; run it again with the settings it was started with to "
+        "continue it, or start over with -a restart=1"
+    )
+
+
+def check_crawl_state(settings: BaseSettings) -> None:
+    """Refuse (ConfigError, one line) a crawl that cannot use the state it
+    finds; see the module docstring."""
+    path = state_path(settings)
+    try:
+        state = SQLiteState(path, fresh=False) if path.exists() else None
+    except StateLockedError:
+        raise ConfigError(
+            f"{path}: another crawl is running on this state (its lock is held); "
+            "wait for it to end, or crawl into another output folder"
+        ) from None
+    except StateError as exc:
+        if restart(settings):
+            return
+        raise ConfigError(
+            f"{exc}; start over with -a restart=1 (the crawl cannot be continued)"
+        ) from None
+    if state is None:
+        return
+    try:
+        if restart(settings) or state.get_meta(META_FINISHED) == "1":
+            return
+        stored = state.get_meta(META_FINGERPRINT)
+        if stored is not None and stored != crawl_fingerprint(settings):
+            raise _refusal(path, "an unfinished crawl of other start URLs or scope")
+    finally:
+        state.close()
+
+
+def open_crawl_state(settings: BaseSettings) -> tuple[SQLiteState, bool]:
+    """The crawl state, and whether this crawl continues an earlier one."""
+    path = state_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        state = SQLiteState(path, fresh=restart(settings))
+    except StateError as exc:
+        raise ConfigError(str(exc)) from None
+    if state.get_meta(META_FINISHED) == "1":
+        # the last crawl finished: this one starts afresh (an update crawl)
+        run = int(state.get_meta(META_RUN) or 0)
+        state.close()
+        state = SQLiteState(path, fresh=True)
+        state.set_meta(META_RUN, str(run))
+    fingerprint = crawl_fingerprint(settings)
+    stored = state.get_meta(META_FINGERPRINT)
+    if stored is not None and stored != fingerprint:
+        state.close()
+        raise _refusal(path, "an unfinished crawl of other start URLs or scope")
+    resumed = stored is not None
+    state.set_meta(META_FINGERPRINT, fingerprint)
+    state.set_meta(META_RUN, str(int(state.get_meta(META_RUN) or 0) + 1))
+    state.commit()
+    return state, resumed

@@ -1,0 +1,679 @@
+"""The embedded crawl state: one SQLite file (standard library), WAL mode.
+
+Layout (``FORMAT_VERSION`` 1)::
+
+    url(id INTEGER PRIMARY KEY,  -- 64-bit fingerprint of key (probed on a collision)
+        key TEXT NOT NULL,       -- the exact de-duplication key
+        url TEXT,                -- as found; NULL when equal to key
+        status INTEGER NOT NULL, -- 1 queued, 2 leased, 3 done, 4 deferred
+        origin INTEGER NOT NULL, -- origin.id
+        depth, round, priority, kind INTEGER NOT NULL,  -- kind: 0 page, 1 requisite
+        referer INTEGER,         -- url.id of the page it was found on
+        seq INTEGER NOT NULL,    -- FIFO order
+        extra TEXT)              -- JSON of the rest (method, meta, an unknown
+                                 -- referer, another kind); NULL almost always
+    INDEX queued ON url(origin, depth, priority DESC, seq) WHERE status = 1
+    INDEX deferred ON url(seq) WHERE status = 4
+    origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
+    collision(id INTEGER PRIMARY KEY, fp INTEGER)   -- rows not under their fingerprint
+    meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
+
+Exact: a row is found by its fingerprint, and its key compared; when two keys
+share a fingerprint, the second is stored under the next free id (linear
+probing over ids; rows are never deleted, so a probe chain never breaks) and
+recorded in ``collision``. In memory, a FingerprintTable of the seen keys'
+fingerprints answers "not seen" without touching the file; a hit is
+confirmed against the row (and confirmed keys are cached, since the same
+navigation links recur on every page).
+
+Leases are rows of status 2; their deadlines live in memory: the embedded
+state has one holder, and when it dies every lease is returned at once
+(``release_all``, which opening an existing state does).
+
+Durability. ``synchronous=FULL`` in WAL mode fsyncs the log at each commit,
+so a committed batch survives kill -9 and power loss alike; the caller
+commits at most about once a second (``maybe_commit``) and at the moments
+that matter (a round change, the end), so an fsync a second is the whole
+cost, and a power cut loses at most the last second — which the resumed
+crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
+could then lose every commit since the last checkpoint.)
+
+A ``<file>.lock`` beside the state is flock()ed while it is open: a second
+crawl on the same state is refused (StateLockedError), and the OS releases
+the lock when the process dies however it dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sqlite3
+import time
+from collections import Counter
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from webspider.frontier.fingerprints import FingerprintTable, fingerprint
+from webspider.frontier.state import (
+    FORMAT_VERSION,
+    META_FORMAT,
+    Counts,
+    Lease,
+    StateError,
+    StoredRequest,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+QUEUED, LEASED, DONE, DEFERRED = 1, 2, 3, 4
+_SEEN = (QUEUED, LEASED, DONE)
+_KINDS = {"page": 0, "requisite": 1}
+_KIND_NAMES = {v: k for k, v in _KINDS.items()}
+_MAX_INT = (1 << 63) - 1
+_MIN_INT = -(1 << 63)
+#: confirmed seen keys kept (the links every page repeats)
+_CONFIRMED_MAX = 1 << 14
+#: ids looked up in one query (SQLite allows 32,766 parameters)
+_BATCH = 500
+
+_SCHEMA = """
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE origin (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE collision (id INTEGER PRIMARY KEY, fp INTEGER NOT NULL);
+CREATE TABLE url (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    url TEXT,
+    status INTEGER NOT NULL,
+    origin INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    round INTEGER NOT NULL,
+    priority INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    referer INTEGER,
+    seq INTEGER NOT NULL,
+    extra TEXT
+);
+CREATE INDEX url_queued ON url (origin, depth, priority DESC, seq) WHERE status = 1;
+CREATE INDEX url_deferred ON url (seq) WHERE status = 4;
+"""
+_ROW = "id, key, url, origin, depth, round, priority, kind, referer, extra"
+
+
+def _next_id(i: int) -> int:
+    return _MIN_INT if i == _MAX_INT else i + 1
+
+
+class StateLockedError(StateError):
+    """Another process holds the state."""
+
+
+class SQLiteState:
+    """``SQLiteState(path)`` opens (or creates) a crawl state file; see the
+    module docstring and webspider.frontier.state.CrawlState."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        lock: bool = True,
+        fresh: bool = False,
+        commit_interval: float = 1.0,
+    ) -> None:
+        """``fresh``: replace any state at ``path`` by an empty one."""
+        self.path = Path(path)
+        self.commit_interval = commit_interval
+        self._lock_file: IO[bytes] | None = self._lock() if lock else None
+        if fresh:
+            for suffix in ("", "-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        db: sqlite3.Connection | None = None
+        try:
+            if not self.path.exists():
+                self._create()
+            self._db = db = self._connect()
+            self._load()
+        except sqlite3.DatabaseError as exc:
+            self._abandon(db)
+            raise StateError(
+                f"{self.path}: not a readable crawl state (corrupt or truncated: {exc})"
+            ) from None
+        except StateError:
+            self._abandon(db)
+            raise
+        self._last_commit = time.monotonic()
+
+    # -- opening ------------------------------------------------------------------
+    def _lock(self) -> IO[bytes]:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fh = lock_path.open("ab")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise StateLockedError(
+                f"{self.path}: in use by another crawl (locked: {lock_path})"
+            ) from None
+        return fh
+
+    def _abandon(self, db: sqlite3.Connection | None) -> None:
+        if db is not None:
+            db.close()
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing the descriptor releases the flock
+            self._lock_file = None
+
+    def _create(self) -> None:
+        # Built aside and renamed into place, so that a crash while creating
+        # never leaves an empty file that a later run would take for a state.
+        tmp = self.path.with_name(self.path.name + ".new")
+        tmp.unlink(missing_ok=True)
+        db = sqlite3.connect(str(tmp))
+        try:
+            db.executescript(_SCHEMA)
+            db.execute(
+                "INSERT INTO meta (name, value) VALUES (?, ?)",
+                (META_FORMAT, str(FORMAT_VERSION)),
+            )
+            db.commit()
+        finally:
+            db.close()
+        os.replace(tmp, self.path)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self.path))
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        # checkpoints are incremental; the log is kept small
+        db.execute("PRAGMA wal_autocheckpoint=4096")
+        return db
+
+    def _load(self) -> None:
+        db = self._db
+        (check,) = db.execute("PRAGMA quick_check(1)").fetchone()
+        if check != "ok":
+            raise sqlite3.DatabaseError(check)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        if "meta" not in tables:
+            raise StateError(f"{self.path}: not a webspider crawl state")
+        version = self.get_meta(META_FORMAT)
+        if version != str(FORMAT_VERSION):
+            raise StateError(
+                f"{self.path}: crawl state of format {version}, this webspider "
+                f"reads format {FORMAT_VERSION}"
+            )
+        self._origin_ids: dict[str, int] = {}
+        self._origin_names: dict[int, str] = {}
+        for oid, name in db.execute("SELECT id, name FROM origin"):
+            self._origin_ids[name] = oid
+            self._origin_names[oid] = name
+        # the process that held the leases is gone
+        released = db.execute(
+            "UPDATE url SET status = ? WHERE status = ?", (QUEUED, LEASED)
+        ).rowcount
+        if released:
+            db.commit()
+        self.released_on_open = released
+        by_status = dict(
+            db.execute("SELECT status, COUNT(*) FROM url GROUP BY status").fetchall()
+        )
+        self._counts = {s: int(by_status.get(s, 0)) for s in (QUEUED, DONE, DEFERRED)}
+        self._queued_by_origin: Counter[int] = Counter(
+            dict(
+                db.execute(
+                    "SELECT origin, COUNT(*) FROM url WHERE status = ? GROUP BY origin",
+                    (QUEUED,),
+                ).fetchall()
+            )
+        )
+        (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM url").fetchone()
+        self._seq = int(seq)
+        seen = self._counts[QUEUED] + self._counts[DONE]
+        self._table = FingerprintTable(seen)
+        for (fp,) in db.execute("SELECT id FROM url WHERE status IN (?, ?, ?)", _SEEN):
+            self._table.add(fp)
+        for (fp,) in db.execute("SELECT fp FROM collision"):
+            self._table.add(fp)
+        self._round = int(self.get_meta("round") or 0)
+        self._confirmed: set[str] = set()
+        # leases: ticket → (origin id, depth, url), and the deadlines
+        self._leases: dict[int, tuple[int, int, str]] = {}
+        self._deadlines: dict[int, float] = {}
+        self._lease_by_url: dict[str, int] = {}
+        self._leased_depths: dict[int, Counter[int]] = {}
+        self._turn = 0
+        self._free = 0
+
+    # -- the seen-set -------------------------------------------------------------
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        if key in self._confirmed:
+            return True
+        if fingerprint(key) not in self._table:
+            return False
+        found = self._find(key)
+        if found is None or found[1] not in _SEEN:
+            return False
+        self._confirm(key)
+        return True
+
+    def __len__(self) -> int:
+        return self._counts[QUEUED] + len(self._leases) + self._counts[DONE]
+
+    def contains_many(self, keys: Sequence[str]) -> list[bool]:
+        # One query confirms the hits of a whole batch (a page's links).
+        answers = [False] * len(keys)
+        confirmed, table = self._confirmed, self._table
+        unconfirmed: dict[int, list[int]] = {}
+        for i, key in enumerate(keys):
+            if key in confirmed:
+                answers[i] = True
+                continue
+            fp = fingerprint(key)
+            if fp in table:
+                unconfirmed.setdefault(fp, []).append(i)
+        fps = list(unconfirmed)
+        for start in range(0, len(fps), _BATCH):
+            chunk = fps[start : start + _BATCH]
+            rows = self._db.execute(
+                "SELECT id, key, status FROM url WHERE id IN"
+                f" ({', '.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            stored = {row[0]: (row[1], row[2]) for row in rows}
+            for fp in chunk:
+                row = stored.get(fp)
+                for i in unconfirmed[fp]:
+                    if row is not None and row[0] == keys[i]:
+                        answers[i] = row[1] in _SEEN
+                    else:  # stored under another id (a collision), or not at all
+                        answers[i] = keys[i] in self
+                    if answers[i]:
+                        self._confirm(keys[i])
+        return answers
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes the in-memory fingerprint table holds."""
+        return self._table.nbytes
+
+    def _confirm(self, key: str) -> None:
+        if len(self._confirmed) >= _CONFIRMED_MAX:
+            self._confirmed.clear()
+        self._confirmed.add(key)
+
+    def _find(self, key: str) -> tuple[int, int] | None:
+        """(id, status) of ``key``'s row, or None (then ``self._free`` is the
+        id it would be stored under)."""
+        i = fingerprint(key)
+        execute = self._db.execute
+        while True:
+            row = execute("SELECT key, status FROM url WHERE id = ?", (i,)).fetchone()
+            if row is None:
+                self._free = i
+                return None
+            if row[0] == key:
+                return i, int(row[1])
+            i = _next_id(i)
+
+    # -- the queue ------------------------------------------------------------------
+    def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        return [self._put(request, QUEUED) for request in requests]
+
+    def defer(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        return [self._put(request, DEFERRED) for request in requests]
+
+    def _put(self, request: StoredRequest, status: int) -> bool:
+        key = request.key
+        if key in self._confirmed:
+            return False
+        fp = fingerprint(key)
+        values: tuple[Any, ...] | None = None
+        if fp not in self._table:
+            # most new keys: stored under their fingerprint at the first try
+            values = self._values(request, status)
+            if self._insert(fp, values):
+                self._stored(fp, values, status)
+                return True
+        found = self._find(key)
+        if found is None:  # a collision: stored under the next free id
+            values = values or self._values(request, status)
+            self._insert(self._free, values)
+            if self._free != fp:
+                self._db.execute(
+                    "INSERT INTO collision (id, fp) VALUES (?, ?)", (self._free, fp)
+                )
+            self._stored(fp, values, status)
+            return True
+        row_id, old = found
+        if old in _SEEN:
+            self._confirm(key)
+            return False
+        if status == DEFERRED:
+            return False  # deferred once
+        # deferred, then met again within the cap: fetched in this round
+        values = values or self._values(request, status)
+        self._db.execute(
+            "UPDATE url SET key = ?, url = ?, status = ?, origin = ?, depth = ?,"
+            " round = ?, priority = ?, kind = ?, referer = ?, seq = ?, extra = ?"
+            " WHERE id = ?",
+            (*values, row_id),
+        )
+        self._counts[DEFERRED] -= 1
+        self._stored(fp, values, status)
+        return True
+
+    def _insert(self, row_id: int, values: tuple[Any, ...]) -> bool:
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO url (id, key, url, status, origin, depth,"
+            " round, priority, kind, referer, seq, extra)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row_id, *values),
+        )
+        return cursor.rowcount == 1
+
+    def _stored(self, fp: int, values: tuple[Any, ...], status: int) -> None:
+        self._counts[status] += 1
+        if status == QUEUED:
+            self._table.add(fp)
+            self._queued_by_origin[values[3]] += 1
+
+    def _values(self, request: StoredRequest, status: int) -> tuple[Any, ...]:
+        extra: dict[str, Any] = {}
+        kind = _KINDS.get(request.kind)
+        if kind is None:
+            kind = 0
+            extra["kind"] = request.kind
+        referer: int | None = None
+        if request.referer is not None:
+            # the page a link is found on is leased (in progress) right now
+            referer = self._lease_by_url.get(request.referer)
+            if referer is None:
+                extra["referer"] = request.referer
+        if request.method != "GET":
+            extra["method"] = request.method
+        if request.meta:
+            extra["meta"] = dict(request.meta)
+        self._seq += 1
+        return (
+            request.key,
+            None if request.url == request.key else request.url,
+            status,
+            self._origin_id(request.origin),
+            request.depth,
+            request.round,
+            request.priority,
+            kind,
+            referer,
+            self._seq,
+            json.dumps(extra, ensure_ascii=False) if extra else None,
+        )
+
+    def _origin_id(self, name: str) -> int:
+        oid = self._origin_ids.get(name)
+        if oid is None:
+            cursor = self._db.execute("INSERT INTO origin (name) VALUES (?)", (name,))
+            oid = int(cursor.lastrowid or 0)
+            self._origin_ids[name] = oid
+            self._origin_names[oid] = name
+        return oid
+
+    def _request(self, row: Sequence[Any]) -> StoredRequest:
+        _id, key, url, _origin, depth, round_, priority, kind, referer, extra = row
+        data: dict[str, Any] = json.loads(extra) if extra else {}
+        referer_url = data.get("referer")
+        if referer is not None:
+            ref = self._db.execute(
+                "SELECT COALESCE(url, key) FROM url WHERE id = ?", (referer,)
+            ).fetchone()
+            referer_url = ref[0] if ref else None
+        return StoredRequest(
+            key=key,
+            url=key if url is None else url,
+            depth=depth,
+            round=round_,
+            referer=referer_url,
+            kind=data.get("kind", _KIND_NAMES.get(kind, "page")),
+            priority=priority,
+            method=data.get("method", "GET"),
+            meta=data.get("meta", {}),
+        )
+
+    # -- leases ---------------------------------------------------------------------
+    def lease(
+        self,
+        n: int,
+        *,
+        deadline: float,
+        strict: bool = True,
+        max_depth: int | None = None,
+        skip_origins: Iterable[str] = (),
+    ) -> list[Lease]:
+        skipped = {self._origin_ids.get(name) for name in skip_origins}
+        origins = [o for o, c in self._queued_by_origin.items() if c > 0]
+        origins = [o for o in origins if o not in skipped]
+        if not origins or n <= 0:
+            return []
+        # take turns: start after the origin served first last time
+        self._turn = (self._turn + 1) % len(origins)
+        origins = origins[self._turn :] + origins[: self._turn]
+        leases: list[Lease] = []
+        progress = True
+        while len(leases) < n and progress:
+            progress = False
+            quota = max(1, (n - len(leases)) // len(origins))
+            for origin in origins:
+                if len(leases) >= n:
+                    break
+                taken = self._lease_origin(
+                    origin, min(quota, n - len(leases)), deadline, strict, max_depth
+                )
+                if taken:
+                    leases += taken
+                    progress = True
+        return leases
+
+    def _lease_origin(
+        self,
+        origin: int,
+        limit: int,
+        deadline: float,
+        strict: bool,
+        max_depth: int | None,
+    ) -> list[Lease]:
+        depths = self._leased_depths.get(origin)
+        shallowest = min(depths) if depths else None
+        rows = self._db.execute(
+            f"SELECT {_ROW} FROM url WHERE status = ? AND origin = ?"
+            " ORDER BY depth, priority DESC, seq LIMIT ?",
+            (QUEUED, origin, limit),
+        ).fetchall()
+        leases = []
+        for row in rows:
+            depth = row[4]
+            if max_depth is not None and depth > max_depth:
+                break
+            if strict and shallowest is not None and shallowest < depth:
+                break  # the level barrier: a shallower page is in progress
+            if shallowest is None:
+                shallowest = depth
+            request = self._request(row)
+            ticket = row[0]
+            leases.append(Lease(ticket, request, deadline))
+            self._leases[ticket] = (origin, depth, request.url)
+            self._deadlines[ticket] = deadline
+            self._lease_by_url[request.url] = ticket
+            self._leased_depths.setdefault(origin, Counter())[depth] += 1
+        if leases:
+            self._db.executemany(
+                "UPDATE url SET status = ? WHERE id = ?",
+                [(LEASED, lease.ticket) for lease in leases],
+            )
+            self._queued_by_origin[origin] -= len(leases)
+            self._counts[QUEUED] -= len(leases)
+        return leases
+
+    def _end_leases(self, tickets: Iterable[int], status: int) -> list[int]:
+        ended = []
+        for ticket in tickets:
+            held = self._leases.pop(ticket, None)
+            if held is None:
+                continue
+            origin, depth, url = held
+            self._deadlines.pop(ticket, None)
+            if self._lease_by_url.get(url) == ticket:
+                del self._lease_by_url[url]
+            depths = self._leased_depths[origin]
+            depths[depth] -= 1
+            if not depths[depth]:
+                del depths[depth]
+                if not depths:
+                    del self._leased_depths[origin]
+            if status == QUEUED:
+                self._queued_by_origin[origin] += 1
+            self._counts[status] += 1
+            ended.append(ticket)
+        self._db.executemany(
+            "UPDATE url SET status = ? WHERE id = ?", [(status, t) for t in ended]
+        )
+        return ended
+
+    def ack(self, tickets: Iterable[int]) -> None:
+        self._end_leases(tickets, DONE)
+
+    def release(self, tickets: Iterable[int]) -> None:
+        self._end_leases(tickets, QUEUED)
+
+    def renew(self, tickets: Iterable[int], deadline: float) -> None:
+        for ticket in tickets:
+            if ticket in self._deadlines:
+                self._deadlines[ticket] = deadline
+
+    def expire(self, now: float) -> int:
+        late = [t for t, d in self._deadlines.items() if d < now]
+        return len(self._end_leases(late, QUEUED))
+
+    def release_all(self) -> int:
+        return len(self._end_leases(list(self._leases), QUEUED))
+
+    def leased_depths(self, origin: str) -> list[int]:
+        depths = self._leased_depths.get(self._origin_ids.get(origin, -1), Counter())
+        return sorted(depths.elements())
+
+    # -- deferred frontier and rounds ----------------------------------------------
+    def deferred_round(self, key: str) -> int | None:
+        found = self._find(key)
+        if found is None or found[1] != DEFERRED:
+            return None
+        (round_,) = self._db.execute(
+            "SELECT round FROM url WHERE id = ?", (found[0],)
+        ).fetchone()
+        return int(round_)
+
+    def iter_deferred(self) -> Iterator[StoredRequest]:
+        # a cursor of its own, so that reading does not disturb writing
+        cursor = self._db.cursor()
+        try:
+            for row in cursor.execute(
+                f"SELECT {_ROW} FROM url WHERE status = ? ORDER BY seq", (DEFERRED,)
+            ):
+                yield self._request(row)
+        finally:
+            cursor.close()
+
+    @property
+    def round(self) -> int:
+        return self._round
+
+    def next_round(self) -> int:
+        db = self._db
+        waiting = db.execute(
+            "SELECT origin, COUNT(*) FROM url WHERE status = ? GROUP BY origin",
+            (DEFERRED,),
+        ).fetchall()
+        moved = sum(count for _, count in waiting)
+        if not moved:
+            return 0
+        for (fp,) in db.execute("SELECT id FROM url WHERE status = ?", (DEFERRED,)):
+            self._table.add(fp)
+        for (fp,) in db.execute(
+            "SELECT fp FROM collision JOIN url USING (id) WHERE status = ?",
+            (DEFERRED,),
+        ):
+            self._table.add(fp)
+        self._round += 1
+        db.execute(
+            "UPDATE url SET status = ?, depth = 0, round = ? WHERE status = ?",
+            (QUEUED, self._round, DEFERRED),
+        )
+        for origin, count in waiting:
+            self._queued_by_origin[origin] += count
+        self._counts[QUEUED] += moved
+        self._counts[DEFERRED] = 0
+        self.set_meta("round", str(self._round))
+        self.commit()  # a round change is a moment that matters
+        return int(moved)
+
+    @property
+    def queued(self) -> int:
+        """``counts().queued``, without building Counts (the engine asks for
+        it on every turn of its loop)."""
+        return self._counts[QUEUED]
+
+    @property
+    def deferred(self) -> int:
+        return self._counts[DEFERRED]
+
+    def counts(self) -> Counts:
+        return Counts(
+            queued=self._counts[QUEUED],
+            leased=len(self._leases),
+            done=self._counts[DONE],
+            deferred=self._counts[DEFERRED],
+        )
+
+    # -- metadata and outputs --------------------------------------------------------
+    def get_meta(self, name: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
+
+    def set_meta(self, name: str, value: str) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value)
+        )
+
+    def get_offset(self, output: str) -> int:
+        return int(self.get_meta(f"offset:{output}") or 0)
+
+    def set_offset(self, output: str, offset: int) -> None:
+        self.set_meta(f"offset:{output}", str(offset))
+
+    # -- durability --------------------------------------------------------------------
+    def commit(self) -> None:
+        self._db.commit()
+        self._last_commit = time.monotonic()
+
+    def commit_due(self) -> bool:
+        """Whether ``commit_interval`` seconds passed since the last commit."""
+        return time.monotonic() - self._last_commit >= self.commit_interval
+
+    def maybe_commit(self) -> bool:
+        """Commit when ``commit_interval`` seconds passed since the last one."""
+        if time.monotonic() - self._last_commit < self.commit_interval:
+            return False
+        self.commit()
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            self.commit()
+            self._db.close()
+        self._unlock()

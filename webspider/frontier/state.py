@@ -1,0 +1,249 @@
+"""The crawl state: one interface for everything a resumed crawl needs.
+
+A ``CrawlState`` holds, consistent with each other:
+
+- the seen-set: every request key (the canonical URL; webspider.frontier.
+  dupefilter.request_key) ever queued, exactly — ``key in state``;
+- the queue: the requests not fetched yet, breadth-first *per origin* (depth
+  order within an origin, FIFO within a depth and priority), so that a slow
+  or paused origin delays only itself;
+- leases: requests handed out and not acknowledged yet, each with a deadline.
+  ``ack`` marks them done, ``release`` puts them back at the head of their
+  origin's queue, ``expire`` puts back those past their deadline, and
+  ``release_all`` — on resume, when the process that held them is dead —
+  puts back every one at once;
+- the deferred frontier (links beyond the depth cap) and the current round:
+  ``next_round`` moves the URLs deferred before it into the queue at depth 0
+  and advances the round in the same transaction;
+- crawl metadata (format version, start URLs and scope fingerprint, run
+  number: ``get_meta``/``set_meta``) and how far each output file got
+  (``get_offset``/``set_offset``: a committed byte offset).
+
+Everything written since the last ``commit`` is one transaction: after a
+crash the state is exactly as it was at the last commit, so the caller
+commits the output offsets together with the acks of the pages they hold.
+
+A request is stored as data (``StoredRequest``: what a JSON encoder could
+write), never pickled: the state may be read by another process, another
+machine (the Redis implementation of the distributed crawl) or a later
+version. Requests that cannot be written as data (a custom callback, meta
+the crawl does not know) are the scheduler's business, not the store's.
+
+Implementations: webspider.frontier.sqlite.SQLiteState (embedded, the
+default). tests/test_frontier_state.py is the contract every implementation
+passes (its ``state`` fixture is parametrised over them). Later tables
+(the mirror's URL→file index, the broken-link and duplicate ledgers,
+robots.txt rules) are new namespaces beside these, not changes to them.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+#: bumped when the stored layout changes; a state of another version is refused
+FORMAT_VERSION = 1
+
+#: metadata names every implementation keeps
+META_FORMAT = "format"
+META_FINGERPRINT = "crawl_fingerprint"
+META_RUN = "run"
+META_FINISHED = "finished"
+
+
+class StateError(Exception):
+    """The state cannot be used (corrupt, truncated, another format version,
+    locked by another crawl); the message is one line naming the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRequest:
+    """A request as the crawl state keeps it: plain data."""
+
+    #: de-duplication key (webspider.frontier.dupefilter.request_key)
+    key: str
+    #: URL as found (often equal to ``key``)
+    url: str
+    depth: int = 0
+    round: int = 0
+    #: the page it was found on
+    referer: str | None = None
+    #: link kind ("page", "requisite", …)
+    kind: str = "page"
+    priority: int = 0
+    #: GET or HEAD (a link check)
+    method: str = "GET"
+    #: the rest of its meta: values a JSON encoder can write
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]``: the unit of breadth-first order."""
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}".lower()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "url": self.url,
+            "depth": self.depth,
+            "round": self.round,
+            "referer": self.referer,
+            "kind": self.kind,
+            "priority": self.priority,
+            "method": self.method,
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StoredRequest:
+        return cls(
+            key=data["key"],
+            url=data["url"],
+            depth=int(data.get("depth", 0)),
+            round=int(data.get("round", 0)),
+            referer=data.get("referer"),
+            kind=data.get("kind", "page"),
+            priority=int(data.get("priority", 0)),
+            method=data.get("method", "GET"),
+            meta=dict(data.get("meta") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A request handed out by ``CrawlState.lease``."""
+
+    #: the ticket to ``ack``/``release``/``renew`` it with
+    ticket: int
+    request: StoredRequest
+    #: time.time() after which ``expire`` puts it back in the queue
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """How many keys are in each part of the state."""
+
+    queued: int
+    leased: int
+    done: int
+    deferred: int
+
+    @property
+    def seen(self) -> int:
+        return self.queued + self.leased + self.done
+
+
+class CrawlState(Protocol):
+    """The crawl state; see the module docstring."""
+
+    # -- the seen-set ---------------------------------------------------------------
+    def __contains__(self, key: str, /) -> bool:
+        """Whether ``key`` was ever queued (deferred keys are not seen)."""
+        ...
+
+    def __len__(self) -> int:
+        """Number of keys seen."""
+        ...
+
+    def contains_many(self, keys: Sequence[str]) -> list[bool]:
+        """``[key in state for key in keys]``, in one round trip."""
+        ...
+
+    # -- the queue and leases ---------------------------------------------------------
+    def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        """Queue the requests whose key was not seen; True for each queued.
+        A deferred key is queued (and leaves the deferred frontier)."""
+        ...
+
+    def lease(
+        self,
+        n: int,
+        *,
+        deadline: float,
+        strict: bool = True,
+        max_depth: int | None = None,
+        skip_origins: Iterable[str] = (),
+    ) -> list[Lease]:
+        """Hand out up to ``n`` queued requests, taking turns over origins.
+
+        Within an origin the shallowest first; with ``strict`` an origin's
+        requests of depth d wait while it has a lease of a smaller depth
+        (the level barrier). ``max_depth`` holds every deeper request (the
+        scheduler holds depth 1 until all start URLs are queued);
+        ``skip_origins`` are not served this time (their slot is full)."""
+        ...
+
+    def ack(self, tickets: Iterable[int]) -> None:
+        """The leased requests are done (fetched, or dropped for good)."""
+        ...
+
+    def release(self, tickets: Iterable[int]) -> None:
+        """Put leased requests back at the head of their origin's queue."""
+        ...
+
+    def renew(self, tickets: Iterable[int], deadline: float) -> None: ...
+
+    def expire(self, now: float) -> int:
+        """Release the leases whose deadline is before ``now``; how many."""
+        ...
+
+    def release_all(self) -> int:
+        """Release every lease (on resume: their holder is gone); how many."""
+        ...
+
+    def leased_depths(self, origin: str) -> list[int]:
+        """Depths of the requests of ``origin`` leased now (sorted)."""
+        ...
+
+    # -- the deferred frontier and rounds ---------------------------------------------
+    def defer(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        """Keep requests for a later round; False for a key already seen or
+        already deferred."""
+        ...
+
+    def deferred_round(self, key: str) -> int | None:
+        """The round ``key`` was deferred in; None when it is not deferred."""
+        ...
+
+    def iter_deferred(self) -> Iterator[StoredRequest]:
+        """Every deferred request, oldest first, streamed."""
+        ...
+
+    @property
+    def round(self) -> int: ...
+
+    def next_round(self) -> int:
+        """Start the next round: every request deferred before it is queued
+        at depth 0 with the new round; returns how many (0: no round
+        started, nothing was deferred)."""
+        ...
+
+    def counts(self) -> Counts: ...
+
+    # -- metadata and outputs ---------------------------------------------------
+    def get_meta(self, name: str) -> str | None: ...
+
+    def set_meta(self, name: str, value: str) -> None: ...
+
+    def get_offset(self, output: str) -> int:
+        """Committed length of an output file (0 when never set)."""
+        ...
+
+    def set_offset(self, output: str, offset: int) -> None: ...
+
+    # -- durability -------------------------------------------------------------
+    def commit(self) -> None:
+        """Make everything written so far durable, as one transaction."""
+        ...
+
+    def close(self) -> None:
+        """Commit and close."""
+        ...
