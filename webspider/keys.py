@@ -41,6 +41,10 @@ STATS_BROKEN_INTERNAL = "webspider/broken/url_count/internal"
 STATS_DUPLICATES = "webspider/duplicates/page_count"
 STATS_ROUNDS = "webspider/depth/round_completed_count"
 STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
+#: pages whose links were cut at WEBSPIDER_PAGE_MAX_LINKS, or whose reading
+#: ran out of WEBSPIDER_PAGE_PARSE_BUDGET
+STATS_PAGES_LINKS_CAPPED = "webspider/pages/links_capped_count"
+STATS_PAGES_PARSE_BUDGET = "webspider/pages/parse_budget_count"
 
 # -- output files (in the output folder) -------------------------------------------
 PAGES_FILE = "pages.jsonl"

@@ -33,6 +33,16 @@ WEBSPIDER_LOG_SKIPPED = False
 #: the skipped-URL log names at most this many hosts per reason at INFO
 WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
 
+# --- what one page may cost (webspider.page.options; README "Bounds and traps")
+# links collected from one page at most (0: no cap): 3x the 17,261 of the
+# largest page of the Python docs (genindex-all), the 50,000 URLs a sitemap
+# may hold; a 60 MB page of 500,000 links held the crawl for minutes
+WEBSPIDER_PAGE_MAX_LINKS = 50_000
+# CPU seconds the scan of one page and the joining of its links may take (0:
+# no budget); the largest page of the Python docs takes 0.1 s
+WEBSPIDER_PAGE_PARSE_BUDGET = 10.0
+
+
 # --- include / exclude lists (webspider.scope.prefixmiddleware, .patterns)
 WEBSPIDER_PREFIXES_ENABLED = True
 WEBSPIDER_INCLUDE: list[str] = []

@@ -17,6 +17,7 @@ from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import check_scheduler
 from webspider.mirror.options import MirrorOptions
+from webspider.page.options import PageOptions
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.politeness.options import PolitenessOptions
 from webspider.reports.options import ReportOptions
@@ -74,6 +75,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_scheduler,
     MirrorOptions.from_settings,
     PageWorkerOptions.from_settings,
+    PageOptions.from_settings,
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,

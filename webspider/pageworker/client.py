@@ -41,6 +41,7 @@ from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
+from webspider.page.options import PageOptions
 from webspider.page.scan import link_text
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
@@ -159,12 +160,14 @@ class PageWorker:
         # Its answer says it is up: until then pages are read here (a crawl of
         # a few pages need not wait for a process to start).
         self._ready_id = next(self._ids)
+        bounds = PageOptions.of(self.crawler.settings)
         self._send(
             {
                 "op": "init",
                 "id": self._ready_id,
                 "rules": rules_to_json(rules),
                 "keep": self.keep,
+                "bounds": {"max_links": bounds.link_cap, "budget": bounds.budget},
             }
         )
         return True
