@@ -104,7 +104,10 @@ class FrameReader:
                 raise FrameError(f"frame header is not JSON: {exc}") from None
             if not isinstance(header, dict):
                 raise FrameError("frame header is not an object")
-            frames.append((header, bytes(buffer[end - body_size : end])))
+            # one copy of the body (a slice of the bytearray would be two)
+            with memoryview(buffer) as view:
+                body = bytes(view[end - body_size : end])
+            frames.append((header, body))
             del buffer[:end]
         return frames
 
