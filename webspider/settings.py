@@ -42,6 +42,18 @@ WEBSPIDER_PAGE_MAX_LINKS = 50_000
 # no budget); the largest page of the Python docs takes 0.1 s
 WEBSPIDER_PAGE_PARSE_BUDGET = 10.0
 
+# --- bounds and traps (webspider.bounds; README "Bounds and traps"); 0: none
+WEBSPIDER_TRAPS_ENABLED = True
+# a path segment (or run of segments) repeated more than this many times in a
+# row is a trap (Heritrix's default): /a/ linking a/ gives /a/a/a/… until the
+# URL length limit
+WEBSPIDER_TRAPS_MAX_REPEATS = 2
+# distinct query strings requested per path: a calendar linking next month
+# never ends; a forum or shop with more pages under one path than this needs
+# a larger value (the skips say so: reason query_variants)
+WEBSPIDER_TRAPS_MAX_QUERIES = 1000
+# requests per host (reason host_budget); off unless you choose one
+WEBSPIDER_TRAPS_MAX_HOST_REQUESTS = 0
 
 # --- include / exclude lists (webspider.scope.prefixmiddleware, .patterns)
 WEBSPIDER_PREFIXES_ENABLED = True
@@ -116,6 +128,10 @@ DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
+# Scrapy's value, pinned: longer URLs are skipped with reason url_length by
+# webspider.bounds.trapmiddleware (Scrapy's UrlLengthMiddleware, which drops
+# them with no record, is off)
+URLLENGTH_LIMIT = 2083
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 # Scrapy 2.19's remote control: an HTTP server on localhost that runs the
@@ -144,6 +160,8 @@ DUPEFILTER_CLASS = "webspider.frontier.dupefilter.URLDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.scope.middleware.ScopeMiddleware": 50,
+    # overlong URLs and traps, after scope, the lists and robots.txt
+    "webspider.bounds.trapmiddleware.TrapMiddleware": 110,
     # sees a 304 before redirects and decompression (600, 590) do; the stored
     # page it answers with is already decoded
     "webspider.mirror.update.MirrorUpdateMiddleware": 650,
@@ -163,6 +181,9 @@ DOWNLOADER_MIDDLEWARES = {
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # drops overlong links with no record: webspider.bounds.trapmiddleware
+    # skips them (reason url_length), redirect targets too
+    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
     # Spider output passes these from the highest number to the lowest.
     # Shuffle before anyone sees a page's links (so deferral order is random too).
     "webspider.frontier.shuffle.ShuffleMiddleware": 950,

@@ -32,6 +32,13 @@ NOFOLLOW = "nofollow"
 NOFOLLOW_LINK = "nofollow_link"
 DEPTH = "depth"
 DEPTH_LIMIT = "depth_limit"
+#: longer than URLLENGTH_LIMIT
+URL_LENGTH = "url_length"
+#: trap rules (webspider.bounds): a path segment repeated in a row, too many
+#: query strings for one path, a host's request budget spent
+REPEATED_PATH = "repeated_path"
+QUERY_VARIANTS = "query_variants"
+HOST_BUDGET = "host_budget"
 
 STATS_PREFIX = "webspider/skipped/url_count"
 

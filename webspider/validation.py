@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webspider import settings as defaults
+from webspider.bounds.options import BoundsOptions
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
 from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions
@@ -76,6 +77,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     MirrorOptions.from_settings,
     PageWorkerOptions.from_settings,
     PageOptions.from_settings,
+    BoundsOptions.from_settings,
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
