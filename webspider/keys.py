@@ -45,6 +45,10 @@ STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
 #: ran out of WEBSPIDER_PAGE_PARSE_BUDGET
 STATS_PAGES_LINKS_CAPPED = "webspider/pages/links_capped_count"
 STATS_PAGES_PARSE_BUDGET = "webspider/pages/parse_budget_count"
+#: downloads and responses that waited for bodies in memory to be released
+#: (WEBSPIDER_BODY_MEMORY_MAX), and the most bytes of bodies seen held
+STATS_BODY_MEMORY_WAITED = "webspider/body_memory/waited_count"
+STATS_BODY_MEMORY_MAX = "webspider/body_memory/max_bytes"
 
 # -- output files (in the output folder) -------------------------------------------
 PAGES_FILE = "pages.jsonl"
