@@ -54,6 +54,10 @@ WEBSPIDER_TRAPS_MAX_REPEATS = 2
 WEBSPIDER_TRAPS_MAX_QUERIES = 1000
 # requests per host (reason host_budget); off unless you choose one
 WEBSPIDER_TRAPS_MAX_HOST_REQUESTS = 0
+# bytes of response bodies in memory at once (downloading, being read,
+# exported and mirrored) before new downloads, and the reading of responses
+# that came meanwhile, wait: 4 bodies of DOWNLOAD_MAXSIZE
+WEBSPIDER_BODY_MEMORY_MAX = 256 * 1024 * 1024
 
 # --- include / exclude lists (webspider.scope.prefixmiddleware, .patterns)
 WEBSPIDER_PREFIXES_ENABLED = True
@@ -162,6 +166,10 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.scope.middleware.ScopeMiddleware": 50,
     # overlong URLs and traps, after scope, the lists and robots.txt
     "webspider.bounds.trapmiddleware.TrapMiddleware": 110,
+    # Scrapy's decompression, where bodies grow, within a bound on the sum of
+    # bodies held in memory
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "webspider.bounds.memory.BodyMemoryMiddleware": 590,
     # sees a 304 before redirects and decompression (600, 590) do; the stored
     # page it answers with is already decoded
     "webspider.mirror.update.MirrorUpdateMiddleware": 650,

@@ -27,6 +27,8 @@ class BoundsOptions(Options):
     max_host_requests: int = defaults.WEBSPIDER_TRAPS_MAX_HOST_REQUESTS
     #: characters of a URL (Scrapy's URLLENGTH_LIMIT)
     url_length: int = defaults.URLLENGTH_LIMIT
+    #: bytes of response bodies held in memory before new downloads wait
+    body_memory: int = defaults.WEBSPIDER_BODY_MEMORY_MAX
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
@@ -61,5 +63,11 @@ class BoundsOptions(Options):
             else 0,
             url_length=get_int(
                 settings, "URLLENGTH_LIMIT", defaults.URLLENGTH_LIMIT, minimum=0
+            ),
+            body_memory=get_int(
+                settings,
+                "WEBSPIDER_BODY_MEMORY_MAX",
+                defaults.WEBSPIDER_BODY_MEMORY_MAX,
+                minimum=0,
             ),
         )
