@@ -72,6 +72,10 @@ WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
 WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
 WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
 WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
+# seconds a robots.txt download may take (never more than DOWNLOAD_TIMEOUT):
+# the origin's requests wait for it, so a trickling or hanging one must not
+# hold them a minute per attempt; 500 KiB in 10 s is 50 KB/s
+WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT = 10.0
 WEBSPIDER_ROBOTSTXT_SITEMAPS = False
 # requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
 # hold no place in CONCURRENT_REQUESTS (webspider.politeness.waiting)
@@ -132,6 +136,21 @@ DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
+# Scrapy's list, without DownloadTimeoutError: a server that sent nothing
+# for DOWNLOAD_TIMEOUT (60 s) seldom answers the next minute, and each retry
+# cost another minute (a hanging page held its place 3 minutes); refused
+# connections, DNS errors and cut-off answers are retried as before.
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.CannotResolveHostError",
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+    "builtins.OSError",
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
 # Scrapy's value, pinned: longer URLs are skipped with reason url_length by
 # webspider.bounds.trapmiddleware (Scrapy's UrlLengthMiddleware, which drops
 # them with no record, is off)
