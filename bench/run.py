@@ -183,6 +183,7 @@ def site_factories(
         ),
         "latency": lambda: sites_mod.latency_site(args.latency_ms / 1000),
         "onepage": sites_mod.one_page_site,
+        "pgdocs": sites_mod.pgdocs_site,
     }
 
 
@@ -356,7 +357,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sites",
         type=_csv,
         default=["docs", "synthetic", "latency"],
-        help="comma-separated: docs,synthetic,latency,onepage"
+        help="comma-separated: docs,synthetic,latency,onepage,pgdocs"
         " (default docs,synthetic,latency)",
     )
     p.add_argument(

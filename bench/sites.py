@@ -2,6 +2,8 @@
 
 * ``docs``: Debian's python3.11-doc HTML (about 530 pages, 1,000 files), served
   by nginx.
+* ``pgdocs``: Debian's postgresql-doc-15 HTML (about 1,170 pages), served by
+  nginx (opt-in: ``--sites pgdocs``).
 * ``synthetic``: a generated link-heavy site (N pages, L links each), written
   once to a cache directory and served by nginx, so the server is never the
   bottleneck.
@@ -31,6 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DOCS_ROOT = Path("/usr/share/doc/python3.11/html")
+PGDOCS_ROOT = Path("/usr/share/doc/postgresql-doc-15/html")
 NGINX_CANDIDATES = ("/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx")
 
 _NGINX_CONF = """\
@@ -226,6 +229,23 @@ def docs_site() -> Iterator[Site]:
             "docs",
             f"http://127.0.0.1:{port}/",
             "python3.11-doc served by nginx",
+            log.read,
+            log.mark,
+        )
+
+
+@contextlib.contextmanager
+def pgdocs_site() -> Iterator[Site]:
+    """PostgreSQL 15's HTML documentation (about 1,170 pages, flat)."""
+    if not (PGDOCS_ROOT / "index.html").exists():
+        raise SiteUnavailable(
+            f"{PGDOCS_ROOT} not found: apt-get install postgresql-doc-15"
+        )
+    with static_server(PGDOCS_ROOT) as (port, log):
+        yield Site(
+            "pgdocs",
+            f"http://127.0.0.1:{port}/",
+            "postgresql-doc-15 served by nginx",
             log.read,
             log.mark,
         )

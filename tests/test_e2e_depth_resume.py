@@ -44,6 +44,8 @@ def scrapy_crawl(url: str, out: Path, jobdir: Path) -> subprocess.Popen[bytes]:
         *("-a", f"start_urls={url}", "-a", "max_depth=1", "-a", f"output={out}"),
         *("-s", f"JOBDIR={jobdir}", "-s", "CONCURRENT_REQUESTS=2"),
         *("-s", "RETRY_TIMES=0"),
+        # the tree's /0/0/0/… are repeated path segments, a trap to that rule
+        *("-s", "WEBSPIDER_TRAPS_MAX_REPEATS=0"),
     )
     return subprocess.Popen(
         command,

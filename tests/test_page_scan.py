@@ -1,15 +1,19 @@
 """The one scan of a page (webspider.page.scan): what it finds, where."""
 
+from time import thread_time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.scanref import reference_scan
 from webspider.mirror.rewrite import rewrite_spans
-from webspider.page.links import LINK_RULES, extract_page
+from webspider.page.links import LINK_RULES, extract_css, extract_page
 from webspider.page.scan import (
     BASE,
     ESCAPED,
+    LIMIT_LINKS,
+    LIMIT_TIME,
     pack_spans,
     scan,
     unescape_attribute,
@@ -304,3 +308,80 @@ def test_refresh_inside_noscript_is_not_a_link():
         + refresh % b"e"
     )
     assert scan(body, "utf-8", LINK_RULES).refresh == ["0;url=a", "0;url=c", "0;url=e"]
+
+
+# -- what one page may cost ------------------------------------------------------
+def test_the_link_cap_keeps_the_first_links_in_page_order():
+    body = b"".join(b'<a href="p%d.html">%d</a>' % (i, i) for i in range(100_000))
+    found = scan(body, "utf-8", LINK_RULES, max_links=1000)
+    assert [value for value, *_ in found.links] == [f"p{i}.html" for i in range(1000)]
+    assert found.limited == LIMIT_LINKS
+    # the scan stopped near the cap: it did not read the whole page
+    assert len(found.spans) < 10_000
+    page = extract_page(body, BASE_URL, "utf-8", max_links=1000)
+    assert len(page.links) == 1000
+    assert page.limited == LIMIT_LINKS
+
+
+def test_a_page_at_the_cap_is_not_cut():
+    body = b"".join(b'<a href="p%d.html">' % i for i in range(10))
+    for cap in (10, 11):
+        found = scan(body, "utf-8", LINK_RULES, max_links=cap)
+        assert len(found.links) == 10
+        assert found.limited is None
+    assert scan(body, "utf-8", LINK_RULES, max_links=9).limited == LIMIT_LINKS
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # one style attribute, one <style> element, one srcset: a single tag
+        # may hold any number of links
+        b"<style>"
+        + b"".join(b"a{b:url(x%d.png)}" % i for i in range(5000))
+        + b"</style>",
+        b"<div style='" + b"".join(b"b:url(x%d.png);" % i for i in range(5000)) + b"'>",
+        b"<img srcset='"
+        + b"".join(b"x%d.png %dw, " % (i, i) for i in range(5000))
+        + b"'>",
+    ],
+)
+def test_the_cap_holds_within_one_tag(body):
+    found = scan(body, "utf-8", LINK_RULES, max_links=100)
+    assert len(found.links) <= 100
+    if found.links:
+        assert found.limited == LIMIT_LINKS
+        assert [v for v, *_ in found.links][:2] == ["x0.png", "x1.png"]
+
+
+def test_the_cap_holds_for_stylesheets():
+    body = b"".join(b"a{b:url(x%d.png)}/* url(no.png) */" % i for i in range(5000))
+    page = extract_css(body, "http://site.test/s.css", "utf-8", max_links=100)
+    assert [link.url for link in page.links] == [
+        f"http://site.test/x{i}.png" for i in range(100)
+    ]
+    assert page.limited == LIMIT_LINKS
+    assert extract_css(body, "http://site.test/s.css", "utf-8").limited is None
+
+
+def test_meta_refresh_links_count_against_the_cap():
+    body = b"".join(
+        b'<meta http-equiv="refresh" content="0; url=r%d.html">' % i for i in range(50)
+    )
+    page = extract_page(body, BASE_URL, "utf-8", max_links=10)
+    assert len(page.links) == 10
+    assert page.limited == LIMIT_LINKS
+
+
+def test_the_parse_budget_stops_the_scan():
+    body = b"".join(b'<a href="p%d.html">%d</a>' % (i, i) for i in range(50_000))
+    # a deadline already past: the scan stops at its first look at the clock
+    found = scan(body, "utf-8", LINK_RULES, deadline=thread_time() - 1)
+    assert found.limited == LIMIT_TIME
+    assert 0 < len(found.links) < 50_000
+    page = extract_page(body, BASE_URL, "utf-8", budget=1e-9)
+    assert page.limited == LIMIT_TIME
+    assert len(page.links) < 50_000
+    unbounded = extract_page(body, BASE_URL, "utf-8")
+    assert unbounded.limited is None
+    assert len(unbounded.links) == 50_000

@@ -29,6 +29,7 @@ STABLE_KEYS = {
     "deferred_remaining",
     "status_codes",
     "outputs",
+    "limits",
 }
 
 

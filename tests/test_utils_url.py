@@ -103,6 +103,43 @@ def test_query_fast_path_agrees_with_w3lib_on_random_urls():
 
 
 @pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("http://x.org/p?sessionid=0f3a&a=1", "http://x.org/p?a=1"),
+        ("http://x.org/p?a=1&JSESSIONID=A1B2", "http://x.org/p?a=1"),
+        ("http://x.org/p?PHPSESSID=abc", "http://x.org/p"),
+        ("http://x.org/p?session_id=1&sessid=2&b=2", "http://x.org/p?b=2"),
+        ("http://x.org/p?CFID=12&CFTOKEN=34&x=", "http://x.org/p?x="),
+        ("http://x.org/p?osCsid=q&zenid=r", "http://x.org/p"),
+        ("http://x.org/cart;jsessionid=A1B2C3", "http://x.org/cart"),
+        ("http://x.org/cart;JSESSIONID=A1B2C3?item=4", "http://x.org/cart?item=4"),
+        ("http://x.org/a%20b?jsessionid=1&b=2", "http://x.org/a%20b?b=2"),
+        # sid only when its value is a token: ?sid=3 may name a page
+        ("http://x.org/p?sid=3", "http://x.org/p?sid=3"),
+        ("http://x.org/p?sid=0123456789abcdef0123&a=1", "http://x.org/p?a=1"),
+        # only whole names
+        ("http://x.org/p?mysessionid=1", "http://x.org/p?mysessionid=1"),
+        ("http://x.org/p?sessionids=1", "http://x.org/p?sessionids=1"),
+        ("http://x.org/p;x=1", "http://x.org/p;x=1"),
+    ],
+)
+def test_session_parameters_are_not_part_of_the_canonical_url(url, canonical):
+    assert canonical_url.__wrapped__(url) == canonical
+
+
+def test_session_fast_path_agrees_with_the_slow_one():
+    rnd = random.Random(10)
+    fields = ["a=1", "b=", "jsessionid=Q1", "SID=0123456789abcdef0", "sid=4"]
+    fields += ["PHPSESSID=x", "cfid=3", "x=é", "sessionid=", "&", "c=%41"]
+    for _ in range(2000):
+        query = "&".join(rnd.choice(fields) for _ in range(rnd.randint(1, 4)))
+        url = f"http://example.org/p?{query}"
+        canonical = url_module.canonical_url.__wrapped__(url)
+        assert canonical == url_module._slow_canonical_url(url), url
+        assert url_module._SESSION_RE.search(canonical) is None, url
+
+
+@pytest.mark.parametrize(
     ("value", "url"),
     [
         ("http://example.org/", "http://example.org/"),

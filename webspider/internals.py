@@ -93,8 +93,8 @@ INTERNALS: tuple[Internal, ...] = (
         name="inprogress",
         kind=ATTRIBUTE,
         why="the depth barrier waits for shallower requests still downloading "
-        "or being parsed",
-        used_in=("frontier/scheduler.py",),
+        "or being parsed, and a body is held in memory until its request leaves",
+        used_in=("frontier/scheduler.py", "bounds/memory.py"),
     ),
     Internal(
         owner=_ENGINE_SLOT,
@@ -277,8 +277,9 @@ def engine_slot(engine: ExecutionEngine | None) -> _Slot | None:
 
 def requests_in_progress(engine: ExecutionEngine | None) -> Set[Request]:
     # From download start until everything the page's callback yielded is
-    # scheduled: exactly what the depth barrier must wait for. The scraper's
-    # public counts forget a request once its response is handed over.
+    # scheduled: exactly what the depth barrier must wait for, and how long a
+    # response's body is held. The scraper's public counts forget a request
+    # once its response is handed over.
     slot = engine_slot(engine)
     return slot.inprogress if slot is not None else frozenset()
 

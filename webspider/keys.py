@@ -45,6 +45,14 @@ STATS_DEFERRED_LEFT = "webspider/depth/deferred_left_count"
 STATS_STATE_RESUMED = "webspider/state/resumed"
 #: URLs (GET keys) queued by the scheduler, this run
 STATS_URLS_SEEN = "webspider/scheduler/url_count"
+#: pages whose links were cut at WEBSPIDER_PAGE_MAX_LINKS, or whose reading
+#: ran out of WEBSPIDER_PAGE_PARSE_BUDGET
+STATS_PAGES_LINKS_CAPPED = "webspider/pages/links_capped_count"
+STATS_PAGES_PARSE_BUDGET = "webspider/pages/parse_budget_count"
+#: downloads and responses that waited for bodies in memory to be released
+#: (WEBSPIDER_BODY_MEMORY_MAX), and the most bytes of bodies seen held
+STATS_BODY_MEMORY_WAITED = "webspider/body_memory/waited_count"
+STATS_BODY_MEMORY_MAX = "webspider/body_memory/max_bytes"
 
 # -- output files (in the output folder) -------------------------------------------
 PAGES_FILE = "pages.jsonl"

@@ -35,6 +35,32 @@ WEBSPIDER_LOG_SKIPPED = False
 #: the skipped-URL log names at most this many hosts per reason at INFO
 WEBSPIDER_LOG_SKIPPED_MAX_HOSTS = 20
 
+# --- what one page may cost (webspider.page.options; README "Bounds and traps")
+# links collected from one page at most (0: no cap): 3x the 17,261 of the
+# largest page of the Python docs (genindex-all), the 50,000 URLs a sitemap
+# may hold; a 60 MB page of 500,000 links held the crawl for minutes
+WEBSPIDER_PAGE_MAX_LINKS = 50_000
+# CPU seconds the scan of one page and the joining of its links may take (0:
+# no budget); the largest page of the Python docs takes 0.1 s
+WEBSPIDER_PAGE_PARSE_BUDGET = 10.0
+
+# --- bounds and traps (webspider.bounds; README "Bounds and traps"); 0: none
+WEBSPIDER_TRAPS_ENABLED = True
+# a path segment (or run of segments) repeated more than this many times in a
+# row is a trap (Heritrix's default): /a/ linking a/ gives /a/a/a/… until the
+# URL length limit
+WEBSPIDER_TRAPS_MAX_REPEATS = 2
+# distinct query strings requested per path: a calendar linking next month
+# never ends; a forum or shop with more pages under one path than this needs
+# a larger value (the skips say so: reason query_variants)
+WEBSPIDER_TRAPS_MAX_QUERIES = 1000
+# requests per host (reason host_budget); off unless you choose one
+WEBSPIDER_TRAPS_MAX_HOST_REQUESTS = 0
+# bytes of response bodies in memory at once (downloading, being read,
+# exported and mirrored) before new downloads, and the reading of responses
+# that came meanwhile, wait: 4 bodies of DOWNLOAD_MAXSIZE
+WEBSPIDER_BODY_MEMORY_MAX = 256 * 1024 * 1024
+
 # --- include / exclude lists (webspider.scope.prefixmiddleware, .patterns)
 WEBSPIDER_PREFIXES_ENABLED = True
 WEBSPIDER_INCLUDE: list[str] = []
@@ -61,6 +87,10 @@ WEBSPIDER_ROBOTSTXT_MAX_BYTES = 512 * 1024
 WEBSPIDER_ROBOTSTXT_CACHE_TTL = 24 * 3600
 WEBSPIDER_ROBOTSTXT_RETRY_TIMES = 3
 WEBSPIDER_ROBOTSTXT_RETRY_DELAY = 5.0
+# seconds a robots.txt download may take (never more than DOWNLOAD_TIMEOUT):
+# the origin's requests wait for it, so a trickling or hanging one must not
+# hold them a minute per attempt; 500 KiB in 10 s is 50 KB/s
+WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT = 10.0
 WEBSPIDER_ROBOTSTXT_SITEMAPS = False
 # requests waiting for a robots.txt, a Crawl-delay turn or a Retry-After pause that
 # hold no place in CONCURRENT_REQUESTS (webspider.politeness.waiting)
@@ -121,6 +151,25 @@ DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
+# Scrapy's list, without DownloadTimeoutError: a server that sent nothing
+# for DOWNLOAD_TIMEOUT (60 s) seldom answers the next minute, and each retry
+# cost another minute (a hanging page held its place 3 minutes); refused
+# connections, DNS errors and cut-off answers are retried as before.
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.CannotResolveHostError",
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+    "builtins.OSError",
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
+# Scrapy's value, pinned: longer URLs are skipped with reason url_length by
+# webspider.bounds.trapmiddleware (Scrapy's UrlLengthMiddleware, which drops
+# them with no record, is off)
+URLLENGTH_LIMIT = 2083
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 # Scrapy 2.19's remote control: an HTTP server on localhost that runs the
@@ -158,6 +207,12 @@ DUPEFILTER_CLASS = "webspider.frontier.dupefilter.URLDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "webspider.scope.middleware.ScopeMiddleware": 50,
+    # overlong URLs and traps, after scope, the lists and robots.txt
+    "webspider.bounds.trapmiddleware.TrapMiddleware": 110,
+    # Scrapy's decompression, where bodies grow, within a bound on the sum of
+    # bodies held in memory
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "webspider.bounds.memory.BodyMemoryMiddleware": 590,
     # sees a 304 before redirects and decompression (600, 590) do; the stored
     # page it answers with is already decoded
     "webspider.mirror.update.MirrorUpdateMiddleware": 650,
@@ -182,6 +237,9 @@ DOWNLOADER_MIDDLEWARES = {
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # drops overlong links with no record: webspider.bounds.trapmiddleware
+    # skips them (reason url_length), redirect targets too
+    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
     # Spider output passes these from the highest number to the lowest.
     # Shuffle before anyone sees a page's links (so deferral order is random too).
     "webspider.frontier.shuffle.ShuffleMiddleware": 950,

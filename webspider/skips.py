@@ -34,6 +34,13 @@ DEPTH = "depth"
 DEPTH_LIMIT = "depth_limit"
 #: the host is, or resolves to, an address the address policy refuses
 ADDRESS = "address"
+#: longer than URLLENGTH_LIMIT
+URL_LENGTH = "url_length"
+#: trap rules (webspider.bounds): a path segment repeated in a row, too many
+#: query strings for one path, a host's request budget spent
+REPEATED_PATH = "repeated_path"
+QUERY_VARIANTS = "query_variants"
+HOST_BUDGET = "host_budget"
 
 STATS_PREFIX = "webspider/skipped/url_count"
 

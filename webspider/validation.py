@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from webspider import settings as defaults
 from webspider.addresses.options import AddressOptions
+from webspider.bounds.options import BoundsOptions
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
 from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
@@ -20,6 +21,7 @@ from webspider.frontier.options import DepthOptions
 from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
 from webspider.mirror.options import MirrorOptions
+from webspider.page.options import PageOptions
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.politeness.options import PolitenessOptions
 from webspider.reports.options import ReportOptions
@@ -79,6 +81,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_scheduler,
     MirrorOptions.from_settings,
     PageWorkerOptions.from_settings,
+    PageOptions.from_settings,
+    BoundsOptions.from_settings,
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.resolver import RESOLVER
@@ -45,3 +47,67 @@ def run_crawl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
         timeout=timeout,
         check=False,
     )
+
+
+@dataclass
+class Measured:
+    result: subprocess.CompletedProcess[str]
+    #: the crawl's process at its largest (the kernel's ru_maxrss), bytes
+    peak_rss: int
+    #: the crawl's process and the page worker together, sampled, bytes
+    peak_rss_all: int
+    seconds: float
+
+
+def run_crawl_measured(*args: str, logs: Path, timeout: float = 120) -> Measured:
+    """``run_crawl``, measuring the memory of the crawl's processes (its
+    output goes to files in ``logs``)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with (logs / "stdout").open("w") as out, (logs / "stderr").open("w") as err:
+        process = subprocess.Popen(
+            scrapy_command(*args), cwd=ROOT, env=scrapy_env(), stdout=out, stderr=err
+        )
+    peak_all = 0
+    while True:
+        # reaped here, not by Popen: wait4 gives the child's own peak
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - started > timeout:
+            process.kill()
+        peak_all = max(peak_all, sum(_rss(p) for p in _tree(process.pid)))
+        time.sleep(0.02)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    result = subprocess.CompletedProcess(
+        process.args,
+        process.returncode,
+        (logs / "stdout").read_text(),
+        (logs / "stderr").read_text(),
+    )
+    return Measured(
+        result, usage.ru_maxrss * 1024, peak_all, time.monotonic() - started
+    )
+
+
+def _tree(pid: int) -> list[int]:
+    pids = [pid]
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                for child in f.read().split():
+                    pids += _tree(int(child))
+    except OSError:
+        pass
+    return pids
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

@@ -5,7 +5,9 @@ so tests assert on what the server saw requested, not on what the crawler
 says it did.
 
 Routes are exact paths (query included when a route has one) mapped to a
-``Page`` (static answer) or to a callable ``(handler_request) -> Page``.
+``Page`` (static answer) or to a callable ``(handler_request) -> Page``;
+``add_prefix`` routes every path under a prefix (path parameters such as
+``;jsessionid=`` included) to one.
 Built-in dynamic endpoints, as Scrapy's own mock server has:
 
 - ``/status/<code>``           answers that status with a small HTML body
@@ -16,6 +18,10 @@ Built-in dynamic endpoints, as Scrapy's own mock server has:
 - ``/chain/<i>?n=<N>``         a chain of N pages, each linking to the next
 
 Unknown paths answer 404.
+
+A ``Page`` may also trickle its body (``trickle=1.0``: one byte a second) or
+stream one made on the fly (``stream``: a function giving the chunks, with
+``length`` bytes in all), for slow and giant answers.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -36,6 +42,11 @@ class Page:
     content_type: str | None = "text/html; charset=utf-8"
     headers: list[tuple[str, str]] = field(default_factory=list)
     delay: float = 0.0
+    #: bytes a second the body is sent at (0: at once)
+    trickle: float = 0.0
+    #: the body made on the fly, in chunks (``length`` bytes in all)
+    stream: Callable[[], Iterable[bytes]] | None = None
+    length: int = 0
 
     def body_bytes(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
@@ -64,6 +75,7 @@ class TestServer:
 
     def __init__(self, host: str = "127.0.0.1", name: str | None = None) -> None:
         self.routes: dict[str, Route] = {}
+        self.prefixes: list[tuple[str, Route]] = []
         self.log: list[SeenRequest] = []
         #: requests being answered right now, and the most there ever were
         self.in_flight = 0
@@ -110,6 +122,10 @@ class TestServer:
             route = Page(route, **kwargs)  # type: ignore[arg-type]
         self.routes[path] = route
 
+    def add_prefix(self, prefix: str, route: Route) -> None:
+        """Answer every path starting with ``prefix`` (and no exact route)."""
+        self.prefixes.append((prefix, route))
+
     # -- what was seen --------------------------------------------------------
     def record(self, seen: SeenRequest) -> None:
         with self._lock:
@@ -134,6 +150,8 @@ class TestServer:
         route = self.routes.get(path)
         if route is None:
             route = self.routes.get(urlsplit(path).path)
+        if route is None:
+            route = next((r for p, r in self.prefixes if path.startswith(p)), None)
         if route is not None:
             return route(seen) if callable(route) else route
         return _builtin(path, self)
@@ -217,9 +235,23 @@ def _make_handler(server: TestServer) -> type[BaseHTTPRequestHandler]:
             for name, value in page.headers:
                 self.send_header(name, value)
             if "content-length" not in names:
-                self.send_header("Content-Length", str(len(body)))
+                length = page.length if page.stream is not None else len(body)
+                self.send_header("Content-Length", str(length))
             self.end_headers()
-            if send_body:
-                self.wfile.write(body)
+            if not send_body:
+                return
+            try:
+                if page.stream is not None:
+                    for chunk in page.stream():
+                        self.wfile.write(chunk)
+                elif page.trickle:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(1 / page.trickle)
+                else:
+                    self.wfile.write(body)
+            except OSError:  # the client gave up
+                self.close_connection = True
 
     return Handler

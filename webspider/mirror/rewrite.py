@@ -146,5 +146,5 @@ def rewrite_css(
     were (``track``, ``tracked``: as for rewrite_spans)."""
     if not ascii_compatible(encoding):
         return body, 0
-    spans = scan_css(body, encoding or "utf-8")
+    spans = scan_css(body, encoding or "utf-8").spans
     return rewrite_spans(body, spans, resolve, encoding, track=track, tracked=tracked)

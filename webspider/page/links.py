@@ -17,6 +17,7 @@ import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import thread_time
 from urllib.parse import urljoin
 
 from webspider.page.linkrules import (
@@ -26,11 +27,20 @@ from webspider.page.linkrules import (
     REQUISITE_RELS,
     LinkRule,
 )
-from webspider.page.scan import Span, ascii_compatible, scan, scan_css
+from webspider.page.scan import (
+    LIMIT_LINKS,
+    LIMIT_TIME,
+    Span,
+    ascii_compatible,
+    scan,
+    scan_css,
+)
 from webspider.utils.url import is_fetchable
 from webspider.utils.urljoin import UrlJoiner
 
 __all__ = [
+    "LIMIT_LINKS",
+    "LIMIT_TIME",
     "LINK_RULES",
     "PAGE",
     "REQUISITE",
@@ -92,6 +102,10 @@ class ParsedPage:
     #: (None: not a link to fetch), so the mirror does not join it again
     resolved: dict[str, str | None] = field(default_factory=dict)
     text_at: Callable[[int], str] = field(default=_no_text, repr=False)
+    #: None, or the bound that cut the reading of the page short: LIMIT_LINKS
+    #: (it has more links than the cap) or LIMIT_TIME (the parse budget ran
+    #: out); ``links`` are those found until then
+    limited: str | None = None
 
     def text(self, text: str | int) -> str:
         """A fragment's link text (Link.more_fragments, local_fragments)."""
@@ -226,15 +240,30 @@ def scannable(body: bytes, encoding: str | None) -> tuple[bytes, str, bool]:
     return body.decode(name, "replace").encode("utf-8"), "utf-8", False
 
 
+#: the parse budget is looked at after joining this many more links
+_JOIN_CHECK_EVERY = 1024
+
+
+def _deadline(budget: float | None) -> float | None:
+    return None if budget is None or budget <= 0 else thread_time() + budget
+
+
 def extract_page(
     body: bytes,
     url: str,
     encoding: str | None = None,
     rules: tuple[LinkRule, ...] = LINK_RULES,
+    *,
+    max_links: int | None = None,
+    budget: float | None = None,
 ) -> ParsedPage:
-    """Scan ``body`` (the HTML of ``url``) and collect what the crawl needs."""
+    """Scan ``body`` (the HTML of ``url``) and collect what the crawl needs:
+    at most ``max_links`` links, within ``budget`` seconds of this thread's
+    CPU time for the scan and the joining of links together (None: no
+    bound; ParsedPage.limited says which bound bit)."""
+    deadline = _deadline(budget)
     body, encoding, in_place = scannable(body, encoding)
-    found = scan(body, encoding, rules)
+    found = scan(body, encoding, rules, max_links=max_links, deadline=deadline)
 
     base_url = url
     if found.base_href is not None:
@@ -242,12 +271,24 @@ def extract_page(
             base_url = urljoin(url, found.base_href.strip(_WS))
     collector = _Collector(base_url, found.text_at)
     add = collector.add
-    for value, kind, tag, text, nofollow in found.links:
-        add(value, kind, tag, text, nofollow)
-    for content in found.refresh:
-        target = refresh_url(content)
-        if target:
-            add(target, PAGE, "meta")
+    limited = found.limited
+    links = found.links
+    if deadline is None or len(links) <= _JOIN_CHECK_EVERY:
+        for value, kind, tag, text, nofollow in links:
+            add(value, kind, tag, text, nofollow)
+    else:
+        for start in range(0, len(links), _JOIN_CHECK_EVERY):
+            end = start + _JOIN_CHECK_EVERY
+            for value, kind, tag, text, nofollow in links[start:end]:
+                add(value, kind, tag, text, nofollow)
+            if end < len(links) and thread_time() > deadline:
+                limited = LIMIT_TIME
+                break
+    if limited != LIMIT_TIME:
+        for content in found.refresh:
+            target = refresh_url(content)
+            if target:
+                add(target, PAGE, "meta")
     return ParsedPage(
         url=url,
         base_url=base_url,
@@ -259,16 +300,24 @@ def extract_page(
         spans=found.spans if in_place else None,
         resolved=collector.joined,
         text_at=found.text_at,
+        limited=limited,
     )
 
 
-def extract_css(body: bytes, url: str, encoding: str | None = None) -> ParsedPage:
+def extract_css(
+    body: bytes,
+    url: str,
+    encoding: str | None = None,
+    *,
+    max_links: int | None = None,
+) -> ParsedPage:
     """The links of a stylesheet (relative to the stylesheet's own URL):
     ``url(...)`` and ``@import``, comments skipped, read by the same scan as
-    CSS in pages."""
+    CSS in pages; at most ``max_links``."""
     body, encoding, _ = scannable(body, encoding)
+    found = scan_css(body, encoding, max_links)
     collector = _Collector(url)
-    for _, _, value, _ in scan_css(body, encoding):
+    for _, _, value, _ in found.spans:
         collector.add(value, REQUISITE, "css")
     return ParsedPage(
         url=url,
@@ -276,4 +325,5 @@ def extract_css(body: bytes, url: str, encoding: str | None = None) -> ParsedPag
         title=None,
         links=list(collector.by_url.values()),
         unsupported_links=collector.unsupported,
+        limited=found.limited,
     )

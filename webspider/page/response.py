@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 from scrapy.http import HtmlResponse, TextResponse
 
 from webspider.page.links import LINK_RULES, ParsedPage, extract_css, extract_page
+from webspider.page.options import PageOptions
 
 if TYPE_CHECKING:
     from scrapy.http import Headers, Response
@@ -55,22 +56,33 @@ def parsed_page(response: Response, spider: Any = None) -> ParsedPage | None:
     """The parsed HTML (or CSS) of a response; None for anything else.
 
     Links are taken by the ``link_rules`` of ``spider`` (webspider's own
-    LINK_RULES for None or a spider without them). Every component of the
-    crawl passes the crawl's spider, so whichever parses first parses by the
-    spider's rules; later calls (yours included) get that parse."""
+    LINK_RULES for None or a spider without them), within the bounds of its
+    crawl's PageOptions (the defaults without a crawler). Every component of
+    the crawl passes the crawl's spider, so whichever parses first parses by
+    the spider's rules; later calls (yours included) get that parse."""
     try:
         return _pages[response]
     except KeyError:
         pass
     page: ParsedPage | None = None
     kind = page_kind(response)
-    if kind == "html":
+    if kind is not None:
         assert isinstance(response, TextResponse)
-        rules = getattr(spider, "link_rules", LINK_RULES)
-        page = extract_page(response.body, response.url, response.encoding, rules)
-    elif kind == "css":
-        assert isinstance(response, TextResponse)
-        page = extract_css(response.body, response.url, response.encoding)
+        crawler = getattr(spider, "crawler", None)
+        bounds = PageOptions.of(crawler.settings) if crawler else PageOptions()
+        body, url, encoding = response.body, response.url, response.encoding
+        if kind == "html":
+            rules = getattr(spider, "link_rules", LINK_RULES)
+            page = extract_page(
+                body,
+                url,
+                encoding,
+                rules,
+                max_links=bounds.link_cap,
+                budget=bounds.budget,
+            )
+        else:
+            page = extract_css(body, url, encoding, max_links=bounds.link_cap)
     _pages[response] = page
     return page
 

@@ -16,11 +16,17 @@ on 10,000 nested ``<div>``), and the scan is linear in the page's size. It
 reads ASCII-compatible encodings in place (``<``, ``=`` and quotes are single
 bytes there); webspider.page.links re-encodes other pages (UTF-16, UTF-32)
 to UTF-8 first.
+
+What one page may cost is bounded: the scan stops collecting once it holds
+``max_links`` links (the rest of the page is not read), and stops reading
+once its thread has spent ``budget`` seconds of CPU on the page; either way
+``HtmlScan.limited`` says which bound bit, and what was found before stays.
 """
 
 from __future__ import annotations
 
 import codecs
+import heapq
 import html
 import re
 from array import array
@@ -28,12 +34,20 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from html.entities import html5 as _HTML5_REFS
+from time import thread_time
 from typing import TYPE_CHECKING
 
 from webspider.page.linkrules import REQUISITE, LinkRule, link_kind
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
+
+#: HtmlScan.limited: the link cap bit, or the time budget did
+LIMIT_LINKS = "links"
+LIMIT_TIME = "time"
+#: the bounds are looked at each time the scan has read this many more bytes
+#: (a compare per tag in between: the check itself costs a clock reading)
+_CHECK_EVERY = 64 * 1024
 
 #: Span flags. BASE: the value is ``<base href>`` (not a link to follow);
 #: ESCAPED: the value is in an HTML attribute, so character references apply
@@ -275,6 +289,8 @@ class HtmlScan:
     #: the URLs of ``<meta http-equiv=refresh>`` outside ``<noscript>``
     refresh: list[str] = field(default_factory=list)
     text_at: Callable[[int], str] = field(default=lambda pos: "", repr=False)
+    #: None, or the bound that stopped the scan (LIMIT_LINKS, LIMIT_TIME)
+    limited: str | None = None
 
 
 def _attributes_slow(
@@ -351,16 +367,27 @@ _QUOTES = frozenset(b"\"'")
 class _Scanner:
     __slots__ = (
         "body",
+        "deadline",
         "encoding",
         "fast",
         "low",
+        "max_links",
         "noscripts",
         "result",
         "spans",
         "table",
     )
 
-    def __init__(self, body: bytes, encoding: str, table: _Table, fast: bool) -> None:
+    def __init__(
+        self,
+        body: bytes,
+        encoding: str,
+        table: _Table,
+        fast: bool,
+        *,
+        max_links: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self.body = body
         self.low = body.lower()  # ASCII case folding: same length, same offsets
         self.encoding = encoding
@@ -370,6 +397,33 @@ class _Scanner:
         self.spans = self.result.spans
         #: where each "<noscript" and "</noscript" starts (see in_noscript)
         self.noscripts: tuple[list[int], list[int]] | None = None
+        self.max_links = max_links
+        #: thread_time() past which the scan stops
+        self.deadline = deadline
+
+    # -- bounds -------------------------------------------------------------------
+    def over(self) -> bool:
+        """Whether a bound is reached (and then which, in result.limited)."""
+        result = self.result
+        if (
+            self.max_links is not None
+            and len(result.links) + len(result.refresh) >= self.max_links
+        ):
+            result.limited = LIMIT_LINKS
+        elif self.deadline is not None and thread_time() > self.deadline:
+            result.limited = LIMIT_TIME
+        return result.limited is not None
+
+    def trim(self) -> None:
+        """At most max_links links: the checks run every _CHECK_EVERY bytes,
+        so the last stretch read may have found more (their spans stay: the
+        mirror may rewrite a few links the crawl does not follow, never the
+        other way round)."""
+        result, cap = self.result, self.max_links
+        if cap is None:
+            return
+        del result.links[cap:]
+        del result.refresh[max(0, cap - len(result.links)) :]
 
     # -- values -------------------------------------------------------------------
     def text(self, start: int, end: int) -> str:
@@ -387,12 +441,18 @@ class _Scanner:
         size = len(body)
         style = low.find(b"style")
         pos = 0
+        bounded = self.max_links is not None or self.deadline is not None
+        checkpoint = _CHECK_EVERY if bounded else size + 1
         # search (not finditer) from where the last tag, comment or raw text
         # ended: matches inside them would be tried for nothing, and a tag
         # that never closes would make that quadratic
         search = self.table.master.search
         while (tag := search(low, pos)) is not None:
             at = tag.start()
+            if at >= checkpoint:
+                if self.over():
+                    break
+                checkpoint = at + _CHECK_EVERY
             if 0 <= style < at:
                 style, pos = self.styles(style, pos, at)
                 if at < pos:
@@ -418,8 +478,15 @@ class _Scanner:
                 close = body.find(b"-->", at + 4)
                 pos = size if close < 0 else close + 3
             pos = max(pos, at + 1)
-        if style >= 0:
-            self.styles(style, pos, size)
+        else:
+            if style >= 0:
+                self.styles(style, pos, size)
+            cap = self.max_links
+            result = self.result
+            if cap is not None and len(result.links) + len(result.refresh) > cap:
+                result.limited = LIMIT_LINKS  # found in the last stretch
+        if self.result.limited is not None:
+            self.trim()
         return self.result
 
     def styles(self, style: int, pos: int, stop: int) -> tuple[int, int]:
@@ -541,6 +608,9 @@ class _Scanner:
             while url_end > url_start and body[url_end - 1] == ord(","):
                 url_end -= 1
             if url_end > url_start:
+                if self.max_links is not None and len(found) >= self.max_links:
+                    self.result.limited = LIMIT_LINKS
+                    return
                 value = self.attr(url_start, url_end)
                 spans.append((url_start, url_end, value, ESCAPED))
                 found.append((value, rule.kind, rule.tag, "", False))
@@ -550,29 +620,32 @@ class _Scanner:
 
     def css(self, start: int, end: int, escaped: bool) -> None:
         """The URLs of CSS at ``body[start:end]`` (a style attribute, when
-        ``escaped``, or a ``<style>`` element)."""
+        ``escaped``, or a ``<style>`` element). Matches are taken as they
+        come (a stylesheet may hold millions: see max_links)."""
         chunk = self.body[start:end]
-        comments = (
-            [m.span() for m in _CSS_COMMENT_RE.finditer(chunk)]
-            if b"/*" in chunk
-            else []
-        )
-        comment_starts = [a for a, _ in comments]
-        matches = list(_CSS_URL_RE.finditer(chunk))
+        matches: Iterator[re.Match[bytes]] = _CSS_URL_RE.finditer(chunk)
         if b"@import" in chunk.lower():
-            matches.extend(_CSS_IMPORT_RE.finditer(chunk))
-            matches.sort(key=lambda match: match.start())
+            imports = _CSS_IMPORT_RE.finditer(chunk)
+            matches = heapq.merge(matches, imports, key=_match_start)
+        comments = _CSS_COMMENT_RE.finditer(chunk) if b"/*" in chunk else iter(())
+        upcoming = next(comments, None)
+        #: where the last comment starting at or before a match ends
+        comment_end = -1
         flags = ESCAPED if escaped else 0
-        spans, found = self.spans, self.result.links
+        spans, found, cap = self.spans, self.result.links, self.max_links
         for match in matches:
             at = match.start()
-            if comments:  # the last comment starting at or before it
-                index = bisect_right(comment_starts, at) - 1
-                if index >= 0 and at < comments[index][1]:
-                    continue
+            while upcoming is not None and upcoming.start() <= at:
+                comment_end = upcoming.end()
+                upcoming = next(comments, None)
+            if at < comment_end:
+                continue
             group = match.lastindex
             if group is None:
                 continue
+            if cap is not None and len(found) >= cap:
+                self.result.limited = LIMIT_LINKS
+                return
             a, b = match.span(group)
             if escaped and group == 3:
                 a, b = _strip_quote_refs(chunk, a, b)
@@ -633,6 +706,10 @@ class _Scanner:
         return text_end
 
 
+def _match_start(match: re.Match[bytes]) -> int:
+    return match.start()
+
+
 def link_text(body: bytes, encoding: str, pos: int) -> str:
     """The text of the ``<a>`` whose content starts at ``body[pos]``: up to
     its end tag or the next ``<a>``, markup dropped, whitespace collapsed."""
@@ -670,11 +747,17 @@ def scan(
     rules: Iterable[LinkRule],
     *,
     fast: bool = True,
+    max_links: int | None = None,
+    deadline: float | None = None,
 ) -> HtmlScan:
     """Scan an HTML page (``encoding`` must be ASCII-compatible).
     ``fast=False`` reads every tag with the plain attribute loop (tests
-    compare both)."""
-    return _Scanner(body, encoding, _table(tuple(rules)), fast).run()
+    compare both). At most ``max_links`` links are collected; the scan stops
+    when ``time.thread_time()`` passes ``deadline`` (None: no bound)."""
+    table = _table(tuple(rules))
+    return _Scanner(
+        body, encoding, table, fast, max_links=max_links, deadline=deadline
+    ).run()
 
 
 def pack_spans(spans: Iterable[Span]) -> array[int]:
@@ -699,8 +782,8 @@ def unpack_spans(body: bytes, packed: array[int], encoding: str) -> list[Span]:
     return spans
 
 
-def scan_css(body: bytes, encoding: str) -> list[Span]:
-    """The spans of a stylesheet's URLs."""
-    scanner = _Scanner(body, encoding, _table(()), fast=True)
+def scan_css(body: bytes, encoding: str, max_links: int | None = None) -> HtmlScan:
+    """The URLs of a stylesheet (at most ``max_links``), with their spans."""
+    scanner = _Scanner(body, encoding, _table(()), True, max_links=max_links)
     scanner.css(0, len(body), escaped=False)
-    return scanner.spans
+    return scanner.result

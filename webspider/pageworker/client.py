@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 from array import array
+from collections import deque
 from functools import partial
 from sys import intern
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
+from webspider.page.options import PageOptions
 from webspider.page.scan import link_text
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
@@ -86,6 +88,25 @@ class _Answers(asyncio.Protocol):
         self.worker.lost("it stopped")
 
 
+class _Pipe(asyncio.BaseProtocol):
+    """The worker's stdin as the event loop writes it: says when the pipe is
+    full, so that frames wait in PageWorker's outbox (by reference) rather
+    than in the transport's buffer (a copy of each page)."""
+
+    def __init__(self, worker: PageWorker) -> None:
+        self.worker = worker
+
+    def pause_writing(self) -> None:
+        self.worker._paused = True
+
+    def resume_writing(self) -> None:
+        self.worker._paused = False
+        self.worker._flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.worker.lost("it stopped")
+
+
 class PageWorker:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
@@ -99,8 +120,12 @@ class PageWorker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._writer: asyncio.WriteTransport | None = None
-        #: frames sent before the pipes are connected
-        self._waiting: list[bytes] = []
+        #: frames (heads and bodies) waiting for the pipe: before it is
+        #: connected, or while it is full. The transport copies what it cannot
+        #: write at once; a page sent while the worker reads another would be
+        #: a second copy of its body (one per page sent meanwhile).
+        self._outbox: deque[bytes] = deque()
+        self._paused = False
         #: the task connecting the pipes (kept: the loop only holds it weakly)
         self._connecting: asyncio.Task[None] | None = None
         self._answers: dict[int, asyncio.Future[Reply | None]] = {}
@@ -159,12 +184,14 @@ class PageWorker:
         # Its answer says it is up: until then pages are read here (a crawl of
         # a few pages need not wait for a process to start).
         self._ready_id = next(self._ids)
+        bounds = PageOptions.of(self.crawler.settings)
         self._send(
             {
                 "op": "init",
                 "id": self._ready_id,
                 "rules": rules_to_json(rules),
                 "keep": self.keep,
+                "bounds": {"max_links": bounds.link_cap, "budget": bounds.budget},
             }
         )
         return True
@@ -173,15 +200,13 @@ class PageWorker:
         assert self._loop is not None
         try:
             self._writer, _ = await self._loop.connect_write_pipe(
-                asyncio.BaseProtocol, process.stdin
+                lambda: _Pipe(self), process.stdin
             )
             await self._loop.connect_read_pipe(lambda: _Answers(self), process.stdout)
         except OSError as exc:
             self.lost(str(exc))
             return
-        waiting, self._waiting = self._waiting, []
-        for data in waiting:
-            self._writer.write(data)
+        self._flush()
 
     def spider_opened(self) -> None:
         self._start()  # it starts while the first requests go out
@@ -223,6 +248,10 @@ class PageWorker:
         self._process = None
         if not self._ready:  # still starting: nothing of it to wait for
             process.kill()
+        for _ in range(2000):  # 10 s for the frames still waiting to go
+            if not self._outbox or self._writer is None or self._failed:
+                break
+            await asyncio.sleep(0.005)
         if self._writer is not None:
             self._writer.close()  # after what is buffered
         elif process.stdin is not None:
@@ -253,15 +282,17 @@ class PageWorker:
     def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
         if not self.running:
             return
-        head = frame_head(header, body)
-        if self._writer is None:  # still connecting
-            self._waiting.append(head)
-            if body:
-                self._waiting.append(body)
-            return
-        self._writer.write(head)
+        self._outbox.append(frame_head(header, body))
         if body:
-            self._writer.write(body)
+            self._outbox.append(body)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what waits in the outbox until the pipe is full (the
+        transport then holds at most the rest of one frame)."""
+        writer, outbox = self._writer, self._outbox
+        while outbox and writer is not None and not self._paused:
+            writer.write(outbox.popleft())
 
     def answered(self, answer: dict[str, Any], body: bytes) -> None:
         if answer.get("id") == self._ready_id and "error" not in answer:
@@ -280,6 +311,7 @@ class PageWorker:
         self._fail_all()
 
     def _fail_all(self) -> None:
+        self._outbox.clear()
         answers, self._answers = self._answers, {}
         for future in answers.values():
             if not future.done():

@@ -104,7 +104,10 @@ class FrameReader:
                 raise FrameError(f"frame header is not JSON: {exc}") from None
             if not isinstance(header, dict):
                 raise FrameError("frame header is not an object")
-            frames.append((header, bytes(buffer[end - body_size : end])))
+            # one copy of the body (a slice of the bytearray would be two)
+            with memoryview(buffer) as view:
+                body = bytes(view[end - body_size : end])
+            frames.append((header, body))
             del buffer[:end]
         return frames
 
@@ -123,6 +126,7 @@ def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
         "title": page.title,
         "metas": page.metas,
         "unsupported": page.unsupported_links,
+        "limited": page.limited,
         "local": [(fragment, text(t)) for fragment, t in page.local_fragments],
         "links": [
             (
@@ -153,6 +157,7 @@ def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
         unsupported_links=data["unsupported"],
         local_fragments=[(fragment, text) for fragment, text in data["local"]],
         spans=None,
+        limited=data.get("limited"),
     )
 
 
@@ -202,6 +207,9 @@ class Worker:
         self.held: OrderedDict[int, _Held] = OrderedDict()
         self.held_bytes = 0
         self.keep = keep
+        #: the crawl's bounds on reading one page (webspider.page.options)
+        self.max_links: int | None = None
+        self.budget: float | None = None
 
     def forget(self, ident: int) -> _Held | None:
         held = self.held.pop(ident, None)
@@ -247,6 +255,9 @@ class Worker:
         elif self.rules is None:
             self.rules = LINK_RULES
         self.keep = int(header.get("keep", self.keep))
+        bounds = header.get("bounds")
+        if bounds is not None:
+            self.max_links, self.budget = bounds["max_links"], bounds["budget"]
         mirror = header.get("mirror")
         if mirror is not None:
             if self.tree is not None:
@@ -258,10 +269,12 @@ class Worker:
     def parse(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
         url, encoding, ident = header["url"], header.get("encoding"), header["id"]
         if header.get("kind") == CSS:
-            page = extract_css(body, url, encoding)
+            page = extract_css(body, url, encoding, max_links=self.max_links)
         else:
             rules = LINK_RULES if self.rules is None else self.rules
-            page = extract_page(body, url, encoding, rules)
+            page = extract_page(
+                body, url, encoding, rules, max_links=self.max_links, budget=self.budget
+            )
         in_place = page.spans is not None
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)

@@ -24,6 +24,10 @@ ROBOTS_MAX_CACHE_TTL = 24 * 3600
 CRAWL_DELAY_OVER_MAX_CHOICES = ("cap", "skip")
 
 
+#: the shortest download timeout, seconds
+MIN_TIMEOUT = 0.01
+
+
 @dataclass(frozen=True)
 class PolitenessOptions(Options):
     """robots.txt (RFC 9309), Crawl-delay and Retry-After, and the waiting room
@@ -35,6 +39,8 @@ class PolitenessOptions(Options):
     robots_cache_ttl: float = defaults.WEBSPIDER_ROBOTSTXT_CACHE_TTL
     robots_retry_times: int = defaults.WEBSPIDER_ROBOTSTXT_RETRY_TIMES
     robots_retry_delay: float = defaults.WEBSPIDER_ROBOTSTXT_RETRY_DELAY
+    #: seconds a robots.txt download may take (at most DOWNLOAD_TIMEOUT)
+    robots_download_timeout: float = defaults.WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT
     sitemaps: bool = defaults.WEBSPIDER_ROBOTSTXT_SITEMAPS
     enabled: bool = defaults.WEBSPIDER_POLITENESS_ENABLED
     crawl_delay_max: float = defaults.WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX
@@ -71,6 +77,14 @@ class PolitenessOptions(Options):
                 settings, "WEBSPIDER_ROBOTSTXT_RETRY_TIMES", minimum=0
             ),
             robots_retry_delay=get_float(settings, "WEBSPIDER_ROBOTSTXT_RETRY_DELAY"),
+            robots_download_timeout=min(
+                get_float(
+                    settings,
+                    "WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT",
+                    minimum=MIN_TIMEOUT,
+                ),
+                get_float(settings, "DOWNLOAD_TIMEOUT", minimum=MIN_TIMEOUT),
+            ),
             sitemaps=get_bool(settings, "WEBSPIDER_ROBOTSTXT_SITEMAPS"),
             enabled=get_bool(settings, "WEBSPIDER_POLITENESS_ENABLED"),
             crawl_delay_max=get_float(settings, "WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX"),

@@ -7,7 +7,10 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
 - robots.txt is fetched once per origin (scheme, host, port), before any
   other request to it; requests to that origin wait (in ``process_request``,
   without holding a place in CONCURRENT_REQUESTS, see .waiting) for the
-  answer, requests to other origins do not.
+  answer, requests to other origins do not. A download of it that takes
+  longer than ``WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT`` (10 s) is a network
+  error: a trickling or hanging server holds its origin that long per
+  attempt, not DOWNLOAD_TIMEOUT.
 - 2xx: parsed (webspider.politeness.robotsrules); 4xx other than 429: no
   rules; 5xx, 429 or a
   network error: nothing of the origin is requested, robots.txt is retried
@@ -31,7 +34,8 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
 
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
-``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``ROBOTSTXT_USER_AGENT``, ``USER_AGENT``.
+``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT``,
+``ROBOTSTXT_USER_AGENT``, ``USER_AGENT``.
 Meta keys honoured: ``dont_obey_robotstxt`` (as Scrapy's); set on its own
 requests: ``webspider_robotstxt``.
 Stats: ``webspider/robotstxt/<event>_count`` (see the STATS_* constants),
@@ -135,6 +139,7 @@ class RobotsTxtMiddleware:
         self.ttl = options.robots_cache_ttl
         self.retry_times = options.robots_retry_times
         self.retry_delay = options.robots_retry_delay
+        self.download_timeout = options.robots_download_timeout
         self.token = get_product_token(settings) or "*"
         self._origins: dict[Origin, OriginRobots] = {}
         self.waiting_room = WaitingRoom(crawler)
@@ -262,6 +267,9 @@ class RobotsTxtMiddleware:
                     "dont_retry": True,
                     "handle_httpstatus_all": True,
                     "allow_offsite": True,
+                    # short: the origin's requests wait for it (a slow one
+                    # is unreachable, and retried as such)
+                    "download_timeout": self.download_timeout,
                 },
             )
             try:

@@ -36,10 +36,14 @@ from webspider.keys import (
     PAGES_FILE,
     REPORT_FILE,
     SKIPPED_FILE,
+    STATS_BODY_MEMORY_MAX,
+    STATS_BODY_MEMORY_WAITED,
     STATS_DEFERRED_LEFT,
     STATS_DUPLICATES,
     STATS_LINKS_EXTRACTED,
     STATS_PAGES,
+    STATS_PAGES_LINKS_CAPPED,
+    STATS_PAGES_PARSE_BUDGET,
     STATS_ROUNDS,
     STATS_URLS_SEEN,
     SUMMARY_FILE,
@@ -155,6 +159,10 @@ class CrawlReport:
                 and key[len(_STATUS_PREFIX) :].isdigit()
             },
             outputs=self.outputs(broken is not None),
+            links_capped_pages=int(stats.get(STATS_PAGES_LINKS_CAPPED, 0)),
+            parse_budget_pages=int(stats.get(STATS_PAGES_PARSE_BUDGET, 0)),
+            body_memory_waits=int(stats.get(STATS_BODY_MEMORY_WAITED, 0)),
+            body_memory_max_bytes=int(stats.get(STATS_BODY_MEMORY_MAX, 0)),
         )
 
     def start_urls(self) -> list[str]:

@@ -38,6 +38,12 @@ class Summary:
     deferred_remaining: int = 0
     status_codes: dict[int, int] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    #: where the bounds of README "Bounds and traps" bit (the trap rules'
+    #: are skip reasons): pages read in part, waits for bodies in memory
+    links_capped_pages: int = 0
+    parse_budget_pages: int = 0
+    body_memory_waits: int = 0
+    body_memory_max_bytes: int = 0
 
     @property
     def broken(self) -> int:
@@ -84,6 +90,12 @@ class Summary:
             "deferred_remaining": self.deferred_remaining,
             "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
             "outputs": self.outputs,
+            "limits": {
+                "links_capped_pages": self.links_capped_pages,
+                "parse_budget_pages": self.parse_budget_pages,
+                "body_memory_waits": self.body_memory_waits,
+                "body_memory_max_bytes": self.body_memory_max_bytes,
+            },
         }
 
     def log_lines(self) -> list[str]:
@@ -105,6 +117,13 @@ class Summary:
             f"Skipped: {self.skipped_total}" + (f" ({skipped})" if skipped else ""),
             f"Rounds: {self.rounds}, deferred remaining: {self.deferred_remaining}",
         ]
+        if self.links_capped_pages or self.parse_budget_pages or self.body_memory_waits:
+            lines.append(
+                f"Limits: {self.links_capped_pages} pages cut at the link cap, "
+                f"{self.parse_budget_pages} at the parse budget; "
+                f"{self.body_memory_waits} waits for memory (most bodies held: "
+                f"{human_bytes(self.body_memory_max_bytes)})"
+            )
         if self.outputs:
             lines.append("Outputs: " + ", ".join(str(p) for p in self.outputs.values()))
         return lines

@@ -39,8 +39,11 @@ from webspider.keys import (
     META_ROUND,
     STATS_LINKS_EXTRACTED,
     STATS_PAGES,
+    STATS_PAGES_LINKS_CAPPED,
+    STATS_PAGES_PARSE_BUDGET,
 )
-from webspider.page.links import LINK_RULES, LinkRule
+from webspider.page.links import LIMIT_LINKS, LINK_RULES, LinkRule
+from webspider.page.options import PageOptions
 from webspider.page.response import (
     directives_of,
     media_type,
@@ -88,6 +91,8 @@ class WebSpider(Spider):
         self.link_scope: HostScope | None = None
         #: outside links already recorded as skipped (each is recorded once)
         self._outside: set[str] = set()
+        #: (bound, host) of the pages read in part, logged once each
+        self._limited: set[tuple[str, str]] = set()
         self.config: CrawlConfig
 
     @classmethod
@@ -123,6 +128,8 @@ class WebSpider(Spider):
         if response.meta.get(META_CHECK_ONLY):
             return  # a link check (check_external): never followed or exported
         page = parsed_page(response, self)
+        if page is not None and page.limited is not None:
+            self.page_limited(response, page)
         item = self.page_item(response, page)
         yield item
         if page is not None and item.duplicate_of is None:
@@ -156,6 +163,40 @@ class WebSpider(Spider):
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_PAGES)
         return item
+
+    def page_limited(self, response: Response, page: ParsedPage) -> None:
+        """A page read in part: it has more links than WEBSPIDER_PAGE_MAX_LINKS,
+        or reading it took WEBSPIDER_PAGE_PARSE_BUDGET (the links found until
+        then are followed). Counted; logged once per host and bound."""
+        capped = page.limited == LIMIT_LINKS
+        if self.crawler.stats is not None:
+            key = STATS_PAGES_LINKS_CAPPED if capped else STATS_PAGES_PARSE_BUDGET
+            self.crawler.stats.inc_value(key)
+        seen = (page.limited or "", host_of(response.url))
+        if seen in self._limited:
+            return
+        self._limited.add(seen)
+        options = PageOptions.of(self.crawler.settings)
+        if capped:
+            logger.warning(
+                "%s has more than %d links: the first %d are followed "
+                "(WEBSPIDER_PAGE_MAX_LINKS; pages of this host cut short "
+                "are counted in %s)",
+                response.url,
+                options.max_links,
+                options.max_links,
+                STATS_PAGES_LINKS_CAPPED,
+            )
+        else:
+            logger.warning(
+                "Reading %s took more than %g s: the %d links found by then are "
+                "followed (WEBSPIDER_PAGE_PARSE_BUDGET; pages of this host cut "
+                "short are counted in %s)",
+                response.url,
+                options.parse_budget,
+                len(page.links),
+                STATS_PAGES_PARSE_BUDGET,
+            )
 
     def duplicate_of(self, response: Response, content_hash: str) -> str | None:
         """URL of an earlier page with the same content (its links are not

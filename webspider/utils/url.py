@@ -30,16 +30,66 @@ def canonical_url(url: str) -> str:
 
     w3lib's canonicalize_url (fragment dropped, host lower-cased and
     IDNA-encoded, percent-encoding normalised, query arguments sorted) plus
-    what it leaves alone: the scheme's default port. Cached, because the same
-    URL is linked from many pages of a site (navigation, index entries)."""
+    what it leaves alone: the scheme's default port, and session parameters
+    (see SESSION_PARAMS), which name a visit, not a resource. Cached, because
+    the same URL is linked from many pages of a site (navigation, index
+    entries)."""
     if _is_plain(url):
         return url
     head, question, query = url.partition("?")
     if question and _QUERY_RE.fullmatch(query) and _is_plain(head):
+        if _maybe_session(query) and _SESSION_RE.search(url, len(head)):
+            query = _without_sessions(query)
+            if not query:
+                return head
         canonical_query = _canonical_query(query)
         if canonical_query:
             return f"{head}?{canonical_query}"
     return _slow_canonical_url(url)
+
+
+#: Query arguments (and ``;name=`` path parameters) that carry a session,
+#: matched case-insensitively: Java servlets (``jsessionid``), PHP
+#: (``PHPSESSID``), ColdFusion (``CFID``, ``CFTOKEN``), osCommerce
+#: (``osCsid``), Zen Cart (``zenid``) and the generic names. A site that
+#: writes a fresh one into every link is otherwise crawled again under each
+#: (a trap: the URLs double per level). ``sid`` only with a token for a value
+#: (16 or more letters and digits, as Heritrix's StripSessionIDs rule), since
+#: ``?sid=3`` may well name a page.
+SESSION_PARAMS = (
+    "jsessionid",
+    "phpsessid",
+    "sessionid",
+    "session_id",
+    "sessid",
+    "cfid",
+    "cftoken",
+    "oscsid",
+    "zenid",
+    "sid",
+)
+_SESSION_NAME = "(?:" + "|".join(n for n in SESSION_PARAMS if n != "sid") + ")"
+_SID_TOKEN = r"sid=[0-9a-z]{16,}(?=[&;#]|$)"
+#: a session argument or path parameter, where it starts
+_SESSION_RE = re.compile(rf"[?&;](?:{_SESSION_NAME}=|{_SID_TOKEN})", re.IGNORECASE)
+#: one query argument that is a session
+_SESSION_ARG_RE = re.compile(rf"{_SESSION_NAME}=.*|{_SID_TOKEN}", re.IGNORECASE)
+#: a session path parameter (``/cart;jsessionid=A1B2``)
+_SESSION_PATH_RE = re.compile(rf";(?:{_SESSION_NAME}|sid)=[^/;?#]*", re.IGNORECASE)
+
+
+def _maybe_session(text: str) -> bool:
+    """Whether ``text`` may hold a session argument (every name ends in "id"
+    but cftoken): a tenth of the cost of _SESSION_RE, which then decides, on
+    the path every URL with a query takes once."""
+    low = text.lower()
+    return "id=" in low or "cftoken=" in low
+
+
+def _without_sessions(query: str) -> str:
+    return "&".join(
+        arg for arg in query.split("&") if _SESSION_ARG_RE.fullmatch(arg) is None
+    )
 
 
 # An http(s) URL that canonicalize_url returns unchanged: a lower-case host
@@ -87,6 +137,8 @@ def _canonical_query(query: str) -> str:
 
 def _slow_canonical_url(url: str) -> str:
     canon = canonicalize_url(url)
+    if _maybe_session(canon) and _SESSION_RE.search(canon):
+        canon = _strip_sessions(canon)
     parts = urlsplit(canon)
     port = parts.port if parts.netloc else None
     if port is not None and port == _DEFAULT_PORTS.get(parts.scheme):
@@ -97,6 +149,16 @@ def _slow_canonical_url(url: str) -> str:
         netloc = f"{userinfo}@{host}" if userinfo else host
         canon = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
     return canon
+
+
+def _strip_sessions(canon: str) -> str:
+    """A canonical URL without its session arguments and path parameters."""
+    head, question, query = canon.partition("?")
+    if ";" in head:
+        head = _SESSION_PATH_RE.sub("", head)
+    if question:
+        query = _without_sessions(query)
+    return f"{head}?{query}" if query else head
 
 
 def url_scheme(url: str) -> str:
