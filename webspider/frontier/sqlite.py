@@ -122,10 +122,16 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
+        commit_acks: int = 32,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one."""
         self.path = Path(path)
         self.commit_interval = commit_interval
+        #: acknowledged requests after which a commit is due, whatever the
+        #: time: a crawl killed again soon after a resume (before a second
+        #: has passed) would otherwise fetch the same pages once more
+        self.commit_acks = commit_acks
+        self._acks = 0
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
         if fresh:
             for suffix in ("", "-wal", "-shm"):
@@ -546,6 +552,8 @@ class SQLiteState:
         return ended
 
     def ack(self, tickets: Iterable[int]) -> None:
+        tickets = list(tickets)
+        self._acks += len(tickets)
         self._end_leases(tickets, DONE)
 
     def release(self, tickets: Iterable[int]) -> None:
@@ -660,10 +668,15 @@ class SQLiteState:
     def commit(self) -> None:
         self._db.commit()
         self._last_commit = time.monotonic()
+        self._acks = 0
 
     def commit_due(self) -> bool:
-        """Whether ``commit_interval`` seconds passed since the last commit."""
-        return time.monotonic() - self._last_commit >= self.commit_interval
+        """Whether ``commit_interval`` seconds passed since the last commit,
+        or ``commit_acks`` requests were acknowledged since."""
+        return (
+            self._acks >= self.commit_acks
+            or time.monotonic() - self._last_commit >= self.commit_interval
+        )
 
     def maybe_commit(self) -> bool:
         """Commit when ``commit_interval`` seconds passed since the last one."""
