@@ -85,7 +85,7 @@ class WebSpider(Spider):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: canonical URLs the scheduler has seen: asked of the crawl
-        #: (webspider.frontier.dupefilter.seen_urls) on the first page
+        #: (webspider.frontier.scheduler.seen_urls) on the first page
         self.seen_urls: SeenKeys | None = None
         #: the crawl's host scope, for dropping outside links early (None: keep all)
         self.link_scope: HostScope | None = None
