@@ -30,15 +30,12 @@ class DirectivesOptions(Options):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
-        def flag(name: str) -> bool:
-            return get_bool(settings, name)
-
-        obey = flag("ROBOTSTXT_OBEY")
+        obey = get_bool(settings, "ROBOTSTXT_OBEY")
         return cls(
-            enabled=flag("WEBSPIDER_DIRECTIVES_ENABLED"),
-            meta=obey and flag("WEBSPIDER_DIRECTIVES_META"),
-            header=obey and flag("WEBSPIDER_DIRECTIVES_HEADER"),
-            rel=obey and flag("WEBSPIDER_DIRECTIVES_REL"),
-            export_noindex=flag("WEBSPIDER_EXPORT_NOINDEX"),
-            page_events=flag("WEBSPIDER_PAGE_EVENTS_ENABLED"),
+            enabled=get_bool(settings, "WEBSPIDER_DIRECTIVES_ENABLED"),
+            meta=obey and get_bool(settings, "WEBSPIDER_DIRECTIVES_META"),
+            header=obey and get_bool(settings, "WEBSPIDER_DIRECTIVES_HEADER"),
+            rel=obey and get_bool(settings, "WEBSPIDER_DIRECTIVES_REL"),
+            export_noindex=get_bool(settings, "WEBSPIDER_EXPORT_NOINDEX"),
+            page_events=get_bool(settings, "WEBSPIDER_PAGE_EVENTS_ENABLED"),
         )

@@ -81,19 +81,16 @@ class ReportOptions(Options):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
-        def flag(name: str) -> bool:
-            return get_bool(settings, name)
-
         return cls(
-            broken_links=flag("WEBSPIDER_BROKEN_LINKS_ENABLED"),
+            broken_links=get_bool(settings, "WEBSPIDER_BROKEN_LINKS_ENABLED"),
             max_referrers=get_int(
                 settings, "WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS", minimum=1
             ),
-            check_external=flag("WEBSPIDER_CHECK_EXTERNAL"),
-            check_anchors=flag("WEBSPIDER_CHECK_ANCHORS"),
-            fail_on_broken=flag("WEBSPIDER_FAIL_ON_BROKEN"),
-            duplicates=flag("WEBSPIDER_DUPLICATES_ENABLED"),
-            duplicates_normalize=flag("WEBSPIDER_DUPLICATES_NORMALIZE"),
+            check_external=get_bool(settings, "WEBSPIDER_CHECK_EXTERNAL"),
+            check_anchors=get_bool(settings, "WEBSPIDER_CHECK_ANCHORS"),
+            fail_on_broken=get_bool(settings, "WEBSPIDER_FAIL_ON_BROKEN"),
+            duplicates=get_bool(settings, "WEBSPIDER_DUPLICATES_ENABLED"),
+            duplicates_normalize=get_bool(settings, "WEBSPIDER_DUPLICATES_NORMALIZE"),
             duplicates_ignore=get_ignore_patterns(settings),
             progress=get_mode(settings),
             progress_refresh=get_float(
@@ -102,10 +99,10 @@ class ReportOptions(Options):
             progress_interval=get_float(
                 settings, "WEBSPIDER_PROGRESS_INTERVAL", minimum=MIN_PROGRESS_INTERVAL
             ),
-            report=flag("WEBSPIDER_REPORT_ENABLED"),
+            report=get_bool(settings, "WEBSPIDER_REPORT_ENABLED"),
             report_interval=get_float(settings, "WEBSPIDER_REPORT_INTERVAL"),
             report_largest=get_int(settings, "WEBSPIDER_REPORT_LARGEST", minimum=0),
-            log_skipped=flag("WEBSPIDER_LOG_SKIPPED"),
+            log_skipped=get_bool(settings, "WEBSPIDER_LOG_SKIPPED"),
             log_skipped_max_hosts=get_int(
                 settings, "WEBSPIDER_LOG_SKIPPED_MAX_HOSTS", minimum=0
             ),
