@@ -76,15 +76,21 @@ def crawl(
         sampler.start()
         deadline = time.monotonic() + timeout
         timed_out = False
-        while True:
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                timed_out = True
-                with suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            time.sleep(0.2)
+        try:
+            while True:
+                pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    with suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                time.sleep(0.2)
+        except BaseException:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         wall = time.perf_counter() - started
         sampler.stop()
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -279,6 +285,32 @@ def _svg(path: Path, results: list[dict[str, Any]], sizes: list[int]) -> Path:
     return path
 
 
+def write_results(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    results: list[dict[str, Any]],
+    load_start: str,
+) -> None:
+    """Results so far: written after every crawl, so a long run stopped
+    halfway keeps what it measured."""
+    project = args.project.resolve()
+    info = machine_info(project)
+    info["command"] = "python bench/scale/run.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    info["load average at start / end"] = f"{load_start} / {_loadavg()}"
+    info["site"] = f"seed {args.seed}, spread {args.spread} (bench/scale/synth.py)"
+    args.out.mkdir(parents=True, exist_ok=True)
+    md = markdown(results, info)
+    (args.out / f"{args.name}.md").write_text(md)
+    (args.out / f"{args.name}.json").write_text(
+        json.dumps({"machine": info, "results": results}, indent=1) + "\n"
+    )
+    chart = plot(args.out / args.name, results)
+    print(md, file=sys.stderr)
+    print(f"wrote {args.out / args.name}.{{md,json}} and {chart}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000")
@@ -306,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     project = args.project.resolve()
     load_start = _loadavg()
+    # a plain kill ends the run as Ctrl-C does: nginx and the crawl stopped
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     results: list[dict[str, Any]] = []
     for size in sizes:
         started = time.perf_counter()
@@ -357,21 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if not args.keep:
                     shutil.rmtree(out, ignore_errors=True)
-    info = machine_info(project)
-    info["command"] = "python bench/scale/run.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
-    info["load average at start / end"] = f"{load_start} / {_loadavg()}"
-    info["site"] = f"seed {args.seed}, spread {args.spread} (bench/scale/synth.py)"
-    args.out.mkdir(parents=True, exist_ok=True)
-    md = markdown(results, info)
-    (args.out / f"{args.name}.md").write_text(md)
-    (args.out / f"{args.name}.json").write_text(
-        json.dumps({"machine": info, "results": results}, indent=1) + "\n"
-    )
-    chart = plot(args.out / args.name, results)
-    print(md)
-    print(f"wrote {args.out / args.name}.{{md,json}} and {chart}", file=sys.stderr)
+                write_results(args, argv, results, load_start)
     return 0 if all(r["exit"] == 0 for r in results) else 1
 
 
