@@ -40,7 +40,9 @@ import argparse
 import hashlib
 import json
 import os
+import posixpath
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -348,9 +350,43 @@ def compare(ref: Path, got: Path, site_links: dict[str, list[str]]) -> Report:
         report.differ("mirror", f"{len(missing)} files missing", missing)
     if added:
         report.differ("mirror", f"{len(added)} files not in the reference", added)
+    spelled = [p for p in changed if _same_links(ref / "mirror", got / "mirror", p)]
+    changed = [p for p in changed if p not in set(spelled)]
+    report.figures["mirror_files_links_spelled_otherwise"] = len(spelled)
+    if spelled:
+        report.differ(
+            "mirror",
+            f"{len(spelled)} files whose links lead to the same files, "
+            "spelled otherwise (e.g. ../0/5.html for 5.html)",
+            spelled,
+        )
     if changed:
         report.differ("mirror", f"{len(changed)} files with other bytes", changed)
     return report
+
+
+HREF = re.compile(rb'(?:href|src)="([^"]*)"')
+
+
+def _same_links(ref: Path, got: Path, rel: str) -> bool:
+    """Whether two versions of a mirrored page differ only in how their
+    relative links are written, each leading to the same file."""
+    a, b = (ref / rel).read_bytes(), (got / rel).read_bytes()
+    if HREF.sub(b"", a) != HREF.sub(b"", b):
+        return False
+    folder = posixpath.dirname(rel)
+
+    def targets(body: bytes) -> list[str]:
+        out = []
+        for value in HREF.findall(body):
+            link = value.decode("utf-8", "replace")
+            if "://" in link or link.startswith(("/", "#")):
+                out.append(link)
+            else:
+                out.append(posixpath.normpath(posixpath.join(folder, link)))
+        return out
+
+    return targets(a) == targets(b)
 
 
 def _compare_broken(report: Report, ref: Path, got: Path) -> None:
