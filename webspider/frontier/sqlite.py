@@ -55,7 +55,11 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webspider.frontier.fingerprints import FingerprintTable, fingerprint
+from webspider.frontier.fingerprints import (
+    FingerprintTable,
+    fingerprint,
+    fingerprints,
+)
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FORMAT,
@@ -274,16 +278,22 @@ class SQLiteState:
         return self._counts[QUEUED] + len(self._leases) + self._counts[DONE]
 
     def contains_many(self, keys: Sequence[str]) -> list[bool]:
-        # One query confirms the hits of a whole batch (a page's links).
+        # The fingerprints of a whole batch (a page's links) at once, and one
+        # query to confirm its hits.
         answers = [False] * len(keys)
-        confirmed, table = self._confirmed, self._table
-        unconfirmed: dict[int, list[int]] = {}
+        confirmed = self._confirmed
+        todo = []
         for i, key in enumerate(keys):
             if key in confirmed:
                 answers[i] = True
-                continue
-            fp = fingerprint(key)
-            if fp in table:
+            else:
+                todo.append(i)
+        found = fingerprints([keys[i] for i in todo])
+        unconfirmed: dict[int, list[int]] = {}
+        for i, fp, hit in zip(
+            todo, found, self._table.contains_many(found), strict=True
+        ):
+            if hit:
                 unconfirmed.setdefault(fp, []).append(i)
         fps = list(unconfirmed)
         for start in range(0, len(fps), _BATCH):
