@@ -48,17 +48,17 @@ def test_batch_fingerprints_equal_single_ones():
     assert list(fingerprints([])) == []
 
 
-def crowded(n: int, *, buckets: int = 128, bucket: int = 5) -> list[int]:
-    """``n`` values of one bucket of a new table, half of them sharing one
-    tag and half another (positive and negative small values)."""
+def crowded(n: int, *, buckets: int = 1024, bucket: int = 5) -> list[int]:
+    """``n`` values of one home slot of a new table (positive and negative
+    small values)."""
     values = [bucket + k * buckets for k in range(n // 2)]
     values += [-(buckets - bucket) - k * buckets for k in range(n - n // 2)]
     assert len({v % buckets for v in values}) == 1
     return values
 
 
-@pytest.mark.parametrize("bucket", [5, 127])  # 127: overflows wrap around
-def test_a_crowded_bucket_overflows_into_the_next_ones(bucket):
+@pytest.mark.parametrize("bucket", [5, 1023])  # 1023: probes wrap around
+def test_a_crowded_slot_overflows_into_the_next_ones(bucket):
     table = FingerprintTable()
     values = crowded(40, bucket=bucket)
     for v in values:
@@ -66,9 +66,9 @@ def test_a_crowded_bucket_overflows_into_the_next_ones(bucket):
     assert len(table) == 40
     assert all(v in table for v in values)
     assert table.contains_many(values) == [True] * 40
-    # same bucket, same tags, not added: found absent only after the overflow
-    others = [v + 128 * 1000 for v in values[:3]] + [
-        v - 128 * 1000 for v in values[-3:]
+    # same home slot, not added: found absent only at the end of the run
+    others = [v + 1024 * 1000 for v in values[:3]] + [
+        v - 1024 * 1000 for v in values[-3:]
     ]
     assert [v in table for v in others] == [False] * 6
     assert table.contains_many(others) == [False] * 6
@@ -82,6 +82,6 @@ def test_contains_many_equals_single_checks_through_growth():
     for v in values:
         table.add(v)
     probe = values[::7] + [rng.randrange(-(2**63), 2**63) for _ in range(2000)]
-    probe += [v + 128 for v in crowded(30)]
+    probe += [v + 1024 for v in crowded(30)]
     assert table.contains_many(probe) == [v in table for v in probe]
     assert table.contains_many(array("q", values)) == [True] * len(values)
