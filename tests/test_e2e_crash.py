@@ -1,8 +1,11 @@
 """Kill the crawl at any moment, run the same command again: nothing lost.
 
-``scrapy crawl`` subprocesses against a generated site (a binary tree of a
-few hundred slightly slow pages), killed with SIGKILL at several moments or
-stopped with a double Ctrl-C, then run again until one run finishes.
+``scrapy crawl`` subprocesses against a generated site (a binary tree of
+127 pages), killed with SIGKILL at several moments or stopped with a double
+Ctrl-C, then run again until one run finishes. The moments are the
+server's: it kills the crawl itself when it receives the request that marks
+one (the 3rd page, the first page of a new round, …), before answering it —
+no sleeps, no polling, the same moment on a fast or a loaded machine.
 Asserted on what the server served, the files on disk and the exit status:
 every page once in pages.jsonl, every line valid JSON, every page served,
 none more than twice (only what was in flight, or done but not committed,
@@ -12,33 +15,94 @@ at a kill is fetched again).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
-import time
+import threading
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import pytest
-
 from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
+from tests.support.server import Page
 from tests.support.site import Node, Site
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
-    from tests.support.server import TestServer
+    from tests.support.server import SeenRequest, TestServer
 
-PAGES = 255  # a binary tree of depth 7
+PAGES = 127  # a binary tree of depth 6
 STATE = ".webspider-state.sqlite3"
+#: with max_depth=2, the pages of each round (depths 0-2, 3-5, 6)
+ROUNDS = [
+    {i for i in range(PAGES) if lo <= (i + 1).bit_length() - 1 <= hi}
+    for lo, hi in ((0, 2), (3, 5), (6, 6))
+]
 
 
-def tree(delay: float = 0.01) -> Site:
+def path_of(i: int) -> str:
+    return "/" if i == 0 else f"/p/{i}"
+
+
+def tree(delay: float = 0.0) -> Site:
     site = Site()
     for i in range(PAGES):
-        path = "/" if i == 0 else f"/p/{i}"
-        children = [f"/p/{c}" for c in (2 * i + 1, 2 * i + 2) if c < PAGES]
-        site[path] = Node([*children, "/"], delay=delay)
+        children = [path_of(c) for c in (2 * i + 1, 2 * i + 2) if c < PAGES]
+        site[path_of(i)] = Node([*children, "/"], delay=delay)
     return site
+
+
+class Moments:
+    """Signals the crawl from the server, when a request arrives for which
+    ``when(path, pages requested so far)`` holds (before answering it)."""
+
+    def __init__(self, server: TestServer) -> None:
+        self.server = server
+        self.pid = 0
+        self.when: Callable[[str, int], bool] | None = None
+        self.signal = signal.SIGKILL
+        self.sent = threading.Event()
+        #: answered only once set (a crawl kept running while it is unset)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.gated: set[str] = set()
+        self._lock = threading.Lock()
+        for path, route in list(server.routes.items()):
+            if isinstance(route, Page):
+                server.routes[path] = self._route(path, route)
+
+    def _route(self, path: str, page: Page) -> Callable[[SeenRequest], Page]:
+        def answer(seen: SeenRequest) -> Page:
+            with self._lock:
+                when = self.when
+                if when is not None and when(path, len(self.server.requested_pages())):
+                    self.when = None
+                    os.kill(self.pid, self.signal)
+                    self.sent.set()
+            if path in self.gated:
+                self.gate.wait(60)
+            return page
+
+        return answer
+
+    def arm(
+        self,
+        crawl: subprocess.Popen[str],
+        when: Callable[[str, int], bool],
+        sig: signal.Signals = signal.SIGKILL,
+    ) -> None:
+        self.sent.clear()
+        self.pid, self.signal, self.when = crawl.pid, sig, when
+
+
+def nth_page(n: int) -> Callable[[str, int], bool]:
+    return lambda path, served: served >= n
+
+
+def first_of(pages: set[int]) -> Callable[[str, int], bool]:
+    paths = {path_of(i) for i in pages}
+    return lambda path, served: path in paths
 
 
 def command(server: TestServer, out: Path, *extra: str) -> list[str]:
@@ -61,12 +125,19 @@ def start(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_for(server: TestServer, served: int, crawl: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while len(server.requested_pages()) < served:
-        assert crawl.poll() is None, crawl.communicate()[0]
-        assert time.monotonic() < deadline, "the crawl did not get that far"
-        time.sleep(0.01)  # polling another process's progress
+def killed_at(
+    moments: Moments,
+    server: TestServer,
+    out: Path,
+    when: Callable[[str, int], bool],
+    *extra: str,
+) -> None:
+    """A crawl, killed by the server at the moment ``when`` marks."""
+    crawl = start(server, out, *extra)
+    moments.arm(crawl, when)
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log  # killed, not finished
+    assert (out / STATE).exists()
 
 
 def finish(server: TestServer, out: Path, *extra: str) -> str:
@@ -87,47 +158,16 @@ def assert_complete(server: TestServer, out: Path, site: Site) -> None:
     assert {u[len(server.base) :] for u in urls} == set(site)
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [pytest.param((), id="no-cap"), pytest.param(("-a", "max_depth=2"), id="rounds")],
-)
-def test_kill_9_at_several_moments_then_resume(tmp_path, server, extra):
-    site = tree()
+def test_kill_9_at_several_moments_then_resume_then_run_again(tmp_path, server):
+    site = tree(delay=0.005)
     site.serve(server)
+    moments = Moments(server)
     out = tmp_path / "out"
-    # early, mid-crawl (with max_depth=2, rounds of 7, 56 and 192 pages: 60
-    # falls at the end of round 1, next to the change to round 2), late
-    for served in (3, 60, 180):
-        crawl = start(server, out, *extra)
-        wait_for(server, served, crawl)
-        crawl.send_signal(signal.SIGKILL)
-        crawl.communicate()
-        assert (out / STATE).exists()
-    finish(server, out, *extra)
-    assert_complete(server, out, site)
-
-
-def test_double_ctrl_c_then_resume(tmp_path, server):
-    site = tree()
-    site.serve(server)
-    out = tmp_path / "out"
-    crawl = start(server, out)
-    wait_for(server, 80, crawl)
-    crawl.send_signal(signal.SIGINT)
-    time.sleep(0.05)
-    crawl.send_signal(signal.SIGINT)
-    crawl.communicate(timeout=60)
-    assert len(server.requested_pages()) < PAGES
-    log = finish(server, out)
-    assert "Resuming round 0" in log
-    assert_complete(server, out, site)
-
-
-def test_a_finished_crawl_is_not_resumed_but_run_again(tmp_path, server):
-    site = tree(delay=0)
-    site.serve(server)
-    out = tmp_path / "out"
+    for n in (3, 50, 110):  # early, mid-crawl, late
+        killed_at(moments, server, out, nth_page(n))
     finish(server, out)
+    assert_complete(server, out, site)
+    # finished: the same command again is a new crawl, not a resumed one
     server.clear()
     log = finish(server, out)
     assert "Resuming" not in log
@@ -135,12 +175,36 @@ def test_a_finished_crawl_is_not_resumed_but_run_again(tmp_path, server):
     assert_complete(server, out, site)
 
 
-def test_a_second_crawl_on_the_same_state_is_refused(tmp_path, server):
-    tree(delay=0.2).serve(server)
+def test_kill_9_around_round_changes_then_resume(tmp_path, server):
+    # max_depth=2: rounds of 7, 56 and 64 pages, each round's start URLs
+    # deferred by the one before
+    site = tree(delay=0.005)
+    site.serve(server)
+    moments = Moments(server)
     out = tmp_path / "out"
+    extra = ("-a", "max_depth=2")
+    # the last page of round 0 requested: killed while the round ends, its
+    # deferred URLs recorded but not yet the next round's queue
+    killed_at(moments, server, out, nth_page(len(ROUNDS[0])), *extra)
+    # the first request of round 1: killed right after the round change
+    # committed, with round 1's first leases out
+    killed_at(moments, server, out, first_of(ROUNDS[1]), *extra)
+    killed_at(moments, server, out, first_of(ROUNDS[2]), *extra)
+    log = finish(server, out, *extra)
+    assert "Resuming round 2" in log, log
+    assert_complete(server, out, site)
+
+
+def test_second_crawl_refused_then_double_ctrl_c_then_resume(tmp_path, server):
+    site = tree()
+    site.serve(server)
+    moments = Moments(server)
+    out = tmp_path / "out"
+    # the first crawl is held at one page while a second one tries the state
+    moments.gated = {path_of(5)}
+    moments.gate.clear()
     first = start(server, out)
     try:
-        wait_for(server, 2, first)
         second = run_crawl(*command(server, out)[7:])
         assert second.returncode == 2, second.stderr
         [line] = second.stderr.strip().splitlines()
@@ -148,20 +212,33 @@ def test_a_second_crawl_on_the_same_state_is_refused(tmp_path, server):
         assert str(out / STATE) in line
         assert "another crawl is running" in line
     finally:
-        first.send_signal(signal.SIGKILL)
-        first.communicate()
+        moments.gate.set()
+    # then Ctrl-C twice, quickly: the second one forces the stop
+    moments.arm(first, nth_page(60), signal.SIGINT)
+    assert moments.sent.wait(60), "the crawl did not get that far"
+    first.send_signal(signal.SIGINT)
+    first.communicate(timeout=60)
+    assert len(set(server.requested_pages())) < PAGES
+    log = finish(server, out)
+    assert "Resuming round 0" in log
+    assert_complete(server, out, site)
 
 
-def test_a_corrupt_state_is_refused_and_restart_starts_over(tmp_path, server):
-    site = tree(delay=0)
+def test_other_start_urls_and_a_corrupt_state_are_refused(tmp_path, server):
+    site = tree()
     site.serve(server)
+    moments = Moments(server)
     out = tmp_path / "out"
-    crawl = start(server, out)
-    wait_for(server, 20, crawl)
-    crawl.send_signal(signal.SIGKILL)
-    crawl.communicate()
+    killed_at(moments, server, out, nth_page(20))
+    args = command(server, out)[7:]
+    other = list(args)
+    other[other.index(f"url={server.url('/')}")] = f"url={server.url('/p/1')}"
+    refused = run_crawl(*other)
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "other start URLs or scope" in line and "restart=1" in line
     (out / STATE).write_bytes(b"\0garbage" * 512)
-    refused = run_crawl(*command(server, out)[7:])
+    refused = run_crawl(*args)
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert str(out / STATE) in line and "restart=1" in line
@@ -169,18 +246,3 @@ def test_a_corrupt_state_is_refused_and_restart_starts_over(tmp_path, server):
     finish(server, out, "-a", "restart=1")
     assert Counter(server.requested_pages()) == Counter(set(site))
     assert_complete(server, out, site)
-
-
-def test_other_start_urls_are_refused(tmp_path, server):
-    tree(delay=0.01).serve(server)
-    out = tmp_path / "out"
-    crawl = start(server, out)
-    wait_for(server, 20, crawl)
-    crawl.send_signal(signal.SIGKILL)
-    crawl.communicate()
-    args = command(server, out)[7:]
-    args[args.index(f"url={server.url('/')}")] = f"url={server.url('/p/1')}"
-    refused = run_crawl(*args)
-    assert refused.returncode == 2, refused.stderr
-    [line] = refused.stderr.strip().splitlines()
-    assert "other start URLs or scope" in line and "restart=1" in line

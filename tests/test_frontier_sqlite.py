@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from array import array
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,17 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "state.sqlite3"
 
 
+def same_fingerprints(monkeypatch, fingerprint) -> None:
+    """Make the state fingerprint keys with ``fingerprint`` (one at a time
+    and in batches alike), to force collisions."""
+    monkeypatch.setattr(sqlite_state, "fingerprint", fingerprint)
+    monkeypatch.setattr(
+        sqlite_state, "fingerprints", lambda keys: array("q", map(fingerprint, keys))
+    )
+
+
 def test_a_fingerprint_collision_drops_no_url(path, monkeypatch):
-    monkeypatch.setattr(sqlite_state, "fingerprint", lambda key: 7)
+    same_fingerprints(monkeypatch, lambda key: 7)
     state = SQLiteState(path)
     assert state.defer([req("d", 3)]) == [True]
     assert state.add([req("a"), req("b"), req("a"), req("c")]) == [
@@ -39,6 +49,9 @@ def test_a_fingerprint_collision_drops_no_url(path, monkeypatch):
         True,
     ]
     assert ["http://a.test/" + k in state for k in "abcdz"] == [True] * 3 + [False] * 2
+    state._confirmed.clear()
+    keys = ["http://a.test/" + k for k in "zcdba"]
+    assert state.contains_many(keys) == [False, True, False, True, True]
     assert state.add([req("d")]) == [True]  # the deferred one, under its own id
     state.close()
     state = SQLiteState(path)
@@ -165,7 +178,7 @@ def test_bytes_per_url_on_disk(path):
 
 
 def test_batched_confirmation_with_collisions(path, monkeypatch):
-    monkeypatch.setattr(sqlite_state, "fingerprint", len)
+    same_fingerprints(monkeypatch, len)
     state = SQLiteState(path)
     state.add([req("aa"), req("bb"), req("c")])
     state.defer([req("dd")])

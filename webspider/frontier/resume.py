@@ -7,7 +7,9 @@ continues where it stopped (the way ``wget -c`` and HTTrack's ``--continue``
 do); after a crawl that finished it starts the next one (the mirror's update
 crawl); ``-a restart=1`` starts over. A crawl that cannot continue the state
 it finds is refused before it starts (``check_crawl_state``, run by the
-crawl command; one line, exit 2): a state another crawl holds (the lock), a
+crawl command; one line, exit 2): a state another crawl holds (the lock,
+which the check takes and keeps until the process ends, so that two crawls
+started at once cannot both pass it), a
 corrupt or truncated file, one of another format version, or an unfinished
 crawl of other start URLs or scope.
 
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
-from webspider.frontier.sqlite import SQLiteState, StateLockedError
+from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import (
     META_FINGERPRINT,
     META_FINISHED,
@@ -84,13 +86,18 @@ def check_crawl_state(settings: BaseSettings) -> None:
     """Refuse (ConfigError, one line) a crawl that cannot use the state it
     finds; see the module docstring."""
     path = state_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        state = SQLiteState(path, fresh=False) if path.exists() else None
+        # held from here to the end of this process: a crawl started after
+        # this check finds the lock taken, and is refused here too
+        hold_lock(path)
     except StateLockedError:
         raise ConfigError(
             f"{path}: another crawl is running on this state (its lock is held); "
             "wait for it to end, or crawl into another output folder"
         ) from None
+    try:
+        state = SQLiteState(path, fresh=False) if path.exists() else None
     except StateError as exc:
         if restart(settings):
             return

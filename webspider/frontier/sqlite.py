@@ -56,7 +56,11 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webspider.frontier.fingerprints import FingerprintTable, fingerprint
+from webspider.frontier.fingerprints import (
+    FingerprintTable,
+    fingerprint,
+    fingerprints,
+)
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
 from webspider.frontier.sqliterecords import SQLiteRecords
 from webspider.frontier.state import (
@@ -114,6 +118,34 @@ class StateLockedError(StateError):
     """Another process holds the state."""
 
 
+#: locks this process holds on states for as long as it lives (hold_lock)
+_HELD: dict[str, IO[bytes]] = {}
+
+
+def _acquire(path: Path) -> IO[bytes]:
+    lock_path = path.with_name(path.name + ".lock")
+    fh = lock_path.open("ab")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise StateLockedError(
+            f"{path}: in use by another crawl (locked: {lock_path})"
+        ) from None
+    return fh
+
+
+def hold_lock(path: str | Path) -> None:
+    """Take the lock of the state at ``path`` for the rest of this process
+    (StateLockedError when another process has it). A SQLiteState opened on
+    that path in this process then uses this lock: the crawl command takes
+    it when it checks the state, so that no other crawl starts between the
+    check and the crawl's own opening of the state."""
+    key = os.path.abspath(path)
+    if key not in _HELD:
+        _HELD[key] = _acquire(Path(path))
+
+
 class SQLiteState:
     """``SQLiteState(path)`` opens (or creates) a crawl state file; see the
     module docstring and webspider.frontier.state.CrawlState."""
@@ -156,17 +188,10 @@ class SQLiteState:
         self._last_commit = time.monotonic()
 
     # -- opening ------------------------------------------------------------------
-    def _lock(self) -> IO[bytes]:
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        fh = lock_path.open("ab")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise StateLockedError(
-                f"{self.path}: in use by another crawl (locked: {lock_path})"
-            ) from None
-        return fh
+    def _lock(self) -> IO[bytes] | None:
+        if os.path.abspath(self.path) in _HELD:
+            return None  # held by this process already (hold_lock)
+        return _acquire(self.path)
 
     def _abandon(self, db: sqlite3.Connection | None) -> None:
         if db is not None:
@@ -281,16 +306,22 @@ class SQLiteState:
         return self._counts[QUEUED] + len(self._leases) + self._counts[DONE]
 
     def contains_many(self, keys: Sequence[str]) -> list[bool]:
-        # One query confirms the hits of a whole batch (a page's links).
+        # The fingerprints of a whole batch (a page's links) at once, and one
+        # query to confirm its hits.
         answers = [False] * len(keys)
-        confirmed, table = self._confirmed, self._table
-        unconfirmed: dict[int, list[int]] = {}
+        confirmed = self._confirmed
+        todo = []
         for i, key in enumerate(keys):
             if key in confirmed:
                 answers[i] = True
-                continue
-            fp = fingerprint(key)
-            if fp in table:
+            else:
+                todo.append(i)
+        found = fingerprints([keys[i] for i in todo])
+        unconfirmed: dict[int, list[int]] = {}
+        for i, fp, hit in zip(
+            todo, found, self._table.contains_many(found), strict=True
+        ):
+            if hit:
                 unconfirmed.setdefault(fp, []).append(i)
         fps = list(unconfirmed)
         for start in range(0, len(fps), _BATCH):
