@@ -116,6 +116,9 @@ def test_an_interrupted_run_goes_on(store, tmp_path):
     again = MirrorState(store, "/m")
     assert again.begin(file, continued=True) == (1, True)
     assert again.entry("http://h/a") is not None
+    # killed after the mirror recorded the end, before the crawl state did
+    again.end(finished=True)
+    assert MirrorState(store, "/m").begin(file, continued=True) == (1, True)
 
 
 def test_an_older_versions_append_log_is_imported(tmp_path):

@@ -211,10 +211,14 @@ class MirrorState:
             )
             self.clear()
             info = None
+        # records in the crawl state: the crawl that wrote them is continued
+        # (a fresh state has none), even if it was killed after it recorded
+        # its end but before the crawl state did
+        kept = info is not None
         if info is None:
             info = self.import_file(export)
         run, finished = int(info.get("run", 0)), bool(info.get("finished", True))
-        goes_on = continued and not finished and run > 0
+        goes_on = continued and run > 0 and (kept or not finished)
         self.run = run if goes_on else run + 1
         self.finished = False
         self.meta.put("run", {"run": self.run, "finished": False, "root": self.root})
