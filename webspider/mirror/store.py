@@ -30,7 +30,7 @@ import logging
 import time
 import zlib
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -78,7 +78,8 @@ NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 #: again, or a resumed crawl): no line in changes.jsonl
 SAME = "same"
 
-#: pages the fix-up goes through between two commits of the crawl state
+#: pages the fix-up goes through together (their links' files looked up in
+#: one batch), and between two commits of the crawl state
 FIX_UP_COMMIT = 256
 
 STATS_WRITTEN = "webspider/mirror/written_count"
@@ -554,24 +555,49 @@ class MirrorStore:
             return 0
         logger.info("Mirror: fixing up the links of up to %d pages", waiting)
         fixed = 0
-        for visited, (url, record) in enumerate(state.pending.items(), 1):
-            if commit is not None and visited % FIX_UP_COMMIT == 0:
-                commit()
-            fixed += self._fix_up_page(url, record)
+        chunk: list[tuple[str, Any]] = []
+        for item in state.pending.items():
+            chunk.append(item)
+            if len(chunk) == FIX_UP_COMMIT:
+                fixed += self._fix_up_chunk(chunk)
+                chunk.clear()
+                if commit is not None:
+                    commit()
+        fixed += self._fix_up_chunk(chunk)
         self._inc(STATS_FIXED, fixed)
         return fixed
 
-    def _fix_up_page(self, url: str, record: dict[str, object]) -> int:
+    def _fix_up_chunk(self, chunk: list[tuple[str, Any]]) -> int:
+        """Fix up the pages of ``chunk`` (URL, pending record), looking up
+        their entries and their links' files together: how many were
+        rewritten."""
+        state = self.state
+        assert state is not None
+        if not chunk:
+            return 0
+        entries = state.index.get_many([url for url, _ in chunk])
+        keys = [
+            key
+            for _, record in chunk
+            for key in (*record.get("pending", ()), *record.get("kept", ()))
+        ]
+        targets = state.targets(keys)
+        fixed = 0
+        for (url, record), data in zip(chunk, entries, strict=True):
+            if data is None:  # its file was not recorded after all
+                state.pending.delete([url])
+                continue
+            fixed += self._fix_up_page(Entry.from_json(data, url), record, targets)
+        return fixed
+
+    def _fix_up_page(
+        self, entry: Entry, record: dict[str, Any], targets: TargetIndex
+    ) -> int:
         """Fix up one page (``record``: its pending record); 1 if rewritten."""
         state, tree = self.state, self.tree
         assert state is not None and tree is not None
-        entry = state.entry(url)
-        if entry is None:  # its file was not recorded after all
-            state.pending.delete([url])
-            return 0
-        entry.pending = list(record.get("pending") or ())  # type: ignore[call-overload]
-        entry.kept = dict(record.get("kept") or {})  # type: ignore[call-overload]
-        targets = state.targets([*entry.pending, *entry.kept])
+        entry.pending = list(record.get("pending") or ())
+        entry.kept = dict(record.get("kept") or {})
         if not needs_fix_up(entry, targets):
             return 0
         body = tree.read(entry.path)
@@ -605,7 +631,7 @@ class MirrorStore:
             kept_spans = remembered
         entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
         entry.restore = {**entry.restore, **fixed_page.restore}
-        twins = [str(t) for t in record.get("twins") or ()]  # type: ignore[attr-defined]
+        twins = [str(t) for t in record.get("twins") or ()]
         state.update(entry)
         state.put_pending(entry, kept_spans, twins)
         for other in twins:
