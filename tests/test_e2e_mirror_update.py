@@ -121,14 +121,15 @@ async def test_fix_up_when_an_interrupted_crawl_resumes(tmp_path, server, monkey
     server.add("/", html('<a href="/b">b</a>'))
     server.add("/b", html("b"))
     # the first crawl dies before its end-of-crawl fix-up
-    monkeypatch.setattr(MirrorStore, "fix_up_pages", lambda self: 0)
+    monkeypatch.setattr(MirrorStore, "fix_up_pages", lambda self, commit=None: 0)
     first = await crawl(tmp_path, start_urls=server.url("/"))
     index = first.output / "mirror" / f"site.test_{server.port}" / "index.html"
     # written before /b was: the link leads where a file named after /b was
     # expected, but /b, a page, became b.html
     assert '<a href="b">b</a>' in index.read_text()
     monkeypatch.undo()
-    # the next crawl (here fetching nothing new) fixes the links when it opens
+    # the next crawl (here fetching nothing new) imports what the first left
+    # in mirror-state.jsonl, and fixes the links when it ends
     await crawl(tmp_path, start_urls=server.url("/status/500"))
     assert '<a href="b.html">b</a>' in index.read_text()
 

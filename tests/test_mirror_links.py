@@ -9,14 +9,15 @@ from webspider.mirror.links import (
 )
 from webspider.mirror.state import Entry, MirrorState
 from webspider.page.links import extract_page
+from webspider.records import MemoryRecordStore
 
 PAGE = "http://h/docs/page"
 SOURCE = ("h", "docs", "page.html")
 
 
 @pytest.fixture
-def state(tmp_path):
-    s = MirrorState(tmp_path / "state.jsonl", "/m")
+def state():
+    s = MirrorState(MemoryRecordStore(), "/m")
     for url, path in [
         (PAGE, "h/docs/page.html"),
         ("http://h/docs/other", "h/docs/other.html"),
@@ -26,8 +27,7 @@ def state(tmp_path):
     ]:
         s.put(Entry(url=url, path=tuple(path.split("/")), hash="", size=0))
     s.alias("http://h/old", "http://h/docs/other")
-    yield s
-    s.close()
+    return s
 
 
 def converted(state, link):
@@ -182,7 +182,7 @@ def test_unconvert_gives_back_absolute_urls(state):
     result = convert(
         page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding=None, html=True
     )
-    entry = state.entries[PAGE]
+    entry = state.entry(PAGE)
     expected = (
         b'<a href="http://h/docs/other">x</a> <a href="http://h/docs/other">y</a>'
     )
@@ -249,3 +249,36 @@ def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
         b'<a href="other.html">d</a>'
     )
     assert [value for _, _, value, _ in remembered.spans] == ["http://elsewhere/x"]
+
+
+def test_a_fix_up_done_again_on_its_own_output_changes_nothing(state):
+    # A kill after the fix-up wrote a file but before its record was
+    # committed: the next run fixes up the written file with the old record.
+    page = (
+        b'<a href="http://h/later">a</a><a href="later2.css">b</a>'
+        b'<a href="gone.css">c</a><a href="/moved">d</a>'
+    )
+    written = convert(
+        page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding="utf-8", html=True
+    )
+    entry = stored(written)
+    state.put(Entry(url="http://h/later", path=("h", "later.html"), hash="", size=0))
+    state.put(Entry(url="http://h/moved", path=("h", "m.html"), hash="", size=0))
+    state.put(
+        Entry(
+            url="http://h/docs/later2.css",
+            path=("h", "docs", "l2.css"),
+            hash="",
+            size=0,
+        )
+    )
+    once = fix_up(written.data, entry, state, encoding="utf-8", html=True)
+    assert once.data == (
+        b'<a href="../later.html">a</a><a href="l2.css">b</a>'
+        b'<a href="http://h/docs/gone.css">c</a><a href="../m.html">d</a>'
+    )
+    twice = fix_up(once.data, entry, state, encoding="utf-8", html=True)
+    assert twice.data == once.data
+    assert (twice.pending, twice.kept) == (once.pending, once.kept)
+    # what the links stand for is known again (an update crawl reads it back)
+    assert twice.restore == once.restore

@@ -1,70 +1,151 @@
 import json
+from array import array
 
-from webspider.mirror.state import Entry, MirrorState
+import pytest
+
+from webspider.frontier.sqlite import SQLiteState
+from webspider.mirror.state import Entry, MirrorState, TargetIndex, spans_of
+from webspider.records import MemoryRecordStore
 
 
 def entry(url, path, **kw):
     return Entry(url=url, path=tuple(path.split("/")), hash="h", size=1, **kw)
 
 
-def test_put_reload_and_compact(tmp_path):
-    file = tmp_path / "state.jsonl"
-    state = MirrorState(file, "/m")
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    if request.param == "memory":
+        yield MemoryRecordStore()
+        return
+    state = SQLiteState(tmp_path / "state.sqlite3", fresh=True)
+    yield state
+    state.close()
+
+
+def test_entries_paths_and_aliases(store):
+    state = MirrorState(store, "/m")
     state.put(entry("http://h/a", "h/a.html", etag='"1"'))
-    state.put(entry("http://h/a", "h/a.html", etag='"2"'))  # the last line wins
+    state.put(entry("http://h/a", "h/a.html", etag='"2"'))
     state.put(entry("http://h/B", "h/B", kept={"http://h/c": "h/c"}))
     state.alias("http://h/old", "http://h/a")
-    again = MirrorState(file, "/m")  # what an interrupted crawl left
-    assert again.entries["http://h/a"].etag == '"2"'
-    assert again.get("http://h/old").url == "http://h/a"
-    assert again.entries["http://h/B"].kept == {"http://h/c": "h/c"}
-    assert again.owner(("h", "b")) == "http://h/B"  # case-insensitive ownership
-    state.close()
-    lines = file.read_text().splitlines()
-    assert json.loads(lines[0]) == {"mirror_root": "/m", "version": 1}
-    assert len(lines) == 5  # header, two URLs, one alias, the run
+    assert state.entry("http://h/a").etag == '"2"'
+    assert state.entry("http://h/a").pending == []  # not in the index
+    assert state.get("http://h/old").path == ("h", "a.html")
+    assert state.owner(("h", "b")) == "http://h/B"  # case-insensitive ownership
+    assert state.pending.get("http://h/B") == {
+        "pending": [],
+        "kept": {"http://h/c": "h/c"},
+    }
+    assert state.pending.get("http://h/a") is None  # nothing to fix up there
+    assert "http://h/old" in state.aliases
+    assert [e.url for e in state] == ["http://h/B", "http://h/a"]
 
 
-def test_a_cut_line_is_skipped(tmp_path):
-    file = tmp_path / "state.jsonl"
-    state = MirrorState(file, "/m")
+def test_targets_is_a_snapshot_of_what_a_page_links_to(store):
+    state = MirrorState(store, "/m")
+    state.put(entry("http://h/a", "h/a.html"))
+    state.put(entry("http://h/b", "h/b.html"))
+    state.alias("http://h/old", "http://h/b")
+    targets = state.targets(["http://h/a", "http://h/old", "http://h/none"])
+    assert targets.get("http://h/a").path == ("h", "a.html")
+    assert targets.get("http://h/old").path == ("h", "b.html")
+    assert targets.get("http://h/none") is None
+    assert targets.aliases == {"http://h/old": "http://h/b"}
+    again = TargetIndex.from_json(json.loads(json.dumps(targets.to_json())))
+    assert again == targets
+
+
+def test_moving_and_releasing_keep_the_names_owned(store):
+    state = MirrorState(store, "/m")
+    a = entry("http://h/a", "h/a.html")
+    state.put(a)
+    moved = entry("http://h/a", "h/a2.html")
+    state.reserve(moved)  # known where it goes before it is written
+    assert state.get("http://h/a").path == ("h", "a2.html")
+    assert state.owner(("h", "a.html")) is None
+    state.release(moved, a)  # not written after all: back where it was
+    assert state.get("http://h/a").path == ("h", "a.html")
+    assert state.owner(("h", "a.html")) == "http://h/a"
+    assert state.owner(("h", "a2.html")) is None
+    new = entry("http://h/n", "h/n.html")
+    state.reserve(new)
+    state.release(new, None)
+    assert state.get("http://h/n") is None
+    assert state.owner(("h", "n.html")) is None
+
+
+def test_spans_are_kept_with_the_pending_record(store):
+    state = MirrorState(store, "/m")
+    packed = array("q", [1, 5, 7, 9, 12, 3])
+    state.put(entry("http://h/p", "h/p.html", pending=["http://h/x"]), (42, packed))
+    assert spans_of(state.pending.get("http://h/p")) == (42, packed)
+    state.add_twin("http://h/p", "http://h/p/")
+    assert state.pending.get("http://h/p")["twins"] == ["http://h/p/"]
+
+
+def test_export_and_import(store, tmp_path):
+    file = tmp_path / "mirror-state.jsonl"
+    state = MirrorState(store, "/m")
+    assert state.begin(file, continued=False) == (1, False)
+    state.put(entry("http://h/a", "h/a.html", restore={"b.html": "http://h/b"}))
+    state.put(entry("http://h/b", "h/b", kept={"http://h/c": "h/c"}))
+    state.alias("http://h/old", "http://h/a")
+    state.end(finished=True)
+    state.export(file)
+    lines = [json.loads(line) for line in file.read_text().splitlines()]
+    assert lines[0] == {"mirror_root": "/m", "version": 1}
+    assert [line.get("url") for line in lines[1:3]] == ["http://h/a", "http://h/b"]
+    assert lines[2]["kept"] == {"http://h/c": "h/c"}
+    assert lines[3] == {"alias": "http://h/old", "url": "http://h/a"}
+    assert lines[4] == {"run": 1, "finished": True}
+    # the next crawl starts a fresh crawl state: it reads the export
+    fresh = MirrorState(MemoryRecordStore(), "/m")
+    assert fresh.begin(file, continued=False) == (2, False)
+    assert fresh.entry("http://h/a").restore == {"b.html": "http://h/b"}
+    assert fresh.pending.get("http://h/b")["kept"] == {"http://h/c": "h/c"}
+    assert fresh.get("http://h/old").path == ("h", "a.html")
+
+
+def test_an_interrupted_run_goes_on(store, tmp_path):
+    file = tmp_path / "mirror-state.jsonl"
+    state = MirrorState(store, "/m")
+    state.begin(file, continued=False)
     state.put(entry("http://h/a", "h/a"))
-    state.close()
-    with file.open("a") as fh:
-        fh.write('{"url": "http://h/b", "pa')
-    assert list(MirrorState(file, "/m").entries) == ["http://h/a"]
+    # the same crawl state, opened again by the resumed crawl: no import
+    file.write_text('{"mirror_root": "/m", "version": 1}\n')
+    again = MirrorState(store, "/m")
+    assert again.begin(file, continued=True) == (1, True)
+    assert again.entry("http://h/a") is not None
+    # killed after the mirror recorded the end, before the crawl state did
+    again.end(finished=True)
+    assert MirrorState(store, "/m").begin(file, continued=True) == (1, True)
+
+
+def test_an_older_versions_append_log_is_imported(tmp_path):
+    # written by an older version as it went: the last line for a URL wins,
+    # and a line cut by a crash is skipped
+    file = tmp_path / "mirror-state.jsonl"
+    lines = [
+        {"mirror_root": "/m", "version": 1},
+        {"run": 3, "finished": False},
+        {"url": "http://h/a", "path": "h/a", "hash": "1", "size": 1, "etag": "x"},
+        {"url": "http://h/a", "path": "h/a", "hash": "2", "size": 1, "etag": "y"},
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    file.write_text(text + '{"url": "http://h/b", "pa')
+    state = MirrorState(MemoryRecordStore(), "/m")
+    assert state.begin(file, continued=False) == (4, False)
+    assert state.entry("http://h/a").etag == "y"
+    assert state.entry("http://h/b") is None
 
 
 def test_another_mirror_starts_afresh(tmp_path):
-    file = tmp_path / "state.jsonl"
-    state = MirrorState(file, "/m")
+    file = tmp_path / "mirror-state.jsonl"
+    state = MirrorState(MemoryRecordStore(), "/m")
+    state.begin(file, continued=False)
     state.put(entry("http://h/a", "h/a"))
-    state.close()
-    other = MirrorState(file, "/elsewhere")
-    assert other.entries == {}
-    other.put(entry("http://h/x", "h/x"))  # the file now describes /elsewhere
-    other.close()
-    assert list(MirrorState(file, "/elsewhere").entries) == ["http://h/x"]
-
-
-def test_every_change_of_place_is_told(tmp_path):
-    state = MirrorState(tmp_path / "s.jsonl", "/m")
-    told = []
-    state.on_index = lambda url, path: told.append((url, path))
-    state.on_alias = lambda url, target: told.append((url, target))
-    a = Entry(url="http://h/a", path=("h", "a.html"), hash="x", size=1)
-    old = state.reserve(a)
-    state.release(a, old)  # not written after all: nowhere
-    state.put(a)
-    state.alias("http://h/old", "http://h/a")
-    b = Entry(url="http://h/a", path=("h", "a2.html"), hash="y", size=1)
-    state.release(b, state.reserve(b))  # back where it was
-    state.close()
-    assert told == [
-        ("http://h/a", ("h", "a.html")),
-        ("http://h/a", None),
-        ("http://h/a", ("h", "a.html")),
-        ("http://h/old", "http://h/a"),
-        ("http://h/a", ("h", "a2.html")),
-        ("http://h/a", ("h", "a.html")),
-    ]
+    state.end(finished=True)
+    state.export(file)
+    other = MirrorState(MemoryRecordStore(), "/elsewhere")
+    assert other.begin(file, continued=False) == (1, False)
+    assert list(other) == []

@@ -23,6 +23,7 @@ from webspider.pageworker.worker import (
     rules_from_json,
     rules_to_json,
 )
+from webspider.records import MemoryRecordStore
 
 URL = "http://site.test/dir/page.html"
 PAGE = (
@@ -102,7 +103,7 @@ def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
 
 
 def test_a_stored_page_is_converted_as_here(tmp_path):
-    state = MirrorState(tmp_path / "state.jsonl", str(tmp_path / "m"))
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
     w = worker(tmp_path / "w")
     # the crawl's state so far: one page of the site is mirrored, one aliased
     for url, path in [
@@ -110,19 +111,13 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
         (URL, url_path(URL)),
     ]:
         state.put(Entry(url=url, path=path, hash="", size=0))
-        w.handle({"op": "index", "url": url, "path": list(path)}, b"")
     state.alias("http://site.test/abs.html", "http://site.test/base/x.html")
-    w.handle(
-        {
-            "op": "alias",
-            "url": "http://site.test/abs.html",
-            "target": "http://site.test/base/x.html",
-        },
-        b"",
-    )
     w.handle(
         {"op": "parse", "id": 7, "url": URL, "encoding": "utf-8", "keep": True}, PAGE
     )
+    # the store carries where the page's links are (its keys, looked up in
+    # the state by the crawl): the worker keeps no copy of the state
+    keys = [URL, "http://site.test/abs.html", "http://site.test/base/s.css?v=1"]
     answer, packed = w.handle(
         {
             "op": "store",
@@ -130,7 +125,7 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
             "key": URL,
             "path": list(url_path(URL)),
             "kind": "html",
-            "convert": True,
+            "targets": state.targets(keys).to_json(),
         },
         b"",
     )
@@ -146,7 +141,6 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
         page=page,
     )
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
-    state.close()
     assert written == here.data != PAGE
     assert (answer["count"], set(answer["pending"])) == (here.count, here.pending)
     assert (answer["kept"], answer["restore"]) == (here.kept, here.restore)

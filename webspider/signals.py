@@ -65,6 +65,8 @@ crawl_state_opened = object()
 #: The crawl state is about to be committed and closed, at the end of a crawl
 #: (after the downloads and the scraper closed, before Scrapy's
 #: ``spider_closed``, when the state is already closed). Sent with ``reason``
-#: (the close reason) and ``records``; a feature finishes what it keeps in
-#: the state here, synchronously.
+#: (the close reason), ``records`` and ``commit`` (commits the crawl state:
+#: a long piece of work calls it every so often, so that a kill loses
+#: little); a feature finishes what it keeps in the state here,
+#: synchronously.
 crawl_state_closing = object()

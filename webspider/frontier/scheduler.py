@@ -204,9 +204,14 @@ class StateScheduler(BaseScheduler):
         state = self.state
         if state is None:
             return
-        # the features finish what they keep in the state while it is open
+        # the features finish what they keep in the state while it is open;
+        # a long piece of work commits as it goes (with pages.jsonl's
+        # length, like any commit), so that a kill during it loses little
         self.crawler.signals.send_catch_log(
-            signal=crawl_state_closing, reason=reason, records=state
+            signal=crawl_state_closing,
+            reason=reason,
+            records=state,
+            commit=self._commit,
         )
         self._release_all()
         left = self.deferred_left()

@@ -14,7 +14,8 @@ only link values change):
   into the absolute URLs they stand for, so the spider follows the same
   links as from the original.
 
-Pure: reads a MirrorState, imports nothing from Scrapy.
+Pure: reads the mirror's state (a MirrorState, or a TargetIndex snapshot of
+it), imports nothing from Scrapy.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from array import array
 
     from webspider.mirror.rewrite import Resolve
-    from webspider.mirror.state import Entry, MirrorState
+    from webspider.mirror.state import Entry
     from webspider.page.links import ParsedPage
     from webspider.page.scan import Span
 
@@ -48,13 +49,29 @@ class _Stored(Protocol):
     def path(self) -> Segments: ...
 
 
-class Targets(Protocol):
-    """What conversion reads of the mirror's state (MirrorState, or the page
-    worker's copy of it): where each URL is stored, and the redirects."""
+class _Aliases(Protocol):
+    def get(self, url: str, /) -> str | None: ...
 
-    aliases: dict[str, str]
+    def __contains__(self, url: object, /) -> bool: ...
+
+
+class Targets(Protocol):
+    """What conversion reads of the mirror's state (MirrorState, or a
+    TargetIndex snapshot of it for one page): where each URL is stored, and
+    the redirects."""
+
+    @property
+    def aliases(self) -> _Aliases: ...
 
     def get(self, url: str) -> _Stored | None: ...
+
+
+class Lookup(Protocol):
+    """What ``unconvert`` reads of a MirrorState without a restore map."""
+
+    def entry(self, url: str) -> Entry | None: ...
+
+    def owner_of(self, key: str) -> str | None: ...
 
 
 @dataclass
@@ -213,7 +230,7 @@ def convert(
                 expected = url_path(address)
                 kept[key] = intern("/".join(expected))
                 return relative_href(source, expected), True, address
-            pending.add(state.aliases.get(key, key))
+            pending.add(state.aliases.get(key) or key)
             return (address if address != head else None), True, None
         if already_points(head, source, target.path):
             return _KEEP  # keep the page's own bytes where they already work
@@ -232,7 +249,7 @@ def convert(
     return Conversion(data, count, pending, kept, restore, tracked)
 
 
-def needs_fix_up(entry: Entry, state: MirrorState) -> bool:
+def needs_fix_up(entry: Entry, state: Targets) -> bool:
     """Whether a stored page has links that depend on what was mirrored
     since it was written."""
     get = state.get
@@ -248,7 +265,7 @@ def needs_fix_up(entry: Entry, state: MirrorState) -> bool:
 def fix_up(
     body: bytes,
     entry: Entry,
-    state: MirrorState,
+    state: Targets,
     *,
     encoding: str | None,
     html: bool,
@@ -265,26 +282,36 @@ def fix_up(
     restore: dict[str, str] = {}
     track: set[str] = set()
     join = UrlJoiner(entry.url).join
+    # A fix-up interrupted after it wrote this file but before its record
+    # was committed left links already pointing where their files are now:
+    # the same value again, and what it stands for (for ``restore``).
+    landed: dict[str, str] = {}
+    for key in (*entry.pending, *entry.kept):
+        target = state.get(key)
+        if target is not None and "/".join(target.path) != entry.kept.get(key):
+            landed.setdefault(relative_href(source, target.path), key)
 
     def decide(head: str, value: str) -> Decision:
         relative = is_relative(head)
-        if relative and not entry.kept:
+        if relative and not entry.kept and not landed:
             return _KEEP  # as below, without joining: most pages keep none
         stands_for = entry.restore.get(value)  # a link the conversion wrote
         if stands_for is not None:
             absolute = stands_for.partition("#")[0]
+        elif relative and head in landed:
+            absolute = landed[head]
         else:
             absolute = join(head) if relative else head
         if not is_fetchable(absolute):
             return _KEEP
         key = canonical_url(absolute)
-        if relative and key not in entry.kept:
+        if relative and key not in entry.kept and head not in landed:
             return _KEEP  # a link converted when the page was written
         target = state.get(key)
         if target is None:
             pending.add(key)
             return (absolute if relative else None), True, None
-        if relative and "/".join(target.path) == entry.kept[key]:
+        if relative and "/".join(target.path) == entry.kept.get(key):
             kept[key] = entry.kept[key]
             return _AGAIN
         return relative_href(source, target.path), False, absolute
@@ -305,7 +332,7 @@ def fix_up(
 def unconvert(
     body: bytes,
     entry: Entry,
-    state: MirrorState,
+    state: Lookup,
     *,
     page_url: str,
     encoding: str | None,
@@ -336,12 +363,12 @@ def unconvert(
         # The URL the link names literally, when that is the file's URL (a
         # link kept as written); else whoever owns the file: two URLs with
         # the same bytes ("/" and "/index.html") share one.
-        literal = state.entries.get(canonical_url(join(path)))
+        literal = state.entry(canonical_url(join(path)))
         if literal is not None and "/".join(literal.path) == joined:
             target: Entry | None = literal
         else:
-            owner = state.owners.get(joined.casefold())
-            target = state.entries.get(owner) if owner else None
+            owner = state.owner_of(joined.casefold())
+            target = state.entry(owner) if owner else None
         if target is None:
             return None
         return target.url + (f"#{fragment}" if fragment else "")

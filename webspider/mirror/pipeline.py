@@ -29,7 +29,7 @@ from twisted.internet.threads import deferToThread
 
 from webspider.keys import META_DONT_MIRROR, NOT_MODIFIED_FLAG
 from webspider.mirror.safefs import UnsafePathError
-from webspider.mirror.store import UNCHANGED, MirrorStore
+from webspider.mirror.store import MirrorStore
 from webspider.page.response import response_of
 
 if TYPE_CHECKING:
@@ -91,8 +91,7 @@ class MirrorPipeline:
         if NOT_MODIFIED_FLAG in response.flags:
             entry = store.stored(response.url)
             if entry is not None:
-                store.seen(entry)
-                store.record_change(entry.url, UNCHANGED, entry.path)
+                store.unchanged(entry)
                 adapter["path"] = "/".join(entry.path)
                 adapter["status"] = 304
                 adapter["size"] = entry.size
@@ -110,16 +109,17 @@ class MirrorPipeline:
             store.record_change(entry.url, change, entry.path)
         else:
             try:
-                stored = await store.store_in_worker(response, entry)
+                targets = store.targets(response, entry)
+                stored = await store.store_in_worker(response, entry, targets)
                 if stored is not None:
                     used, conversion = stored
                 elif len(response.body) > store.thread_size:
                     # converting and writing a large body would hold the reactor
                     used, conversion = await maybe_deferred_to_future(
-                        deferToThread(store.store_file, response, entry)
+                        deferToThread(store.store_file, response, entry, targets)
                     )
                 else:
-                    used, conversion = store.store_file(response, entry)
+                    used, conversion = store.store_file(response, entry, targets)
             except (OSError, UnsafePathError) as exc:
                 store.abandon(entry)
                 store.refused(response.url, exc)

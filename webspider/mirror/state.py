@@ -1,26 +1,49 @@
-"""What the mirror remembers between crawls, in one JSON lines file.
+"""What the mirror remembers, as records in the crawl state.
 
-``<output>/mirror-state.jsonl`` (beside the mirror, never inside it, where a
-URL could name a file the same): a header line, then one line per stored URL
-(the last line for a URL wins; the file is compacted at the end of a crawl)
-and one per redirect alias. Appending as the crawl goes means an interrupted
-crawl still knows everything it wrote.
+The mirror's per-URL data lives in namespaces of records (webspider.records)
+of the crawl state, committed with the acknowledgements of the pages they
+came from, never held whole in memory:
+
+- ``mirror.index``: canonical URL → its Entry (``Entry.index_json``: where
+  the file is, its hash, validators, kind, the run that fetched it, the
+  ``restore`` map of the links its conversion wrote);
+- ``mirror.where``: canonical URL → the file's path (``a/b/c.html``), the
+  lean copy conversion looks up per link;
+- ``mirror.paths``: case-folded path → the URL that owns the file name (the
+  first stored under it; its twins share the file);
+- ``mirror.alias``: redirecting URL → the canonical URL it led to;
+- ``mirror.pending``: URL → what the end-of-crawl fix-up must look at in its
+  file: ``pending`` (URLs left absolute), ``kept`` (URL → expected path of
+  relative links kept as written), ``twins`` (other URLs sharing the file)
+  and ``crc``/``spans`` (where those links are in the file written);
+- ``mirror.run``: ``"run"`` → this crawl's run number, whether it finished,
+  and the mirror's root.
+
+``<output>/mirror-state.jsonl`` is the export: written (atomically, streamed)
+when a crawl ends, in the format older versions wrote and read (a header
+line, one line per URL, one per alias, a run line), and imported once into a
+crawl state that has no mirror index (the next crawl after a finished one,
+which starts a fresh crawl state; a mirror made by an older version).
 
 Pure: no Scrapy, plain JSON (nothing is unpickled from disk).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+from array import array
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.utils.atomic import write_atomic
+from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
+
+    from webspider.records import Records, RecordStore
 
 logger = logging.getLogger(__name__)
 
@@ -28,13 +51,26 @@ T = TypeVar("T")
 
 VERSION = 1
 
+NS_INDEX = "mirror.index"
+NS_WHERE = "mirror.where"
+NS_PATHS = "mirror.paths"
+NS_ALIAS = "mirror.alias"
+NS_PENDING = "mirror.pending"
+NS_RUN = "mirror.run"
+NAMESPACES = (NS_INDEX, NS_WHERE, NS_PATHS, NS_ALIAS, NS_PENDING, NS_RUN)
+
+#: records imported or exported per batch
+_BATCH = 1000
+
+Segments = tuple[str, ...]
+
 
 @dataclass
 class Entry:
     """One URL stored in the mirror."""
 
     url: str  # canonical URL
-    path: tuple[str, ...]  # segments below the mirror root
+    path: Segments  # segments below the mirror root
     hash: str  # sha256 of the bytes as received
     size: int
     content_type: str | None = None  # the Content-Type header as sent
@@ -48,6 +84,7 @@ class Entry:
     converted: bool = False
     #: canonical URLs left absolute in the file because they were not (yet)
     #: mirrored when it was written: the end-of-crawl fix-up looks at these
+    #: (kept in ``mirror.pending``, not in the index)
     pending: list[str] = field(default_factory=list)
     #: canonical URL → expected path of relative links kept as written
     #: though their file was not mirrored yet (checked by the fix-up)
@@ -60,157 +97,365 @@ class Entry:
     run: int = 0
 
     def to_json(self) -> dict[str, Any]:
+        """Every field: a line of the export."""
         # A shallow copy: the values are strings, numbers and flat str lists and
-        # dicts, which json.dumps only reads. dataclasses.asdict deep-copies
-        # every pending/kept/restore entry, and on a link-heavy site that was
-        # the crawl's top hot spot.
+        # dicts, which json.dumps only reads (dataclasses.asdict deep-copies).
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["path"] = "/".join(self.path)
         return data
 
+    def index_json(self) -> dict[str, Any]:
+        """The index record: without the fix-up's ``pending`` and ``kept``."""
+        data = self.to_json()
+        del data["pending"], data["kept"], data["url"]
+        return data
+
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Entry:
+    def from_json(cls, data: Mapping[str, Any], url: str | None = None) -> Entry:
         data = dict(data)
+        if url is not None:
+            data["url"] = url
         data["path"] = tuple(str(data["path"]).split("/"))
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-class MirrorState:
-    def __init__(self, path: Path, root: str) -> None:
+class Target:
+    """Where a URL is stored (what conversion reads of an entry)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Segments) -> None:
         self.path = path
+
+    def __repr__(self) -> str:
+        return f"Target({self.path!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+
+@dataclass
+class TargetIndex:
+    """Where the URLs one page links to are stored, and their redirects: the
+    snapshot of the mirror's state one conversion reads (in a thread, or in
+    the page worker). A URL it does not know is taken as not mirrored yet,
+    which the fix-up corrects."""
+
+    entries: dict[str, Target] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def get(self, url: str) -> Target | None:
+        return find(self.entries, self.aliases, url)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": {url: "/".join(t.path) for url, t in self.entries.items()},
+            "aliases": self.aliases,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TargetIndex:
+        return cls(
+            {url: Target(split(path)) for url, path in data["entries"].items()},
+            dict(data["aliases"]),
+        )
+
+
+class _Aliases:
+    """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: Records) -> None:
+        self._records = records
+
+    def get(self, url: str, default: T | None = None) -> str | T | None:
+        found = self._records.get(url)
+        return default if found is None else str(found)
+
+    def __contains__(self, url: object) -> bool:
+        return isinstance(url, str) and self._records.get(url) is not None
+
+
+class MirrorState:
+    """The mirror's records (see the module docstring) in ``store``."""
+
+    def __init__(self, store: RecordStore, root: str) -> None:
         self.root = root
-        self.entries: dict[str, Entry] = {}
-        #: redirecting URL → the canonical URL it led to
-        self.aliases: dict[str, str] = {}
-        #: case-folded path → URL: who owns a file name
-        self.owners: dict[str, str] = {}
-        self._file: IO[str] | None = None
-        self._fresh = False
-        #: told where each URL is now (None: nowhere) and of each alias, as
-        #: the state changes: the page worker keeps a copy for converting
-        self.on_index: Callable[[str, tuple[str, ...] | None], None] | None = None
-        self.on_alias: Callable[[str, str], None] | None = None
-        #: the last crawl that wrote this state, and whether it finished
+        self.index = store.records(NS_INDEX)
+        self.where = store.records(NS_WHERE)
+        self.paths = store.records(NS_PATHS)
+        self.alias_records = store.records(NS_ALIAS)
+        self.pending = store.records(NS_PENDING)
+        self.meta = store.records(NS_RUN)
+        self.aliases = _Aliases(self.alias_records)
+        #: the run this crawl is, and whether the last one to write the
+        #: state finished (``begin``)
         self.run = 0
         self.finished = True
-        self._load()
 
-    def _load(self) -> None:
-        try:
-            lines = self.path.read_text("utf-8").splitlines()
-        except FileNotFoundError:
+    # -- the run -------------------------------------------------------------------
+    def begin(self, export: Path, continued: bool) -> tuple[int, bool]:
+        """Start this crawl's run (or go on with the one an interrupted crawl
+        began, when ``continued``): its number, and whether it goes on. A
+        state without the mirror's records imports ``export`` first."""
+        info = self.meta.get("run")
+        if info is not None and info.get("root") != self.root:
+            logger.warning(
+                "The crawl state describes another mirror (%s); starting afresh",
+                info.get("root"),
+            )
+            self.clear()
+            info = None
+        # records in the crawl state: the crawl that wrote them is continued
+        # (a fresh state has none), even if it was killed after it recorded
+        # its end but before the crawl state did
+        kept = info is not None
+        if info is None:
+            info = self.import_file(export)
+        run, finished = int(info.get("run", 0)), bool(info.get("finished", True))
+        goes_on = continued and run > 0 and (kept or not finished)
+        self.run = run if goes_on else run + 1
+        self.finished = False
+        self.meta.put("run", {"run": self.run, "finished": False, "root": self.root})
+        return self.run, goes_on
+
+    def end(self, finished: bool) -> None:
+        self.finished = finished
+        self.meta.put("run", {"run": self.run, "finished": finished, "root": self.root})
+
+    def clear(self) -> None:
+        for records in (
+            self.index,
+            self.where,
+            self.paths,
+            self.alias_records,
+            self.pending,
+            self.meta,
+        ):
+            records.clear()
+
+    # -- reading ---------------------------------------------------------------------
+    def entry(self, url: str) -> Entry | None:
+        """The index entry of ``url`` (without ``pending``/``kept``)."""
+        data = self.index.get(url)
+        return None if data is None else Entry.from_json(data, url)
+
+    def get(self, url: str) -> Target | None:
+        """Where ``url`` (or the URL it redirected to) is stored."""
+        path = self.where.get(url)
+        if path is None:
+            target = self.alias_records.get(url)
+            if target is not None:
+                path = self.where.get(target)
+        return None if path is None else Target(split(path))
+
+    def targets(self, urls: Iterable[str]) -> TargetIndex:
+        """A snapshot of where ``urls`` are stored, in a few batched reads."""
+        keys = list(dict.fromkeys(urls))
+        found = TargetIndex()
+        missing = []
+        for key, path in zip(keys, self.where.get_many(keys), strict=True):
+            if path is None:
+                missing.append(key)
+            else:
+                found.entries[key] = Target(split(path))
+        if missing:
+            aliases = {
+                key: str(target)
+                for key, target in zip(
+                    missing, self.alias_records.get_many(missing), strict=True
+                )
+                if target is not None
+            }
+            found.aliases = aliases
+            led = [t for t in dict.fromkeys(aliases.values()) if t not in found.entries]
+            for key, path in zip(led, self.where.get_many(led), strict=True):
+                if path is not None:
+                    found.entries[key] = Target(split(path))
+        return found
+
+    def owner(self, path: Segments) -> str | None:
+        found = self.paths.get(path_key(path))
+        return None if found is None else str(found)
+
+    def owner_of(self, key: str) -> str | None:
+        """The owner of a case-folded path (``path_key``)."""
+        found = self.paths.get(key)
+        return None if found is None else str(found)
+
+    # -- writing ---------------------------------------------------------------------
+    def _place(self, url: str, path: Segments) -> None:
+        """``url`` is at ``path`` now: the lean copy and the name's owner."""
+        where = "/".join(path)
+        old = self.where.get(url)
+        if old == where:
             return
-        for number, line in enumerate(lines):
-            try:
-                data = json.loads(line)
-                if number == 0:
-                    if data.get("mirror_root") != self.root:
-                        logger.warning(
-                            "%s describes another mirror (%s); starting afresh",
-                            self.path,
-                            data.get("mirror_root"),
-                        )
-                        self._fresh = True
-                        return
-                    continue
-                if "run" in data and "url" not in data:
-                    self.run, self.finished = int(data["run"]), bool(data["finished"])
-                elif "alias" in data:
-                    self.aliases[data["alias"]] = data["url"]
-                else:
-                    self._index(Entry.from_json(data))
-            except (ValueError, KeyError, TypeError):
-                # a line cut by a crash: everything before it still counts
-                logger.warning("%s: skipping unreadable line %d", self.path, number + 1)
-
-    def _index(self, entry: Entry) -> None:
-        old = self.entries.get(entry.url)
-        if old is not None and old.path != entry.path:
-            key = path_key(old.path)
-            if self.owners.get(key) == entry.url:
-                del self.owners[key]
-        self.entries[entry.url] = entry
+        if old is not None:
+            key = str(old).casefold()
+            if self.paths.get(key) == url:
+                self.paths.delete([key])
+        self.where.put(url, where)
         # the first URL stored under a name owns it (twins share a file)
-        self.owners.setdefault(path_key(entry.path), entry.url)
-        if self.on_index is not None:
-            self.on_index(entry.url, entry.path)
+        self.paths.put_new(where.casefold(), url)
 
-    def _append(self, data: dict[str, Any]) -> None:
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh = self._fresh or not self.path.exists()
-            mode = "w" if fresh else "a"
-            self._file = self.path.open(mode, encoding="utf-8", buffering=1)
-            if fresh:
-                self._file.write(json.dumps(self.header()) + "\n")
-        self._file.write(json.dumps(data, ensure_ascii=False) + "\n")
+    def reserve(self, entry: Entry) -> None:
+        """Know where ``entry`` goes (for links to it, its own included)
+        before its file is written, without recording it in the index."""
+        self._place(entry.url, entry.path)
 
+    def release(self, entry: Entry, old: Entry | None) -> None:
+        """Its file was not written after all: forget where it went."""
+        key = path_key(entry.path)
+        if self.paths.get(key) == entry.url:
+            self.paths.delete([key])
+        if old is not None:
+            self.where.delete([entry.url])
+            self._place(old.url, old.path)
+        else:
+            self.where.delete([entry.url])
+
+    def put(self, entry: Entry, spans: tuple[int, array[int]] | None = None) -> None:
+        """Record ``entry`` with what the fix-up must look at in its file
+        (``pending``, ``kept``, and where their links are: ``spans``)."""
+        self._place(entry.url, entry.path)
+        self.index.put(entry.url, entry.index_json())
+        self.put_pending(entry, spans)
+
+    def update(self, entry: Entry) -> None:
+        """Record ``entry``'s index fields (its file and fix-up unchanged)."""
+        self.index.put(entry.url, entry.index_json())
+
+    def put_pending(
+        self,
+        entry: Entry,
+        spans: tuple[int, array[int]] | None = None,
+        twins: Sequence[str] = (),
+    ) -> None:
+        if not entry.pending and not entry.kept:
+            self.pending.delete([entry.url])
+            return
+        record: dict[str, Any] = {"pending": entry.pending, "kept": entry.kept}
+        if twins:
+            record["twins"] = list(twins)
+        if spans is not None:
+            crc, packed = spans
+            record["crc"] = crc
+            record["spans"] = base64.b64encode(packed.tobytes()).decode("ascii")
+        self.pending.put(entry.url, record)
+
+    def add_twin(self, owner: str, url: str) -> None:
+        """``url`` shares ``owner``'s file: the fix-up of that file tells it
+        what its links stand for then."""
+        record = self.pending.get(owner)
+        if record is not None and url not in record.get("twins", ()):
+            record.setdefault("twins", []).append(url)
+            self.pending.put(owner, record)
+
+    def alias(self, url: str, target: str) -> None:
+        if url != target and self.alias_records.get(url) != target:
+            self.alias_records.put(url, target)
+
+    def __iter__(self) -> Iterator[Entry]:
+        """Every entry (without ``pending``/``kept``), streamed in URL order."""
+        for url, data in self.index.items():
+            yield Entry.from_json(data, url)
+
+    # -- the export ----------------------------------------------------------------
     def header(self) -> dict[str, Any]:
         return {"mirror_root": self.root, "version": VERSION}
 
-    def get(self, url: str) -> Entry | None:
-        return find(self.entries, self.aliases, url)
+    def export(self, path: Path) -> None:
+        """Write ``path`` (mirror-state.jsonl) from the records, streamed."""
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
+        pending = self.pending.items()
+        waiting = next(pending, None)
+        with open_atomic(path) as fh:
+            fh.write(dumps(self.header()) + "\n")
+            for url, data in self.index.items():
+                # both namespaces stream in key order: a merge, not a lookup
+                while waiting is not None and waiting[0] < url:
+                    waiting = next(pending, None)
+                line = {"url": url, **data}
+                if waiting is not None and waiting[0] == url:
+                    line["pending"] = waiting[1].get("pending", [])
+                    line["kept"] = waiting[1].get("kept", {})
+                else:
+                    line["pending"], line["kept"] = [], {}
+                fh.write(dumps(line) + "\n")
+            for url, target in self.alias_records.items():
+                fh.write(dumps({"alias": url, "url": target}) + "\n")
+            fh.write(dumps({"run": self.run, "finished": self.finished}) + "\n")
 
-    def owner(self, path: tuple[str, ...]) -> str | None:
-        return self.owners.get(path_key(path))
+    def import_file(self, path: Path) -> dict[str, Any]:
+        """Read an export (or the append log of an older version) into the
+        records; the run line it ends with ({} when there is none)."""
+        info: dict[str, Any] = {}
+        try:
+            fh = path.open(encoding="utf-8")
+        except FileNotFoundError:
+            return info
+        entries: dict[str, Entry] = {}
+        count = 0
+        with fh:
+            for number, line in enumerate(fh):
+                try:
+                    data = json.loads(line)
+                    if number == 0:
+                        if data.get("mirror_root") != self.root:
+                            logger.warning(
+                                "%s describes another mirror (%s); starting afresh",
+                                path,
+                                data.get("mirror_root"),
+                            )
+                            return {}
+                        continue
+                    if "run" in data and "url" not in data:
+                        info = {
+                            "run": int(data["run"]),
+                            "finished": bool(data["finished"]),
+                        }
+                    elif "alias" in data:
+                        self.alias(str(data["alias"]), str(data["url"]))
+                    else:
+                        entry = Entry.from_json(data)
+                        # an append log repeats a URL: the last line wins
+                        entries.pop(entry.url, None)
+                        entries[entry.url] = entry
+                        if len(entries) >= _BATCH:
+                            self._import(entries)
+                            count += len(entries)
+                            entries.clear()
+                except (ValueError, KeyError, TypeError):
+                    # a line cut by a crash: everything before it still counts
+                    logger.warning("%s: skipping unreadable line %d", path, number + 1)
+        self._import(entries)
+        count += len(entries)
+        if count:
+            logger.info("Mirror: %d URLs imported from %s", count, path)
+        return info
 
-    def reserve(self, entry: Entry) -> Entry | None:
-        """Know ``entry`` (for links to it) before its file is written,
-        without recording it; returns the entry it replaces."""
-        old = self.entries.get(entry.url)
-        self._index(entry)
-        return old
+    def _import(self, entries: Mapping[str, Entry]) -> None:
+        for entry in entries.values():
+            self.put(entry)
 
-    def release(self, entry: Entry, old: Entry | None) -> None:
-        """Its file was not written after all: forget ``entry`` again."""
-        key = path_key(entry.path)
-        if self.owners.get(key) == entry.url:
-            del self.owners[key]
-        if old is not None:
-            self._index(old)
-        elif self.entries.pop(entry.url, None) is not None and self.on_index:
-            self.on_index(entry.url, None)
 
-    def put(self, entry: Entry) -> None:
-        self._index(entry)
-        self._append(entry.to_json())
+def split(path: str) -> Segments:
+    return tuple(path.split("/"))
 
-    def alias(self, url: str, target: str) -> None:
-        if url != target and self.aliases.get(url) != target:
-            self.aliases[url] = target
-            self._append({"alias": url, "url": target})
-            if self.on_alias is not None:
-                self.on_alias(url, target)
 
-    def start_run(self, run: int) -> None:
-        """Record that crawl ``run`` started (an interrupted one stays
-        unfinished, so resuming it can go on with the same run)."""
-        self.run, self.finished = run, False
-        self._append({"run": run, "finished": False})
-
-    def __iter__(self) -> Iterator[Entry]:
-        return iter(list(self.entries.values()))
-
-    def close(self, finished: bool = True) -> None:
-        """Compact: one line per URL, written atomically."""
-        self.finished = finished
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if not self.entries and not self.aliases:
-            return
-        lines = [json.dumps(self.header()) + "\n"]
-        lines += (
-            json.dumps(entry.to_json(), ensure_ascii=False) + "\n"
-            for entry in self.entries.values()
-        )
-        lines += (
-            json.dumps({"alias": url, "url": target}) + "\n"
-            for url, target in self.aliases.items()
-        )
-        lines.append(json.dumps({"run": self.run, "finished": self.finished}) + "\n")
-        write_atomic(self.path, "".join(lines))
+def spans_of(record: Mapping[str, Any]) -> tuple[int, array[int]] | None:
+    """The (CRC-32, packed spans) a pending record keeps, if any."""
+    encoded = record.get("spans")
+    if encoded is None:
+        return None
+    packed: array[int] = array("q")
+    packed.frombytes(base64.b64decode(encoded))
+    return int(record["crc"]), packed
 
 
 def find(entries: Mapping[str, T], aliases: Mapping[str, str], url: str) -> T | None:
@@ -223,6 +468,6 @@ def find(entries: Mapping[str, T], aliases: Mapping[str, str], url: str) -> T | 
     return entry
 
 
-def path_key(path: tuple[str, ...]) -> str:
+def path_key(path: Segments) -> str:
     """Names that differ only in case are one file on some file systems."""
     return "/".join(path).casefold()

@@ -4,11 +4,19 @@ This extension is the crawl-wide service the mirror pipeline
 (webspider.mirror.pipeline) and the update middleware
 (webspider.mirror.update) share: it owns the folder
 (webspider.mirror.safefs.SafeTree, which never writes outside it nor through
-a symlink), the state of what was stored (webspider.mirror.state,
-``<output>/mirror-state.jsonl``) and ``<output>/changes.jsonl``. It converts
-links as each page is written, fixes up at the start (a resumed crawl) and at
-the end of the crawl the links to files that were mirrored later, and
-reports URLs that are gone when a crawl finishes.
+a symlink), the state of what was stored (webspider.mirror.state: records in
+the crawl state, exported to ``<output>/mirror-state.jsonl`` when a crawl
+ends) and ``<output>/changes.jsonl``. It converts links as each page is
+written, fixes up at the end of the crawl the links to files that were
+mirrored later, and reports URLs that are gone when a crawl finishes.
+
+The mirror's records are committed with the crawl state's acknowledgements
+(a page's records before its acknowledgement), so after a kill the state
+knows every file of a page that will not be fetched again. The end-of-crawl
+work runs on ``crawl_state_closing``, while the state is open, committing as
+it goes; a kill during it leaves the crawl unfinished, and the same command
+finishes it. Without a crawl state (another SCHEDULER) the records are kept
+in memory and the work runs on ``spider_closed``.
 
 Settings: ``WEBSPIDER_MIRROR`` (folder, ``0`` = off), ``WEBSPIDER_MIRROR_*``;
 see docs/mirror.md. Stats: ``webspider/mirror/*``.
@@ -21,9 +29,8 @@ import json
 import logging
 import time
 import zlib
-from array import array
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -45,29 +52,35 @@ from webspider.mirror.links import (
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import Entry, MirrorState
+from webspider.mirror.state import Entry, MirrorState, TargetIndex, spans_of
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
-from webspider.page.scan import (
-    Span,
-    ascii_compatible,
-    pack_spans,
-    unpack_spans,
-)
+from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
+from webspider.records import MemoryRecordStore
+from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
+    from array import array
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from webspider.page.links import ParsedPage
+    from webspider.records import RecordStore
 
 logger = logging.getLogger(__name__)
 
 
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
+#: unchanged, and reported already by this run (a later round fetched it
+#: again, or a resumed crawl): no line in changes.jsonl
+SAME = "same"
 
-#: links whose place in written pages is remembered for the fix-up (24
-#: bytes each: 48 MB at most)
-SPAN_BUDGET = 2_000_000
+#: pages the fix-up goes through together (their links' files looked up in
+#: one batch), and between two commits of the crawl state
+FIX_UP_COMMIT = 256
 
 STATS_WRITTEN = "webspider/mirror/written_count"
 STATS_BYTES = "webspider/mirror/written_bytes_count"
@@ -85,38 +98,28 @@ class PageWriter(Protocol):
     """Another writer of the mirror's pages: one that read a page may hold
     it and write it itself, so its bytes need not cross again (the page
     worker, webspider.pageworker, attaches itself as one). It converts links
-    with a copy of the mirror's state, kept current through ``index`` and
-    ``alias``."""
+    with the snapshot of the mirror's state each store hands it, so it keeps
+    nothing per page."""
 
-    def start_mirror(
-        self,
-        root: str,
-        forbidden: list[Segments],
-        entries: list[tuple[str, Segments]],
-        aliases: dict[str, str],
-    ) -> bool:
-        """Write the mirror at ``root`` from now on, knowing where the state
-        has put each URL so far; whether it will."""
+    def start_mirror(self, root: str, forbidden: list[Segments]) -> bool:
+        """Write the mirror at ``root`` from now on; whether it will."""
 
     def holds(self, response: Response) -> bool:
         """Whether it holds ``response``'s page, and can store it."""
 
     async def store(
-        self, response: Response, entry: Entry, convert: bool
+        self,
+        response: Response,
+        entry: Entry,
+        targets: TargetIndex | None,
     ) -> tuple[Segments, Conversion | None] | None:
-        """Convert (when ``convert``) and write the page it holds for
-        ``response`` at ``entry.path``: the path written and the conversion,
-        or None (store it here). Raises UnsafePathError or OSError when the
-        write was refused."""
+        """Convert (with ``targets``, when given) and write the page it holds
+        for ``response`` at ``entry.path``: the path written and the
+        conversion, or None (store it here). Raises UnsafePathError or
+        OSError when the write was refused."""
 
     def forget(self, response: Response) -> None:
         """``response``'s page need not be kept any longer."""
-
-    def index(self, url: str, path: Segments | None) -> None:
-        """The state says ``url`` is now at ``path`` (None: nowhere)."""
-
-    def alias(self, url: str, target: str) -> None:
-        """The state says ``url`` is stored as ``target``'s file."""
 
 
 def kind_of(response: Response) -> str:
@@ -124,6 +127,20 @@ def kind_of(response: Response) -> str:
     if is_html(response):
         return HTML
     return CSS if media_type(response) in CSS_TYPES else ""
+
+
+def link_keys(page: ParsedPage | None, url: str) -> list[str]:
+    """The canonical URLs a page links to (and its own), the ones its
+    conversion looks up."""
+    keys = [url]
+    if page is not None:
+        keys += (canonical_url(link.url) for link in page.links)
+        keys += (
+            canonical_url(absolute.partition("#")[0])
+            for absolute in page.resolved.values()
+            if absolute
+        )
+    return keys
 
 
 class MirrorStore:
@@ -152,22 +169,22 @@ class MirrorStore:
         self.own_files = [Path(p) for p in own]
         self.tree: SafeTree | None = None
         self.state: MirrorState | None = None
+        #: the crawl state's records (crawl_state_opened), else memory
+        self.records: RecordStore | None = None
         self._changes: IO[str] | None = None
-        #: this crawl's run number (kept when a JOBDIR crawl is resumed)
+        #: this crawl's run number (kept when an interrupted crawl goes on)
         self.run = 0
-        self._reported: set[str] = set()
+        self._finished = False
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
-        #: URL → (CRC-32 of its file, where its pending links are in it), so
-        #: the fix-up of a page written by this process needs no scan; kept
-        #: for at most SPAN_BUDGET links in all (beyond, pages are scanned)
-        self._spans: dict[str, tuple[int, array[int]]] = {}
-        self._span_count = 0
         #: another writer of pages it read (see attach and store_in_worker)
         self.writer: PageWriter | None = None
         self._attached: PageWriter | None = None
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        connect = crawler.signals.connect
+        connect(self.state_opened, signal=crawl_state_opened)
+        connect(self.state_closing, signal=crawl_state_closing)
+        connect(self.spider_opened, signal=signals.spider_opened)
+        connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -191,43 +208,53 @@ class MirrorStore:
                 out.append(path.relative_to(root).parts)
         return out
 
+    def state_opened(self, records: RecordStore) -> None:
+        self.records = records
+
     def spider_opened(self) -> None:
         self.tree = SafeTree(self.root, self._forbidden())
-        self.state = state = MirrorState(self.state_path, str(self.root.resolve()))
+        records = self.records if self.records is not None else MemoryRecordStore()
+        self.state = state = MirrorState(records, str(self.root.resolve()))
         # A crawl that was interrupted goes on where it stopped (the scheduler
         # opened its crawl state, before this): the URLs it fetched before
         # count as seen by this crawl.
         stats = self.crawler.stats
         continued = bool(stats is not None and stats.get_value(STATS_STATE_RESUMED))
-        resumed = continued and not state.finished and state.run > 0
-        self.run = state.run if resumed else state.run + 1
-        state.start_run(self.run)
+        self.run, resumed = state.begin(self.state_path, continued)
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)
         mode = "a" if resumed else "w"
         self._changes = self.changes_path.open(mode, encoding="utf-8", buffering=1)
-        # An interrupted crawl left pages waiting for files mirrored later.
-        self.fix_up_pages()
         self._start_writer()
 
     def _start_writer(self) -> None:
         writer, state = self._attached, self.state
         if writer is None or state is None or self.writer is not None:
             return
-        if writer.start_mirror(
-            str(self.root),
-            self._forbidden(),
-            [(url, entry.path) for url, entry in state.entries.items()],
-            state.aliases,
-        ):
-            # the writer converts with a copy of the state: kept up to date
-            state.on_index, state.on_alias = writer.index, writer.alias
+        if writer.start_mirror(str(self.root), self._forbidden()):
             self.writer = writer
 
+    def state_closing(
+        self,
+        reason: str,
+        records: RecordStore,
+        commit: Callable[[], None] | None = None,
+    ) -> None:
+        """The crawl state closes: finish what the mirror keeps in it."""
+        self.finish(reason, commit)
+
     def spider_closed(self, reason: str) -> None:
-        if self.state is None:
+        self.finish(reason, None)  # done already when the crawl state closed
+        if self.tree is not None:
+            self.tree.close()
+
+    def finish(self, reason: str, commit: Callable[[], None] | None) -> None:
+        """The end of the crawl: the fix-up, what is gone, the export."""
+        state = self.state
+        if state is None or self._finished:
             return
+        self._finished = True
         started = time.monotonic()
-        fixed = self.fix_up_pages()
+        fixed = self.fix_up_pages(commit)
         if fixed:
             logger.info(
                 "Mirror: links fixed up in %d pages in %.2f s",
@@ -236,34 +263,51 @@ class MirrorStore:
             )
         finished = reason == "finished"
         if finished:
-            for entry in self.state:
+            gone = 0
+            for entry in state:
                 if not entry.gone and entry.run != self.run:
                     entry.gone = True
-                    self.state.put(entry)
+                    state.update(entry)
                     self.record_change(entry.url, GONE, entry.path)
+                    gone += 1
+                    if commit is not None and gone % FIX_UP_COMMIT == 0:
+                        commit()
+        state.end(finished)
+        try:
+            state.export(self.state_path)
+        except OSError as exc:
+            logger.error("Mirror: could not write %s: %s", self.state_path, exc)
+        if commit is not None:
+            commit()
         if self._changes is not None:
             self._changes.close()
-        self.state.close(finished)
-        if self.tree is not None:
-            self.tree.close()
+            self._changes = None
+
+    def unchanged(self, entry: Entry) -> None:
+        """``entry`` was found unchanged (a 304) by this crawl."""
+        again = entry.run == self.run and not entry.gone
+        self.seen(entry)
+        self.record_change(entry.url, UNCHANGED, entry.path, again=again)
 
     def seen(self, entry: Entry) -> None:
         """``entry`` was fetched by this crawl (so it is not gone)."""
         assert self.state is not None
         if entry.run != self.run or entry.gone:
             entry.run, entry.gone = self.run, False
-            self.state.put(entry)
+            self.state.update(entry)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key, count)
 
-    def record_change(self, url: str, change: str, path: Segments | None) -> None:
+    def record_change(
+        self, url: str, change: str, path: Segments | None, again: bool = False
+    ) -> None:
         """One line in changes.jsonl per URL and crawl: a URL fetched again
-        (a later round) and found the same is not reported twice."""
-        if url in self._reported and change == UNCHANGED:
+        (``again``: a later round, or a resumed crawl) and found the same is
+        not reported twice."""
+        if change == SAME or (again and change == UNCHANGED):
             return
-        self._reported.add(url)
         if self._changes is not None:
             line = {
                 "url": url,
@@ -278,7 +322,7 @@ class MirrorStore:
         """The stored copy of ``url`` if its file is still there."""
         if self.state is None or self.tree is None:
             return None
-        entry = self.state.entries.get(canonical_url(url))
+        entry = self.state.entry(canonical_url(url))
         if entry is None or not self.tree.exists(entry.path):
             return None
         return entry
@@ -312,7 +356,7 @@ class MirrorStore:
         modified = _header(response, b"Last-Modified") or entry.last_modified
         if (etag, modified) != (entry.etag, entry.last_modified):
             entry.etag, entry.last_modified = etag, modified
-            self.state.put(entry)
+            self.state.update(entry)
         self._inc(STATS_NOT_MODIFIED)
 
     # -- storing -----------------------------------------------------------------
@@ -335,7 +379,7 @@ class MirrorStore:
         assert self.state is not None and self.tree is not None
         url = canonical_url(response.url)
         kind = kind_of(response)
-        old = self.state.entries.get(url)
+        old = self.state.entry(url)
         headers: dict[str, str | None] = {
             "content_type": _header(response, b"Content-Type"),
             "etag": _header(response, b"ETag"),
@@ -346,9 +390,12 @@ class MirrorStore:
             if any(getattr(old, k) != v for k, v in headers.items()):
                 for k, v in headers.items():
                     setattr(old, k, v)
-                self.state.put(old)
+                self.state.update(old)
+            # fetched by this run already: a later round, or again after a
+            # kill (its change is reported)
+            again = old.run == self.run and not old.gone
             self.seen(old)
-            return old, UNCHANGED, False
+            return old, SAME if again else UNCHANGED, False
         if old is None or old.gone:
             change = NEW
         else:  # same bytes but the file went missing: written again, unchanged
@@ -368,22 +415,23 @@ class MirrorStore:
                 # "/" and "/index.html": the same bytes want the same name;
                 # one file serves both (links to either already open it)
                 entry.path, entry.converted = twin.path, twin.converted
-                entry.pending, entry.kept = twin.pending, twin.kept
                 entry.restore = twin.restore
                 self.state.put(entry)
+                self.state.add_twin(twin.url, url)
                 return entry, change, False
             path = self.claim(url, planned)
         entry.path = path
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
-        self._replacing[url] = self.state.reserve(entry)
+        self._replacing[url] = old
+        self.state.reserve(entry)
         return entry, change, True
 
     def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
         """Another URL already stored at ``path`` with the same bytes."""
         assert self.state is not None and self.tree is not None
         owner = self.state.owner(path)
-        twin = self.state.entries.get(owner) if owner and owner != url else None
+        twin = self.state.entry(owner) if owner and owner != url else None
         if twin is None or twin.hash != digest or not self.tree.exists(path):
             return None
         return twin
@@ -391,15 +439,26 @@ class MirrorStore:
     def needs_conversion(self, entry: Entry) -> bool:
         return self.convert and entry.kind != ""
 
+    def targets(self, response: Response, entry: Entry) -> TargetIndex | None:
+        """Where the files of the page's links are, for its conversion (None:
+        it is not converted). Read on the reactor thread, in a few batched
+        reads, so the conversion itself may run anywhere."""
+        if not self.needs_conversion(entry):
+            return None
+        assert self.state is not None
+        page = parsed_page(response, self.crawler.spider)
+        return self.state.targets(link_keys(page, entry.url))
+
     def store_file(
-        self, response: Response, entry: Entry
+        self, response: Response, entry: Entry, targets: TargetIndex | None
     ) -> tuple[Segments, Conversion | None]:
-        """Convert (when needed) and write the file of ``entry``. Touches no
-        shared state, so it may run in a thread; ``written`` records it."""
+        """Convert (with ``targets``, when given) and write the file of
+        ``entry``. Touches no shared state, so it may run in a thread;
+        ``written`` records it."""
         assert self.tree is not None
         body = response.body
         conversion = (
-            self.render(response, entry) if self.needs_conversion(entry) else None
+            self.render(response, entry, targets) if targets is not None else None
         )
         if conversion is None or conversion.data == body:
             return self.tree.write(entry.path, body), conversion
@@ -409,7 +468,7 @@ class MirrorStore:
         return used, conversion
 
     async def store_in_worker(
-        self, response: Response, entry: Entry
+        self, response: Response, entry: Entry, targets: TargetIndex | None
     ) -> tuple[Segments, Conversion | None] | None:
         """``store_file`` by the attached writer, when it holds the page (it
         read it): the page's bytes and scan need not cross again. None:
@@ -417,21 +476,22 @@ class MirrorStore:
         writer = self.writer
         if writer is None or not writer.holds(response):
             return None
-        return await writer.store(response, entry, self.needs_conversion(entry))
+        return await writer.store(response, entry, targets)
 
     def forget(self, response: Response) -> None:
         """The attached writer need not keep ``response``'s page any longer."""
         if self.writer is not None:
             self.writer.forget(response)
 
-    def render(self, response: Response, entry: Entry) -> Conversion:
-        """The converted bytes of a page or stylesheet (reads the state only)."""
-        assert self.state is not None
+    def render(
+        self, response: Response, entry: Entry, targets: TargetIndex
+    ) -> Conversion:
+        """The converted bytes of a page or stylesheet."""
         html = entry.kind == HTML
         page = parsed_page(response, self.crawler.spider) if html else None
         return convert(
             response.body,
-            self.state,
+            targets,
             entry.path,
             page_url=response.url,
             base_url=page.base_url if page is not None else response.url,
@@ -445,45 +505,23 @@ class MirrorStore:
     ) -> None:
         """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
-        self._replacing.pop(entry.url, None)
+        old = self._replacing.pop(entry.url, None)
         entry.path = used  # differs when the tree changed under us
+        spans: tuple[int, array[int]] | None = None
         if conversion is not None:
             entry.converted = conversion.count > 0
             entry.pending = sorted(conversion.pending)
             entry.kept = conversion.kept
             entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
-            self._remember_spans(entry.url, conversion)
-        self.state.put(entry)
+            if entry.pending or entry.kept:
+                spans = packed_spans(conversion)
+        self.state.put(entry, spans)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
-        self.record_change(entry.url, change, used)
-
-    def _remember_spans(self, url: str, conversion: Conversion) -> None:
-        old = self._spans.pop(url, None)
-        if old is not None:
-            self._span_count -= len(old[1]) // 3
-        if conversion.packed_spans is not None:  # packed by the page worker
-            crc, packed = conversion.packed_spans
-            count = len(packed) // 3
-        else:
-            count = len(conversion.spans)
-        if count and self._span_count + count <= SPAN_BUDGET:
-            if conversion.packed_spans is None:
-                crc, packed = zlib.crc32(conversion.data), pack_spans(conversion.spans)
-            self._spans[url] = (crc, packed)
-            self._span_count += count
-
-    def _remembered_spans(self, entry: Entry, body: bytes) -> list[Span] | None:
-        """The spans remembered for ``entry``'s file, if ``body`` is that file."""
-        remembered = self._spans.pop(entry.url, None)
-        if remembered is None:
-            return None
-        crc, packed = remembered
-        self._span_count -= len(packed) // 3
-        if zlib.crc32(body) != crc or not ascii_compatible(entry.encoding):
-            return None
-        return unpack_spans(body, packed, entry.encoding or "utf-8")
+        # written again after a kill, by the run that wrote it: reported then
+        again = old is not None and old.run == self.run and old.hash == entry.hash
+        self.record_change(entry.url, change, used, again=again)
 
     def alias(self, url: str, target: str) -> None:
         """``url`` redirected to (canonical) ``target``: links to it lead there."""
@@ -501,57 +539,118 @@ class MirrorStore:
         logger.warning("Mirror refused %s: %s", url, error)
 
     # -- the fix-up ----------------------------------------------------------------
-    def fix_up_pages(self) -> int:
+    def fix_up_pages(self, commit: Callable[[], None] | None = None) -> int:
         """Fix the links of stored pages that depend on what was mirrored
         after them: absolute links to files mirrored since become relative,
         relative links kept as written whose file did not turn up where
-        expected are pointed at it, or made absolute. Returns how many pages
-        were rewritten."""
+        expected are pointed at it, or made absolute. Streams over the
+        pending records, committing (``commit``) every FIX_UP_COMMIT pages,
+        so that a kill loses little and the same command finishes it.
+        Returns how many pages were rewritten."""
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
             return 0
+        waiting = state.pending.count()
+        if not waiting:
+            return 0
+        logger.info("Mirror: fixing up the links of up to %d pages", waiting)
         fixed = 0
-        #: file → the entry fixed up with it, for the other URLs of that file
-        done: dict[Segments, Entry] = {}
-        for entry in state:
-            twin = done.get(entry.path)
-            if twin is not None:
-                # "/" and "/index.html": one file, fixed once; both must know
-                # what its links stand for now (an update crawl reads it back)
-                entry.pending, entry.kept = twin.pending, twin.kept
-                entry.restore, entry.converted = twin.restore, twin.converted
-                state.put(entry)
-                continue
-            if not needs_fix_up(entry, state):
-                continue
-            body = tree.read(entry.path)
-            if body is None:
-                continue
-            fixed_page = fix_up(
-                body,
-                entry,
-                state,
-                encoding=entry.encoding,
-                html=entry.kind == HTML,
-                spans=self._remembered_spans(entry, body),
-            )
-            count = fixed_page.count
-            if count:
-                try:
-                    tree.write(entry.path, fixed_page.data)
-                except (OSError, UnsafePathError) as exc:
-                    self.refused(entry.url, exc)
-                    continue
-                entry.converted = True
-                fixed += 1
-                self._inc(STATS_CONVERTED, count)
-            entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
-            entry.restore = {**entry.restore, **fixed_page.restore}
-            self._remember_spans(entry.url, fixed_page)
-            state.put(entry)
-            done[entry.path] = entry
+        chunk: list[tuple[str, Any]] = []
+        for item in state.pending.items():
+            chunk.append(item)
+            if len(chunk) == FIX_UP_COMMIT:
+                fixed += self._fix_up_chunk(chunk)
+                chunk.clear()
+                if commit is not None:
+                    commit()
+        fixed += self._fix_up_chunk(chunk)
         self._inc(STATS_FIXED, fixed)
         return fixed
+
+    def _fix_up_chunk(self, chunk: list[tuple[str, Any]]) -> int:
+        """Fix up the pages of ``chunk`` (URL, pending record), looking up
+        their entries and their links' files together: how many were
+        rewritten."""
+        state = self.state
+        assert state is not None
+        if not chunk:
+            return 0
+        entries = state.index.get_many([url for url, _ in chunk])
+        keys = [
+            key
+            for _, record in chunk
+            for key in (*record.get("pending", ()), *record.get("kept", ()))
+        ]
+        targets = state.targets(keys)
+        fixed = 0
+        for (url, record), data in zip(chunk, entries, strict=True):
+            if data is None:  # its file was not recorded after all
+                state.pending.delete([url])
+                continue
+            fixed += self._fix_up_page(Entry.from_json(data, url), record, targets)
+        return fixed
+
+    def _fix_up_page(
+        self, entry: Entry, record: dict[str, Any], targets: TargetIndex
+    ) -> int:
+        """Fix up one page (``record``: its pending record); 1 if rewritten."""
+        state, tree = self.state, self.tree
+        assert state is not None and tree is not None
+        entry.pending = list(record.get("pending") or ())
+        entry.kept = dict(record.get("kept") or {})
+        if not needs_fix_up(entry, targets):
+            return 0
+        body = tree.read(entry.path)
+        if body is None:
+            return 0
+        spans = None
+        remembered = spans_of(record)
+        if remembered is not None and ascii_compatible(entry.encoding):
+            crc, packed = remembered
+            if zlib.crc32(body) == crc:
+                spans = unpack_spans(body, packed, entry.encoding or "utf-8")
+        fixed_page = fix_up(
+            body,
+            entry,
+            targets,
+            encoding=entry.encoding,
+            html=entry.kind == HTML,
+            spans=spans,
+        )
+        count = fixed_page.count
+        if count:
+            try:
+                tree.write(entry.path, fixed_page.data)
+            except (OSError, UnsafePathError) as exc:
+                self.refused(entry.url, exc)
+                return 0
+            entry.converted = True
+            self._inc(STATS_CONVERTED, count)
+            kept_spans = packed_spans(fixed_page)
+        else:
+            kept_spans = remembered
+        entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
+        entry.restore = {**entry.restore, **fixed_page.restore}
+        twins = [str(t) for t in record.get("twins") or ()]
+        state.update(entry)
+        state.put_pending(entry, kept_spans, twins)
+        for other in twins:
+            # "/" and "/index.html": one file, fixed once; both must know
+            # what its links stand for now (an update crawl reads it back)
+            twin = state.entry(other)
+            if twin is not None and twin.path == entry.path:
+                twin.restore, twin.converted = entry.restore, entry.converted
+                state.update(twin)
+        return 1 if count else 0
+
+
+def packed_spans(conversion: Conversion) -> tuple[int, array[int]] | None:
+    """(CRC-32 of the file, its packed spans) for the pending record."""
+    if conversion.packed_spans is not None:  # packed by the page worker
+        return conversion.packed_spans
+    if not conversion.spans:
+        return None
+    return zlib.crc32(conversion.data), pack_spans(conversion.spans)
 
 
 def _header(response: Response, name: bytes) -> str | None:

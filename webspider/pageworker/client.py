@@ -6,8 +6,9 @@ a second core: the crawl's own process is busy with Scrapy. The read-ahead
 middleware (webspider.pageworker.readahead) sends each page to it
 as its response arrives and waits for its links without blocking the crawl;
 the mirror (webspider.mirror.store) then asks the worker to store
-the page it still holds, and keeps the worker's copy of the mirror's state
-up to date.
+the page it still holds, handing it where the files of that page's links are
+(a snapshot read from the mirror's state for this page: the worker keeps
+nothing per page).
 
 Everything the worker does, the crawl can do itself, and does when the
 worker is off (``WEBSPIDER_PAGE_WORKER = False``), failed to start, died, is
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from webspider.mirror.state import Entry
+    from webspider.mirror.state import Entry, TargetIndex
 
 logger = logging.getLogger(__name__)
 
@@ -214,15 +215,8 @@ class PageWorker:
         if mirror is not None:
             mirror.attach(self)
 
-    def start_mirror(
-        self,
-        root: str,
-        forbidden: list[tuple[str, ...]],
-        entries: list[tuple[str, tuple[str, ...]]],
-        aliases: dict[str, str],
-    ) -> bool:
-        """Let the worker write the mirror at ``root``, knowing where the
-        mirror's state has put each URL so far; whether it will."""
+    def start_mirror(self, root: str, forbidden: list[tuple[str, ...]]) -> bool:
+        """Let the worker write the mirror at ``root``; whether it will."""
         if not self._start():
             return False
         keep_originals = MirrorOptions.of(self.crawler.settings).keep_originals
@@ -232,7 +226,6 @@ class PageWorker:
             "keep_originals": keep_originals,
         }
         self._send({"op": "init", "mirror": mirror})
-        self._send({"op": "snapshot", "entries": entries, "aliases": aliases})
         return True
 
     async def engine_stopped(self) -> None:
@@ -382,10 +375,11 @@ class PageWorker:
         return self.running and response in self._held
 
     async def store(
-        self, response: Response, entry: Entry, convert: bool
+        self, response: Response, entry: Entry, targets: TargetIndex | None
     ) -> tuple[Segments, Conversion | None] | None:
-        """Have the worker convert (when ``convert``) and write the page it
-        holds for ``response`` at ``entry.path`` (webspider.mirror.store's
+        """Have the worker convert (with ``targets``, where the files of the
+        page's links are, when given) and write the page it holds for
+        ``response`` at ``entry.path`` (webspider.mirror.store's
         PageWriter): the path written and the conversion, or None (store it
         here). The worker answers ``used``, the conversion's ``count``/
         ``pending``/``kept``/``restore`` and ``crc``, with the packed spans of
@@ -400,7 +394,7 @@ class PageWorker:
                 "key": entry.url,
                 "path": entry.path,
                 "kind": entry.kind,
-                "convert": convert,
+                "targets": None if targets is None else targets.to_json(),
             }
         )
         if reply is None or reply[0].get("missing"):
@@ -430,10 +424,3 @@ class PageWorker:
         ident = self._held.pop(response, None)
         if ident is not None:
             self._send({"op": "forget", "id": ident})
-
-    def index(self, url: str, path: tuple[str, ...] | None) -> None:
-        """The mirror's state says ``url`` is now at ``path`` (None: nowhere)."""
-        self._send({"op": "index", "url": url, "path": path})
-
-    def alias(self, url: str, target: str) -> None:
-        self._send({"op": "alias", "url": url, "target": target})

@@ -6,9 +6,9 @@ its mirror file (webspider.mirror.links, webspider.mirror.safefs) need
 nothing of Scrapy, so this process does them on a second core: the crawl
 sends it each page's bytes once, gets back the page's links (a few per page,
 where the scan records every link value with its place), and later tells it
-where the page goes in the mirror. The worker keeps the pages it read until
-then (the last few only), so the bytes cross once and the scan's spans never
-cross at all.
+where the page goes in the mirror and where the files of its links are. The
+worker keeps the pages it read until then (the last few only), so the bytes
+cross once and the scan's spans never cross at all.
 
 The crawl's side is webspider.pageworker.client. Messages are frames of
 a JSON header and raw bytes (struct ``>II``: their lengths) on the worker's
@@ -30,14 +30,14 @@ import struct
 import sys
 import zlib
 from collections import OrderedDict, deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
-from webspider.mirror.state import find
+from webspider.mirror.state import TargetIndex
 from webspider.page.links import (
     LINK_RULES,
     Link,
@@ -171,23 +171,6 @@ def rules_from_json(data: list[dict[str, Any]]) -> tuple[LinkRule, ...]:
 
 # -- the worker --------------------------------------------------------------------
 @dataclass
-class _Target:
-    path: tuple[str, ...]
-
-
-@dataclass
-class TargetIndex:
-    """Where the mirror has put each URL, as far as the crawl has said: what
-    conversion reads of webspider.mirror.state.MirrorState."""
-
-    entries: dict[str, _Target] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-
-    def get(self, url: str) -> _Target | None:
-        return find(self.entries, self.aliases, url)
-
-
-@dataclass
 class _Held:
     url: str
     body: bytes
@@ -202,7 +185,6 @@ class Worker:
         self.rules: tuple[LinkRule, ...] | None = None
         self.tree: SafeTree | None = None
         self.keep_originals = False
-        self.index = TargetIndex()
         #: the pages read and not yet stored, oldest first
         self.held: OrderedDict[int, _Held] = OrderedDict()
         self.held_bytes = 0
@@ -224,21 +206,6 @@ class Worker:
             return self.parse(header, body), b""
         if op == "store":
             return self.store(header)
-        if op == "index":
-            path = header.get("path")
-            if path is None:
-                self.index.entries.pop(header["url"], None)
-            else:
-                self.index.entries[header["url"]] = _Target(tuple(path))
-            return None
-        if op == "alias":
-            self.index.aliases[header["url"]] = header["target"]
-            return None
-        if op == "snapshot":
-            for url, path in header["entries"]:
-                self.index.entries[url] = _Target(tuple(path))
-            self.index.aliases.update(header["aliases"])
-            return None
         if op == "forget":
             self.forget(header["id"])
             return None
@@ -291,11 +258,12 @@ class Worker:
         path = tuple(header["path"])
         body = held.body
         conversion = None
-        if header.get("convert"):
+        targets = header.get("targets")
+        if targets is not None:
             html = header.get("kind") != CSS
             conversion = convert(
                 body,
-                self.index,
+                TargetIndex.from_json(targets),
                 path,
                 page_url=held.url,
                 base_url=held.page.base_url if html else held.url,
@@ -314,8 +282,6 @@ class Worker:
             return {"id": ident, "refused": str(exc), "unsafe": True}, b""
         except OSError as exc:
             return {"id": ident, "refused": str(exc), "unsafe": False}, b""
-        # later pages link to this one where it is now
-        self.index.entries[header["key"]] = _Target(used)
         reply: dict[str, Any] = {"id": ident, "used": used}
         packed = b""
         if conversion is not None:

@@ -1,0 +1,171 @@
+"""Kill a mirroring crawl at any moment, run the same command again: the same
+mirror as an uninterrupted crawl's, every file byte for byte.
+
+``scrapy crawl`` subprocesses (mirror on, the page worker on) against a
+generated site whose pages link each other in every way the mirror
+converts: root-relative links to pages without an extension (their files get
+``.html``, so the links are re-pointed by the fix-up), absolute links to
+pages mirrored later (left absolute, fixed up at the end), a stylesheet with
+an image, a redirect and broken links. Killed with SIGKILL while pages are
+being written, and during the end-of-crawl fix-up; then run again until a
+run finishes. The mirror is compared with the one an uninterrupted crawl
+made of the same server.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from typing import TYPE_CHECKING
+
+from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.server import Page
+from tests.support.site import Node, Site
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.server import TestServer
+
+STATE = ".webspider-state.sqlite3"
+
+
+def site(server: TestServer, pages: int, delay: float = 0.005) -> Site:
+    """``pages`` pages: a binary tree by root-relative links, each page also
+    linking two others absolutely (most of them not mirrored yet when it is
+    written), a broken link and, every tenth, a redirect (to a page linked
+    from nowhere else: which way a page is first reached depends on timing)."""
+    out = Site()
+    for i in range(pages):
+        path = "/" if i == 0 else f"/p/{i}"
+        links = [f"/p/{c}" for c in (2 * i + 1, 2 * i + 2) if c < pages]
+        links += [server.url(f"/p/{(i * k) % pages or 1}") for k in (7, 13)]
+        links.append(f"/missing/{i % 5}")
+        if i % 10 == 0:
+            links.append("/redirect/301?to=/r")
+        out[path] = Node(links, requisites=["/style.css"], delay=delay)
+    out["/r"] = Node(["/"])
+    out["/style.css"] = Node(requisites=["/img.png"], content_type="text/css")
+    out.serve(server)
+    server.add("/img.png", Page(b"\x89PNG image", content_type="image/png"))
+    return out
+
+
+def start(server: TestServer, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        scrapy_command(
+            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+            *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
+            *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
+        ),
+        cwd=ROOT,
+        env=scrapy_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def finish(server: TestServer, out: Path) -> str:
+    crawl = start(server, out)
+    log = crawl.communicate(timeout=180)[0]
+    assert crawl.returncode == 0, log
+    assert "Spider closed (finished)" in log, log
+    return log
+
+
+def kill(crawl: subprocess.Popen[str]) -> str:
+    crawl.send_signal(signal.SIGKILL)
+    return crawl.communicate()[0]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def assert_same_mirror(out: Path, reference: Path) -> None:
+    got, expected = files(out / "mirror"), files(reference / "mirror")
+    assert sorted(got) == sorted(expected)
+    differ = [path for path in expected if got[path] != expected[path]]
+    assert not differ, [diff(got[p], expected[p]) for p in differ[:2]]
+    # what an update crawl will read: the same index, the same fix-ups left
+    assert export(out) == export(reference)
+
+
+def diff(got: bytes, expected: bytes) -> tuple[bytes, bytes]:
+    pairs = zip(got, expected, strict=False)
+    at = next(
+        (i for i, (a, b) in enumerate(pairs) if a != b), min(map(len, (got, expected)))
+    )
+    return got[at - 80 : at + 80], expected[at - 80 : at + 80]
+
+
+#: what the export says of a URL whatever order its pages were written in
+#: (``restore``, ``pending`` and ``kept`` tell that history)
+SETTLED = ("url", "path", "hash", "size", "kind", "content_type", "gone", "alias")
+
+
+def export(out: Path) -> list[dict[str, object]]:
+    with (out / "mirror-state.jsonl").open() as fh:
+        lines = [json.loads(line) for line in fh][1:]  # not the header (its root)
+    return [{k: line[k] for k in SETTLED if k in line} for line in lines]
+
+
+def test_kill_9_while_pages_are_written_then_resume(tmp_path, server):
+    pages = site(server, 300)
+    reference = tmp_path / "reference"
+    finish(server, reference)
+    once = len(server.requested_pages())  # what one whole crawl fetches
+    assert once >= len(pages)
+    out = tmp_path / "out"
+    # early (the first pages and the stylesheet), mid-crawl, late; what the
+    # server served in all, a resumed crawl fetching only what is left
+    for served in (8, 150, 270):
+        crawl = start(server, out)
+        deadline = time.monotonic() + 90
+        while len(server.requested_pages()) < once + served:
+            assert crawl.poll() is None, crawl.communicate()[0]
+            assert time.monotonic() < deadline, "the crawl did not get that far"
+            time.sleep(0.01)  # polling another process's progress
+        kill(crawl)
+        assert (out / STATE).exists()
+    finish(server, out)
+    assert_same_mirror(out, reference)
+
+
+def test_kill_9_during_the_fix_up_then_resume(tmp_path, server):
+    site(server, 800, delay=0)  # a fix-up long enough to be killed in
+    reference = tmp_path / "reference"
+    finish(server, reference)
+    out = tmp_path / "out"
+    crawl = start(server, out)
+    assert crawl.stdout is not None
+    log = []
+    for line in crawl.stdout:
+        log.append(line)
+        if "Mirror: fixing up the links" in line:
+            break
+    else:
+        raise AssertionError("no fix-up: " + "".join(log))
+    # the fix-up goes through the pages in URL order: the start page first;
+    # once its file is fixed, the fix-up is under way
+    first = out / "mirror" / f"{server.name}_{server.port}" / "index.html"
+    before = first.read_bytes()
+    deadline = time.monotonic() + 30
+    while first.read_bytes() == before:
+        assert crawl.poll() is None, "".join(log) + crawl.communicate()[0]
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    log.append(kill(crawl))
+    assert "Mirror: links fixed up in" not in "".join(log)  # killed before its end
+    assert not (out / "mirror-state.jsonl").exists()
+    again = finish(server, out)
+    # the same command finished the fix-up where it stopped
+    assert "Mirror: links fixed up in" in again, again
+    assert_same_mirror(out, reference)
