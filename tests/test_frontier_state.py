@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.redis_server import redis_server, redis_url  # noqa: F401
 from webspider.frontier.redisstate import RedisState
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import Counts, CrawlState, StoredRequest

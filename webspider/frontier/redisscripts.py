@@ -50,7 +50,8 @@ local function enc(key, origin)
 end
 -- seen?, and where the key's record goes: bucket, field, collided
 local function seen(fp, key, origin)
-  local bucket = P .. 's:' .. string.format('%02x%02x', string.byte(fp, 1), string.byte(fp, 2))
+  local b1, b2 = string.byte(fp, 1, 2)
+  local bucket = P .. 's:' .. string.format('%02x%02x', b1, b2)
   local field = string.sub(fp, 3)
   local v = redis.call('HGET', bucket, field)
   if not v then return false, bucket, field, false end
@@ -250,7 +251,8 @@ local ended = 0
 if mode == 'x' or mode == 'A' then
   local ids
   if mode == 'x' then
-    ids = redis.call('ZRANGEBYSCORE', P .. 'L', '-inf', '(' .. ARGV[4], 'LIMIT', 0, 10000)
+    local before = '(' .. ARGV[4]
+    ids = redis.call('ZRANGEBYSCORE', P .. 'L', '-inf', before, 'LIMIT', 0, 10000)
   else
     ids = redis.call('ZRANGE', P .. 'L', 0, -1)
   end

@@ -39,6 +39,7 @@ it a restarted Redis is empty, and the workers stop with one line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -445,7 +446,7 @@ class RedisState:
             if not ids:
                 return
             raws = self._call(self.redis.hmget, self._key("r"), ids)
-            for rid, raw in zip(ids, raws, strict=True):
+            for raw in raws:
                 request = self._deferred(raw) if raw else None
                 if request is not None:
                     yield request
@@ -518,8 +519,6 @@ class RedisState:
     def close(self) -> None:
         """Put back the leases this worker holds, and disconnect."""
         if self._held:
-            try:
+            with contextlib.suppress(StateError):
                 self.release(list(self._held))
-            except StateError:
-                pass
         self.redis.close()
