@@ -17,7 +17,8 @@ import redis
 
 from tests.support.redis_server import RedisServer
 from webspider.frontier import redisstate
-from webspider.frontier.redisstate import RedisState, crawl_prefix, mask_url
+from webspider.frontier.options import mask_password as mask_url
+from webspider.frontier.redisstate import RedisState, crawl_prefix
 from webspider.frontier.state import Counts, StateError, StoredRequest
 
 

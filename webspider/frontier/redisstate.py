@@ -45,14 +45,16 @@ import logging
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis
 
 from webspider.frontier.fingerprints import fingerprint
+from webspider.frontier.options import mask_password
 from webspider.frontier.redisscripts import ADD, END, LEASE, NEXT_ROUND
 from webspider.frontier.state import (
     FORMAT_VERSION,
+    META_FINISHED,
     META_FORMAT,
     Counts,
     Lease,
@@ -73,20 +75,6 @@ _PENDING_TTL = 0.2
 _TRANSIENT = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
 #: bad entries logged one by one before the rest are only counted
 _BAD_LOGGED = 10
-URL_SCHEMES = ("redis", "rediss", "unix")
-
-
-def mask_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-    except ValueError:
-        return "<a Redis URL that cannot be read>"
 
 
 def crawl_prefix(name: str) -> str:
@@ -123,7 +111,11 @@ class RedisState:
         commit_acks: int = 32,
         client: redis.Redis | None = None,
     ) -> None:
-        self.where = f"{mask_url(url)} (crawl {name})"
+        self.where = f"{mask_password(url)} (crawl {name})"
+        try:
+            self._password = urlsplit(url).password or ""
+        except ValueError:
+            self._password = ""
         self.prefix = crawl_prefix(name)
         self.worker = worker
         #: ties this process's leases to it (a restarted worker is another)
@@ -135,7 +127,7 @@ class RedisState:
                 url, socket_connect_timeout=5, socket_timeout=60
             )
         except ValueError as exc:
-            raise StateError(f"{mask_url(url)}: not a Redis URL ({exc})") from None
+            raise StateError(f"{mask_password(url)}: not a Redis URL ({exc})") from None
         self._add = self.redis.register_script(ADD)
         self._lease = self.redis.register_script(LEASE)
         self._end = self.redis.register_script(END)
@@ -173,6 +165,13 @@ class RedisState:
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
+            except redis.RedisError as exc:  # refused: a password, a command, …
+                message = str(exc)
+                if self._password:
+                    message = message.replace(self._password, "***")
+                raise StateError(
+                    f"{self.where}: {type(exc).__name__}: {message}"
+                ) from None
             if self._down_since is not None:
                 away = time.monotonic() - self._down_since
                 self._down_since = None
@@ -191,15 +190,16 @@ class RedisState:
         self._round = int(self._call(self.redis.hget, self._key("meta"), "round") or 0)
 
     def _check_format(self) -> None:
-        version = self.redis.hget(self._key("meta"), META_FORMAT)
-        if version is None:
+        raw = self.redis.hget(self._key("meta"), META_FORMAT)
+        if raw is None:
             raise StateError(
                 f"{self.where}: the crawl state is gone (Redis restarted without "
                 "persistence, or the keys were deleted)"
             )
-        if version.decode() != str(FORMAT_VERSION):
+        version = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if version != str(FORMAT_VERSION):
             raise StateError(
-                f"{self.where}: crawl state of format {version.decode()}, this "
+                f"{self.where}: crawl state of format {version}, this "
                 f"webspider reads format {FORMAT_VERSION}"
             )
 
@@ -260,7 +260,7 @@ class RedisState:
         origin = self._origin_names.get(oid)
         if origin is None:
             raw = self._call(self.redis.hget, self._key("oname"), oid)
-            origin = raw.decode() if raw is not None else "\0"
+            origin = bytes(raw).decode() if raw is not None else "\0"
             self._origin_names[oid] = origin
         return origin + rest.decode("utf-8", "surrogatepass")
 
@@ -489,6 +489,11 @@ class RedisState:
         return Counts(queued=queued, leased=leased, done=done, deferred=deferred)
 
     # -- metadata and outputs --------------------------------------------------------
+    def take_finished(self) -> bool:
+        """Whether the crawl had finished, clearing the mark: True for one
+        worker only (the one that starts the next crawl)."""
+        return bool(self._call(self.redis.hdel, self._key("meta"), META_FINISHED))
+
     def get_meta(self, name: str) -> str | None:
         raw = self._call(self.redis.hget, self._key("meta"), name)
         return None if raw is None else str(raw.decode())
