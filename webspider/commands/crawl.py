@@ -156,6 +156,8 @@ class Command(ScrapyCrawlCommand):
                 self.settings.set(
                     "WEBSPIDER_OUTPUT", str(folder), priority=ARGUMENT_PRIORITY
                 )
+                if "output" in opts.spargs:  # applied again when the crawl starts
+                    opts.spargs["output"] = str(folder)
         except (ConfigError, OSError) as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
