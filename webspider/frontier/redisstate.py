@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from webspider.frontier.fingerprints import fingerprint
 from webspider.frontier.options import mask_password
@@ -123,8 +125,13 @@ class RedisState:
         self.commit_interval = commit_interval
         self.commit_acks = commit_acks
         try:
+            # no retries inside redis-py: _call retries, logs, and knows
+            # which calls are safe to run again
             self.redis = client or redis.Redis.from_url(
-                url, socket_connect_timeout=5, socket_timeout=60
+                url,
+                socket_connect_timeout=5,
+                socket_timeout=60,
+                retry=Retry(NoBackoff(), 0),
             )
         except ValueError as exc:
             raise StateError(f"{mask_password(url)}: not a Redis URL ({exc})") from None
@@ -233,11 +240,16 @@ class RedisState:
             answers[i] = keys[i] in confirmed
         if not asked:
             return answers
-        pipe = self.redis.pipeline(transaction=False)
-        for i in asked:
-            bucket, field = _bucket(_fp_bytes(keys[i]))
-            pipe.hget(self._key(bucket), field)
-        values = self._call(pipe.execute)
+        where = [_bucket(_fp_bytes(keys[i])) for i in asked]
+
+        def lookup() -> list[bytes | None]:
+            # a pipeline forgets its commands when it fails: built per attempt
+            pipe = self.redis.pipeline(transaction=False)
+            for bucket, field in where:
+                pipe.hget(self._key(bucket), field)
+            return pipe.execute()
+
+        values = self._call(lookup)
         collided = []
         for i, value in zip(asked, values, strict=True):
             if value is None:
@@ -416,10 +428,14 @@ class RedisState:
         bring new links). Only a "yes" is cached, and briefly."""
         if time.monotonic() < self._pending_until:
             return True
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zcard(self._key("o"))
-        pipe.zcard(self._key("L"))
-        origins, leases = self._call(pipe.execute)
+
+        def sizes() -> list[int]:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zcard(self._key("o"))
+            pipe.zcard(self._key("L"))
+            return pipe.execute()
+
+        origins, leases = self._call(sizes)
         if origins or leases:
             self._pending_until = time.monotonic() + _PENDING_TTL
             return True
