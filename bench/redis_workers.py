@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- figures printed on one line each
 """Many workers, one crawl: the Redis crawl state measured.
 
     python bench/redis_workers.py seen [--urls 1000000]
