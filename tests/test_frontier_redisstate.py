@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests.support.redis_server import RedisServer
-from webspider.frontier import redisstate
+from webspider.frontier import redisrecords, redisstate
 from webspider.frontier.options import mask_password as mask_url
 from webspider.frontier.redisstate import RedisState, crawl_prefix
 from webspider.frontier.state import Counts, StateError, StoredRequest
@@ -142,6 +142,60 @@ def test_a_pickled_entry_is_dropped_never_unpickled(redis_url, tmp_path, caplog)
     # the crawl goes on: nothing left queued or leased by the junk
     state.ack([lease.ticket for lease in leases])
     assert not state.pending()
+
+
+def test_a_pickled_record_is_ignored_never_unpickled(redis_url, tmp_path, caplog):
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    payload = pickle.dumps(Exploit())
+    state = RedisState(redis_url, "c")
+    index = state.records("mirror.index")
+    index.put_many([("http://a.test/a", "a.html"), ("http://a.test/c", "c.html")])
+    r = redis.Redis.from_url(redis_url)
+    p = crawl_prefix("c")
+    r.hset(p + "R:mirror.index:v", "http://a.test/b", payload)
+    r.zadd(p + "R:mirror.index:k", {"http://a.test/b": 0})
+    with caplog.at_level(logging.WARNING, logger=redisrecords.__name__):
+        assert index.get("http://a.test/b") is None
+        assert index.get_many(["http://a.test/b", "http://a.test/c"]) == [
+            None,
+            "c.html",
+        ]
+        assert list(index.items()) == [
+            ("http://a.test/a", "a.html"),
+            ("http://a.test/c", "c.html"),
+        ]
+    assert not marker.exists()
+    lines = [m for m in caplog.messages if "not JSON" in m]
+    assert len(lines) == 3 and all("http://a.test/b" in m for m in lines)
+
+
+def test_workers_share_records_and_put_new_is_taken_once(redis_url):
+    one, two = RedisState(redis_url, "c", worker="1"), RedisState(redis_url, "c")
+    results = []
+
+    def claim(state: RedisState, who: str) -> None:
+        for i in range(200):
+            results.append((i, who, state.records("dupes").put_new(f"h{i}", who)))
+            state.records("n").incr("pages")
+
+    threads = [
+        threading.Thread(target=claim, args=(one, "1")),
+        threading.Thread(target=claim, args=(two, "2")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = {(i, who) for i, who, put in results if put}
+    assert len(won) == 200  # each hash taken by exactly one worker
+    assert all(one.records("dupes").get(f"h{i}") == w for i, w in won)
+    assert two.records("n").get("pages") == 400
+    assert one.records("dupes").count("h1") == 111  # h1, h10-h19, h100-h199
 
 
 def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):

@@ -99,8 +99,10 @@ CHILD = textwrap.dedent(
     leases = s.lease(10, deadline=1e12)
     s.ack([x.ticket for x in leases[:5]])
     s.set_offset("pages.jsonl", 500)
+    s.records("mirror.index").put("http://a.test/c0", {"path": "c0.html"})
     s.commit()
     s.add([req(f"u{i}") for i in range(100)])   # never committed
+    s.records("mirror.index").put("http://a.test/u0", {"path": "u0.html"})
     s.ack([x.ticket for x in leases[5:]])
     print("ready", flush=True)
     time.sleep(60)
@@ -134,6 +136,9 @@ def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
         assert "http://a.test/c99" in state
         assert "http://a.test/u0" not in state
         assert state.get_offset("pages.jsonl") == 500
+        index = state.records("mirror.index")
+        assert index.get("http://a.test/c0") == {"path": "c0.html"}
+        assert index.get("http://a.test/u0") is None
     finally:
         state.close()
 

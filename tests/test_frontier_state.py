@@ -242,3 +242,93 @@ def test_resume_keeps_everything_committed_and_returns_leases(opener):
         assert all(k in state for k in ["http://a.test/a0", "http://a.test/far"])
     finally:
         state.close()
+
+
+# -- records (webspider.records) ------------------------------------------------------
+
+
+def test_records_put_get_and_absent(state):
+    index = state.records("mirror.index")
+    index.put("http://a.test/", {"path": "index.html", "size": 3})
+    assert index.get("http://a.test/") == {"path": "index.html", "size": 3}
+    assert index.get("http://a.test/b") is None
+    index.put("http://a.test/", {"path": "other.html"})  # replaced
+    assert index.get_many(["http://a.test/b", "http://a.test/"]) == [
+        None,
+        {"path": "other.html"},
+    ]
+
+
+def test_records_namespaces_are_apart(state):
+    state.records("one").put("k", 1)
+    state.records("two").put("k", 2)
+    assert state.records("one").get("k") == 1
+    assert state.records("two").get("k") == 2
+    state.records("one").clear()
+    assert state.records("one").get("k") is None
+    assert state.records("two").get("k") == 2
+
+
+def test_records_put_new_and_incr(state):
+    dupes = state.records("reports.duplicates")
+    assert dupes.put_new("hash1", "http://a.test/a") is True
+    assert dupes.put_new("hash1", "http://a.test/b") is False
+    assert dupes.get("hash1") == "http://a.test/a"
+    counters = state.records("bounds.traps")
+    assert counters.incr("a.test") == 1
+    assert counters.incr("a.test", 5) == 6
+    assert counters.get("a.test") == 6
+
+
+def test_records_items_by_prefix_in_key_order(state):
+    broken = state.records("reports.broken")
+    broken.put_many(
+        [
+            ("http://a.test/x\nhttp://a.test/p2", 2),
+            ("http://a.test/x\nhttp://a.test/p1", 1),
+            ("http://a.test/xy\nhttp://a.test/p3", 3),
+            ("http://a.test/w\nhttp://a.test/p0", 0),
+        ]
+    )
+    assert list(broken.items("http://a.test/x\n")) == [
+        ("http://a.test/x\nhttp://a.test/p1", 1),
+        ("http://a.test/x\nhttp://a.test/p2", 2),
+    ]
+    assert broken.count("http://a.test/x") == 3
+    assert broken.count() == 4
+    assert [k for k, _ in broken.items()] == sorted(k for k, _ in broken.items())
+    broken.delete(["http://a.test/w\nhttp://a.test/p0"])
+    assert broken.count() == 3
+
+
+def test_records_stream_many_and_allow_writes_while_iterating(state):
+    many = state.records("many")
+    many.put_many((f"k{i:05d}", i) for i in range(2000))
+    seen = []
+    for key, value in many.items("k"):
+        seen.append(value)
+        many.put(key, value + 1)  # rewriting what was read
+        many.put("z" + key, 0)  # and adding after the end
+    assert seen == list(range(2000))
+    assert many.count("k") == 2000
+    assert many.get("k01999") == 2000
+
+
+def test_records_keep_unicode_and_plain_data(state):
+    r = state.records("r")
+    value = {"list": [1, "é", None, True], "nested": {"a": 1.5}}
+    r.put("http://ü.test/ä?q=ß", value)
+    assert r.get("http://ü.test/ä?q=ß") == value
+
+
+def test_records_survive_a_resume(opener):
+    state = opener()
+    state.records("r").put("kept", [1, 2])
+    state.records("r").incr("n", 3)
+    state.close()
+    again = opener()
+    try:
+        assert again.records("r").get("kept") == [1, 2]
+        assert again.records("r").incr("n") == 4
+    finally:
+        again.close()

@@ -54,3 +54,17 @@ crawl_delay_found = object()
 #: ``can_fetch``, ``crawl_delay`` and ``sitemaps`` as protego's parser has
 #: them); the sitemap seeder listens.
 robots_rules_found = object()
+
+#: The crawl state was opened (by the frontier's scheduler, before Scrapy's
+#: ``spider_opened``). Sent with ``records``: a webspider.records.RecordStore
+#: — where a feature keeps its per-URL data (``records.records(name)``), in
+#: the same transactions as the queue's. Not sent when another SCHEDULER
+#: runs the crawl: features then keep their records in memory.
+crawl_state_opened = object()
+
+#: The crawl state is about to be committed and closed, at the end of a crawl
+#: (after the downloads and the scraper closed, before Scrapy's
+#: ``spider_closed``, when the state is already closed). Sent with ``reason``
+#: (the close reason) and ``records``; a feature finishes what it keeps in
+#: the state here, synchronously.
+crawl_state_closing = object()

@@ -26,6 +26,7 @@ Layout under the prefix (``n`` counters, ``meta`` names → values)::
     d           zset   deferred ids, oldest first
     dk          hash   deferred key → id
     oid, oname  hash   origin ↔ small integer
+    R:<name>:v, R:<name>:k   records (webspider.frontier.redisrecords)
 """
 
 from __future__ import annotations

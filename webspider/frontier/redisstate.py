@@ -34,7 +34,11 @@ on the round, and a lease whose reply was lost comes back at its deadline.
 With Redis persistence on (appendonly) nothing committed is lost; without
 it a restarted Redis is empty, and the workers stop with one line.
 
-``commit`` has nothing to do: each call is applied when it returns.
+``commit`` has nothing to do: each call is applied when it returns. So are
+the records (webspider.frontier.redisrecords): a worker killed before its
+acks reached Redis leaves the records of those pages written, and the
+worker that fetches them again writes them again; record writers are kept
+idempotent for that.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from redis.retry import Retry
 
 from webspider.frontier.fingerprints import fingerprint
 from webspider.frontier.options import mask_password
+from webspider.frontier.redisrecords import RedisRecords
 from webspider.frontier.redisscripts import ADD, END, LEASE, NEXT_ROUND
 from webspider.frontier.state import (
     FORMAT_VERSION,
@@ -143,6 +148,7 @@ class RedisState:
         self._origin_names: dict[bytes, str] = {}
         self._confirmed: set[str] = set()
         self._held: set[int] = set()
+        self._records: dict[str, RedisRecords] = {}
         self._round = 0
         self._pending_until = 0.0
         self._acks = 0
@@ -523,6 +529,16 @@ class RedisState:
 
     def set_offset(self, output: str, offset: int) -> None:
         self.set_meta(f"offset:{self.worker}:{output}", str(offset))
+
+    # -- records (webspider.records) ---------------------------------------------------
+    def records(self, name: str) -> RedisRecords:
+        """The namespace of records ``name`` (webspider.frontier.redisrecords):
+        written when the call returns, shared by every worker."""
+        found = self._records.get(name)
+        if found is None:
+            found = RedisRecords(self.redis, self._call, self.prefix, name)
+            self._records[name] = found
+        return found
 
     # -- durability --------------------------------------------------------------------
     def commit(self) -> None:

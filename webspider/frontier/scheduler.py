@@ -89,6 +89,7 @@ from webspider.keys import (
     STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
 )
+from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -212,6 +213,7 @@ class StateScheduler(BaseScheduler):
             )
         if hasattr(spider, "seen_urls"):
             spider.seen_urls = state
+        self.crawler.signals.send_catch_log(signal=crawl_state_opened, records=state)
         counts = state.counts()
         # seen by the earlier part of a resumed crawl (HEAD checks included)
         self.stats.set_value(STATS_URLS_SEEN, len(state))
@@ -233,6 +235,10 @@ class StateScheduler(BaseScheduler):
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
         self._heartbeat = None
+        # the features finish what they keep in the state while it is open
+        self.crawler.signals.send_catch_log(
+            signal=crawl_state_closing, reason=reason, records=state
+        )
         self._release_all()
         left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)

@@ -17,6 +17,7 @@ Layout (``FORMAT_VERSION`` 1)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     collision(id INTEGER PRIMARY KEY, fp INTEGER)   -- rows not under their fingerprint
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
+    namespace, record        -- records (webspider.frontier.sqliterecords)
 
 Exact: a row is found by its fingerprint, and its key compared; when two keys
 share a fingerprint, the second is stored under the next free id (linear
@@ -56,6 +57,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webspider.frontier.fingerprints import FingerprintTable, fingerprint
+from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
+from webspider.frontier.sqliterecords import SQLiteRecords
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FORMAT,
@@ -183,6 +186,7 @@ class SQLiteState:
         db = sqlite3.connect(str(tmp))
         try:
             db.executescript(_SCHEMA)
+            db.executescript(RECORDS_SCHEMA)
             db.execute(
                 "INSERT INTO meta (name, value) VALUES (?, ?)",
                 (META_FORMAT, str(FORMAT_VERSION)),
@@ -214,6 +218,9 @@ class SQLiteState:
                 f"{self.path}: crawl state of format {version}, this webspider "
                 f"reads format {FORMAT_VERSION}"
             )
+        if "record" not in tables:  # a state written before records existed
+            db.executescript(RECORDS_SCHEMA)
+        self._records: dict[str, SQLiteRecords] = {}
         self._origin_ids: dict[str, int] = {}
         self._origin_names: dict[int, str] = {}
         for oid, name in db.execute("SELECT id, name FROM origin"):
@@ -646,6 +653,15 @@ class SQLiteState:
             done=self._counts[DONE],
             deferred=self._counts[DEFERRED],
         )
+
+    # -- records (webspider.records) ---------------------------------------------------
+    def records(self, name: str) -> SQLiteRecords:
+        """The namespace of records ``name``, written in this state's
+        transaction."""
+        found = self._records.get(name)
+        if found is None:
+            found = self._records[name] = SQLiteRecords(self._db, name)
+        return found
 
     # -- metadata and outputs --------------------------------------------------------
     def get_meta(self, name: str) -> str | None:

@@ -29,11 +29,14 @@ machine (the Redis implementation of the distributed crawl) or a later
 version. Requests that cannot be written as data (a custom callback, meta
 the crawl does not know) are the scheduler's business, not the store's.
 
+- records (webspider.records): namespaces of keyed JSON values that
+  features keep per URL or per origin (the mirror's URL→file index and
+  pending fix-ups, the broken-link and duplicate ledgers, robots.txt rules),
+  written in the same transaction as the rest.
+
 Implementations: webspider.frontier.sqlite.SQLiteState (embedded, the
 default). tests/test_frontier_state.py is the contract every implementation
-passes (its ``state`` fixture is parametrised over them). Later tables
-(the mirror's URL→file index, the broken-link and duplicate ledgers,
-robots.txt rules) are new namespaces beside these, not changes to them.
+passes (its ``state`` fixture is parametrised over them).
 
 Pure: standard library only.
 """
@@ -46,6 +49,8 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+    from webspider.records import Records
 
 #: bumped when the stored layout changes; a state of another version is refused
 FORMAT_VERSION = 1
@@ -227,6 +232,12 @@ class CrawlState(Protocol):
         ...
 
     def counts(self) -> Counts: ...
+
+    # -- records ---------------------------------------------------------------------
+    def records(self, name: str) -> Records:
+        """The namespace of records ``name`` (webspider.records), created on
+        first use, written in this state's transaction."""
+        ...
 
     # -- metadata and outputs ---------------------------------------------------
     def get_meta(self, name: str) -> str | None: ...

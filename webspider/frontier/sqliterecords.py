@@ -1,0 +1,165 @@
+"""Records (webspider.records) in the embedded crawl state's SQLite file.
+
+Layout, beside the tables of webspider.frontier.sqlite::
+
+    namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
+    record(ns INTEGER, key TEXT, value TEXT,  -- value: JSON
+           PRIMARY KEY (ns, key)) WITHOUT ROWID
+
+The tables are created when a state is opened, so a state written before
+they existed gains them (the format does not change). Writes go into the
+state's open transaction: they are committed with the acknowledgements.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Iterator, Sequence
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS namespace (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS record (
+    ns INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (ns, key)
+) WITHOUT ROWID;
+"""
+
+#: rows read per query while iterating
+_PAGE = 512
+#: keys looked up in one query
+_BATCH = 500
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_loads = json.loads
+
+
+def namespace_id(db: sqlite3.Connection, name: str) -> int:
+    """The id of namespace ``name``, created when new."""
+    row = db.execute("SELECT id FROM namespace WHERE name = ?", (name,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    cursor = db.execute("INSERT INTO namespace (name) VALUES (?)", (name,))
+    assert cursor.lastrowid is not None
+    return int(cursor.lastrowid)
+
+
+def _after(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with
+    ``prefix`` (None: there is none below the last code point)."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    return stripped[:-1] + chr(ord(stripped[-1]) + 1)
+
+
+class SQLiteRecords:
+    """One namespace of records (webspider.records.Records) in ``db``."""
+
+    __slots__ = ("_db", "_ns", "name")
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self._db = db
+        self.name = name
+        self._ns = namespace_id(db, name)
+
+    def get(self, key: str) -> Any | None:
+        row = self._db.execute(
+            "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
+        ).fetchone()
+        return None if row is None else _loads(row[0])
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys[start : start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self._db.execute(
+                    f"SELECT key, value FROM record WHERE ns = ? AND key IN ({marks})",
+                    (self._ns, *chunk),
+                )
+            )
+        return [None if (v := found.get(key)) is None else _loads(v) for key in keys]
+
+    def put(self, key: str, value: Any) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
+            (self._ns, key, _dumps(value)),
+        )
+
+    def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        ns = self._ns
+        self._db.executemany(
+            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
+            [(ns, key, _dumps(value)) for key, value in items],
+        )
+
+    def put_new(self, key: str, value: Any) -> bool:
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO record (ns, key, value) VALUES (?, ?, ?)",
+            (self._ns, key, _dumps(value)),
+        )
+        return cursor.rowcount > 0
+
+    def incr(self, key: str, by: int = 1) -> int:
+        (value,) = self._db.execute(
+            "INSERT INTO record (ns, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (ns, key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
+            "RETURNING value",
+            (self._ns, key, str(by), by),
+        ).fetchone()
+        return int(value)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        ns = self._ns
+        self._db.executemany(
+            "DELETE FROM record WHERE ns = ? AND key = ?", [(ns, key) for key in keys]
+        )
+
+    def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
+        end = _after(prefix)
+        if end is None:
+            return "ns = ? AND key >= ?", (self._ns, prefix)
+        return "ns = ? AND key >= ? AND key < ?", (self._ns, prefix, end)
+
+    def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        where, args = self._range(prefix)
+        query = (
+            f"SELECT key, value FROM record WHERE {where} AND key > ? "
+            f"ORDER BY key LIMIT {_PAGE}"
+        )
+        last: str | None = None
+        # the first page includes the prefix itself as a key
+        rows = self._db.execute(
+            f"SELECT key, value FROM record WHERE {where} ORDER BY key LIMIT {_PAGE}",
+            args,
+        ).fetchall()
+        while rows:
+            for key, value in rows:
+                yield key, _loads(value)
+            last = rows[-1][0]
+            if len(rows) < _PAGE:
+                return
+            rows = self._db.execute(query, (*args, last)).fetchall()
+
+    def count(self, prefix: str = "") -> int:
+        where, args = self._range(prefix)
+        (n,) = self._db.execute(
+            f"SELECT COUNT(*) FROM record WHERE {where}",
+            args,
+        ).fetchone()
+        return int(n)
+
+    def clear(self) -> None:
+        self._db.execute("DELETE FROM record WHERE ns = ?", (self._ns,))

@@ -1,0 +1,155 @@
+"""Records: per-URL data a feature keeps in the crawl state, not in memory.
+
+A feature that remembers something per URL or per origin (the mirror's
+URL→file index and pending fix-ups, the broken-link and duplicate ledgers,
+robots.txt rules, trap counters) keeps it in a namespace of *records*: keyed
+JSON values, written in the crawl state's transaction. So they are committed
+together with the acknowledgements of the pages they came from (a resumed
+crawl finds exactly what the pages it will not fetch again left), they cost
+no memory per URL, and a shared crawl state (Redis) shares them between
+workers.
+
+- ``RecordStore.records(name)`` returns the namespace ``name`` (created on
+  first use). Names are dotted by feature: ``mirror.index``,
+  ``reports.broken``.
+- Values are what ``json.dumps`` writes (dicts, lists, strings, numbers,
+  booleans, None is not a value: ``get`` returns None for "absent"). Never
+  pickled: another process, machine or version may read them.
+- ``items(prefix)`` streams the records in key order (code point order of the
+  keys), a page at a time: a namespace is never loaded whole, and records
+  written while iterating do not upset the iteration. Keys that share a
+  prefix (``"<url>\\n<referrer>"``) make a one-to-many ledger.
+
+Who provides it: the frontier's crawl state (webspider.frontier.state), and
+``MemoryRecords`` (a dict) when a crawl runs without one (another
+SCHEDULER) and in unit tests. A feature gets its store from the
+``webspider.signals.crawl_state_opened`` signal, which the scheduler sends
+when it opens the state (before ``spider_opened``); ``records_or_memory``
+gives the fallback.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+
+class Records(Protocol):
+    """One namespace of keyed JSON records; see the module docstring."""
+
+    def get(self, key: str) -> Any | None:
+        """The value of ``key``, or None when there is none."""
+        ...
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        """``[get(key) for key in keys]`` in one round trip."""
+        ...
+
+    def put(self, key: str, value: Any) -> None: ...
+
+    def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        """Put every ``(key, value)``, in one round trip."""
+        ...
+
+    def put_new(self, key: str, value: Any) -> bool:
+        """Put ``value`` unless ``key`` has one; True when it was put."""
+        ...
+
+    def incr(self, key: str, by: int = 1) -> int:
+        """Add ``by`` to the integer at ``key`` (0 when absent); the new value."""
+        ...
+
+    def delete(self, keys: Iterable[str]) -> None: ...
+
+    def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        """The records whose key starts with ``prefix``, in key order, streamed."""
+        ...
+
+    def count(self, prefix: str = "") -> int:
+        """How many records have a key starting with ``prefix``."""
+        ...
+
+    def clear(self) -> None:
+        """Delete every record of the namespace."""
+        ...
+
+
+class RecordStore(Protocol):
+    """Something that holds namespaces of records (a crawl state)."""
+
+    def records(self, name: str) -> Records: ...
+
+
+class MemoryRecords:
+    """Records in a dict: a crawl without a crawl state, and tests."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any | None:
+        return self._data.get(key)
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        data = self._data
+        return [data.get(key) for key in keys]
+
+    def put(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        self._data.update(items)
+
+    def put_new(self, key: str, value: Any) -> bool:
+        if key in self._data:
+            return False
+        self._data[key] = value
+        return True
+
+    def incr(self, key: str, by: int = 1) -> int:
+        value = int(self._data.get(key) or 0) + by
+        self._data[key] = value
+        return value
+
+    def delete(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._data.pop(key, None)
+
+    def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        # a snapshot of the keys: writes while iterating are allowed
+        for key in sorted(k for k in self._data if k.startswith(prefix)):
+            if key in self._data:
+                yield key, self._data[key]
+
+    def count(self, prefix: str = "") -> int:
+        if not prefix:
+            return len(self._data)
+        return sum(1 for key in self._data if key.startswith(prefix))
+
+    def clear(self) -> None:
+        self._data.clear()
+
+
+class MemoryRecordStore:
+    """A RecordStore of MemoryRecords (one per name, kept)."""
+
+    __slots__ = ("_namespaces",)
+
+    def __init__(self) -> None:
+        self._namespaces: dict[str, MemoryRecords] = {}
+
+    def records(self, name: str) -> Records:
+        found = self._namespaces.get(name)
+        if found is None:
+            found = self._namespaces[name] = MemoryRecords()
+        return found
+
+
+def records_or_memory(store: RecordStore | None) -> RecordStore:
+    """``store``, or a MemoryRecordStore when the crawl has no crawl state."""
+    return store if store is not None else MemoryRecordStore()
