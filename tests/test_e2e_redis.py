@@ -10,6 +10,7 @@ status (every worker 0, reason finished).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import signal
@@ -23,6 +24,7 @@ import redis
 from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from tests.support.redis_server import RedisServer
 from tests.support.site import Node, Site
+from webspider.frontier.redisscripts import ADD
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -128,6 +130,31 @@ def test_three_workers_crawl_each_page_once(server, redis_url, tmp_path):
         "worker-2",
         "worker-3",
     }
+
+
+def test_a_pages_new_links_are_added_in_one_round_trip(server, redis_url, tmp_path):
+    # 11 pages bring 30 new links each (300 leaves, and 10 pages under "/")
+    site = Site()
+    site["/"] = Node([f"/p/{i}" for i in range(10)])
+    for i in range(10):
+        leaves = [f"/q/{i}/{j}" for j in range(30)]
+        site[f"/p/{i}"] = Node([*leaves, "/", *site["/"].links])
+        for leaf in leaves:
+            site[leaf] = Node(["/", f"/p/{i}"])
+    site.serve(server)
+    r = redis.Redis.from_url(redis_url)
+    # every command the server runs is logged, with its arguments
+    r.config_set("slowlog-log-slower-than", 0)
+    r.config_set("slowlog-max-len", 100000)
+    r.slowlog_reset()
+    finished(start(server, tmp_path / "out", redis_url))
+    assert sum(pages_of(tmp_path / "out").values()) == 311
+    add = hashlib.sha1(ADD.encode()).hexdigest().encode()
+    calls = [e["command"] for e in r.slowlog_get(100000)]
+    adds = [c for c in calls if c.startswith(b"EVALSHA " + add)]
+    # one per page that brought new links (and the start URL), not one per link
+    assert 2 <= len(adds) <= 12 + 5, len(adds)
+    r.config_set("slowlog-log-slower-than", 10000)
 
 
 def test_a_worker_joins_late_and_junk_in_the_queue_runs_nothing(

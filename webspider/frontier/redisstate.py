@@ -289,12 +289,17 @@ class RedisState:
 
     # -- the queue ------------------------------------------------------------------
     def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        return [bool(x) for x in self._put(requests, "q")]
+
+    def add_codes(self, requests: Sequence[StoredRequest]) -> list[int]:
+        """``add``, telling per request 0 (seen), 1 (new) or 2 (new here, and
+        taken out of the deferred frontier): one round trip."""
         return self._put(requests, "q")
 
     def defer(self, requests: Sequence[StoredRequest]) -> list[bool]:
-        return self._put(requests, "f")
+        return [bool(x) for x in self._put(requests, "f")]
 
-    def _put(self, requests: Sequence[StoredRequest], mode: str) -> list[bool]:
+    def _put(self, requests: Sequence[StoredRequest], mode: str) -> list[int]:
         if not requests:
             return []
         args: list[Any] = [self.prefix, mode]
@@ -312,7 +317,7 @@ class RedisState:
         result = self._call(self._add, args=args)
         if mode == "q":
             self._pending_until = 0.0
-        return [bool(x) for x in result]
+        return [int(x) for x in result]
 
     # -- leases ---------------------------------------------------------------------
     def lease(

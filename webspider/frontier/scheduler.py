@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
@@ -80,7 +81,7 @@ from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import open_crawl_state
-from webspider.frontier.state import META_FINISHED
+from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
@@ -93,6 +94,7 @@ from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from scrapy import Request, Spider
@@ -110,6 +112,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: new requests of a shared state sent in one round trip at most
+ADD_BATCH = 1000
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
@@ -163,6 +167,9 @@ class StateScheduler(BaseScheduler):
         #: acknowledged here, sent to a shared state with the next commit
         self._to_ack: list[int] = []
         self._heartbeat: LoopingCall | None = None
+        #: a shared state's new requests, sent together (see enqueue_request)
+        self._adds: list[tuple[Request, StoredRequest]] = []
+        self._flush_soon: Callable[[], Any] | None = None
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
         #: requests kept in memory, each with the lease it holds (a retry's)
@@ -204,6 +211,7 @@ class StateScheduler(BaseScheduler):
             self.lease_seconds = self._shared_lease_seconds
             self._heartbeat = LoopingCall(self.heartbeat)
             self._heartbeat.start(self.lease_seconds / 4, now=False)
+            self._flush_soon = lambda: call_later(0, self._flush_adds)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
         if self.write_pages:
             self.pages = PagesFile(
@@ -235,6 +243,7 @@ class StateScheduler(BaseScheduler):
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
         self._heartbeat = None
+        self._flush_adds()
         # the features finish what they keep in the state while it is open
         self.crawler.signals.send_catch_log(
             signal=crawl_state_closing, reason=reason, records=state
@@ -265,6 +274,8 @@ class StateScheduler(BaseScheduler):
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
+        if self._adds:
+            self._flush_adds()
         state = self.state
         queued = state.queued if state else 0
         return len(self._memory) + len(self._leased) + queued
@@ -298,6 +309,18 @@ class StateScheduler(BaseScheduler):
         assert self.state is not None
         key = request_key(request)
         stored = to_stored(request, key, self.crawler.spider)
+        if stored is not None and self._flush_soon is not None:
+            # Shared state: one round trip for the links a page brings (the
+            # spider has asked the seen-set about them in one call already).
+            # They are sent at the end of this reactor turn, or before the
+            # queue is read; one another worker added meanwhile is dropped
+            # then, with the request_dropped signal the engine would send.
+            if not self._adds:
+                self._flush_soon()
+            self._adds.append((request, stored))
+            if len(self._adds) >= ADD_BATCH:
+                self._flush_adds()
+            return True
         if stored is not None:
             deferred = self.state.deferred if self.deferring else 0
             [new] = self.state.add([stored])
@@ -316,15 +339,39 @@ class StateScheduler(BaseScheduler):
             if held is not None:
                 lease, retried = held
                 self._out.pop(retried, None)
-        elif key in self._memory_seen or key in self.state:
-            self.filtered += 1
-            return False
         else:
+            self._flush_adds()  # a kept request of that key counts as seen
+            if key in self._memory_seen or key in self.state:
+                self.filtered += 1
+                return False
             self._memory_seen.add(key)
         self._memory.append((request, lease))
         self.stats.inc_value(STATS_MEMORY)
         self._enqueued(key, "memory")
         return True
+
+    def _flush_adds(self) -> None:
+        """Send the shared state the requests ``enqueue_request`` kept."""
+        adds = self._adds
+        state = self.state
+        if not adds or state is None:
+            return
+        self._adds = []
+        codes = state.add_codes([stored for _, stored in adds])  # type: ignore[union-attr]
+        dropped = []
+        for (request, stored), code in zip(adds, codes, strict=True):
+            if not code:
+                self.filtered += 1
+                dropped.append(request)
+                continue
+            if code == 2 and self.deferring:
+                self.stats.inc_value(STATS_SEED_SEEN)
+            self._enqueued(stored.key, "disk")
+        spider = self.crawler.spider
+        for request in dropped:
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_dropped, request=request, spider=spider
+            )
 
     def _enqueued(self, key: str, where: str) -> None:
         stats = self.stats
@@ -336,6 +383,8 @@ class StateScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         state = self.state
         assert state is not None
+        if self._adds:
+            self._flush_adds()
         self._acknowledge()
         if state.commit_due() or len(self._to_ack) >= 32:
             self._commit()

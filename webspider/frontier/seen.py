@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
 
 class SeenKeys(Protocol):
@@ -39,6 +39,18 @@ class SeenKeys(Protocol):
     def __contains__(self, key: str, /) -> bool: ...
 
     def __len__(self) -> int: ...
+
+
+def seen_many(seen: SeenKeys, keys: Sequence[str]) -> list[bool]:
+    """``[key in seen for key in keys]``, in one call where ``seen`` can
+    answer a batch at once (the crawl state's ``contains_many``: the
+    fingerprints of a page's links together, and one query for their
+    hits)."""
+    many = getattr(seen, "contains_many", None)
+    if many is not None:
+        answers: list[bool] = many(keys)
+        return answers
+    return [key in seen for key in keys]
 
 
 class SeenSet(SeenKeys, Protocol):

@@ -31,6 +31,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
 from webspider.frontier.scheduler import seen_urls
+from webspider.frontier.seen import seen_many
 from webspider.internals import check_internals
 from webspider.items import PageItem
 from webspider.keys import (
@@ -226,9 +227,15 @@ class WebSpider(Spider):
         scope = self.link_scope
         outside = self._outside
         skipped: list[tuple[str, str]] = []  # recorded at the end, stats once
-        for link in page.links:
-            key = canonical_url(link.url)  # cached: sites repeat their links
-            if seen is not None and key in seen:
+        links = page.links
+        keys = [canonical_url(link.url) for link in links]  # cached: links recur
+        # one call for the page: the crawl state checks a batch at once
+        known = seen_many(seen, keys) if seen is not None else [False] * len(keys)
+        # asked before the first request is queued: a link repeated on the
+        # page is dropped here, as the seen-set would have dropped it
+        requested: set[str] = set()
+        for link, key, was_seen in zip(links, keys, known, strict=True):
+            if was_seen or key in requested:
                 dropped += 1
                 continue
             if key in outside:
@@ -242,6 +249,7 @@ class WebSpider(Spider):
             if nofollow or (nofollow_links and key in nofollow_links):
                 skipped.append((link.url, nofollow_reason))
                 continue
+            requested.add(key)
             yield link_request(link.url, link.kind)
         skips.record_skips(self.crawler, skipped, referer)
         stats = self.crawler.stats
