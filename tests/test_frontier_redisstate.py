@@ -198,6 +198,67 @@ def test_workers_share_records_and_put_new_is_taken_once(redis_url):
     assert one.records("dupes").count("h1") == 111  # h1, h10-h19, h100-h199
 
 
+def _finished_crawl(redis_url: str, urls: int) -> None:
+    """A finished crawl of ``urls`` URLs (many buckets: emptying takes a while)."""
+    state = RedisState(redis_url, "c")
+    for start in range(0, urls, 5000):
+        state.add([req(f"old{i}") for i in range(start, start + 5000)])
+    state.records("r").put("old", 1)
+    state.set_meta("run", "3")
+    state.set_meta("finished", "1")
+    state.close()
+
+
+def test_workers_opening_a_finished_crawl_together_lose_nothing(redis_url):
+    _finished_crawl(redis_url, 40000)
+    barrier = threading.Barrier(3)
+    emptied: dict[str, bool] = {}
+
+    def worker(name: str) -> None:
+        state = RedisState(redis_url, "c", worker=name)
+        barrier.wait()
+        emptied[name] = state.new_run_if_finished()
+        # what a worker does first: its start URL, a record
+        state.add([req(f"start-{name}")])
+        state.records("r").put(name, True)
+        state.close()
+
+    threads = [threading.Thread(target=worker, args=(str(i),)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(emptied.values()) == [False, False, True]
+    state = RedisState(redis_url, "c")
+    # every worker's start URL is there, the last run's URLs are not
+    assert (
+        state.contains_many([f"http://a.test/start-{i}" for i in range(3)])
+        == [True] * 3
+    )
+    assert "http://a.test/old7" not in state
+    assert state.counts() == Counts(queued=3, leased=0, done=0, deferred=0)
+    assert dict(state.records("r").items()) == {"0": True, "1": True, "2": True}
+    assert state.get_meta("run") == "4"
+    assert state.get_meta("finished") is None
+    # the next worker joins the run
+    assert state.new_run_if_finished() is False
+    assert state.counts().queued == 3
+
+
+def test_a_worker_that_died_emptying_a_finished_crawl_is_taken_over(
+    redis_url, monkeypatch
+):
+    _finished_crawl(redis_url, 5000)
+    monkeypatch.setattr(redisstate, "_NEW_RUN_TTL", 0.3)
+    r = redis.Redis.from_url(redis_url)
+    # a claim whose worker died: nobody renews it
+    r.set(crawl_prefix("c") + "newrun", "dead", px=300)
+    state = RedisState(redis_url, "c")
+    assert state.new_run_if_finished() is True
+    assert len(state) == 0
+    assert state.get_meta("run") == "4"
+
+
 def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):
     monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
     state = RedisState(redis_url, "c")

@@ -27,6 +27,9 @@ Layout under the prefix (``n`` counters, ``meta`` names → values)::
     dk          hash   deferred key → id
     oid, oname  hash   origin ↔ small integer
     R:<name>:v, R:<name>:k   records (webspider.frontier.redisrecords)
+    newrun      string the token of the worker emptying a finished crawl for
+                       the next run (with a time to live: a worker that dies
+                       doing it leaves the crawl finished, for another)
 """
 
 from __future__ import annotations
@@ -315,3 +318,29 @@ redis.call('HSET', P .. 'meta', 'round', new, 'moved:' .. new, moved)
 return {new, moved}
 """
 )
+
+
+#: ARGV: prefix, token, time to live (ms). Returns 1: the caller empties the
+#: finished crawl (it holds ``newrun``); 2: another worker is doing it, wait;
+#: 0: the crawl is not finished (join it).
+CLAIM_NEW_RUN = r"""
+local P = ARGV[1]
+if redis.call('EXISTS', P .. 'newrun') == 1 then return 2 end
+if redis.call('HGET', P .. 'meta', 'finished') ~= '1' then return 0 end
+redis.call('SET', P .. 'newrun', ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+
+#: ARGV: prefix, token. Ends the emptying of a finished crawl (the other keys
+#: are deleted by then): the metadata of the next run, in one step. Returns
+#: the new run, or 0 when the caller no longer held ``newrun``.
+START_NEW_RUN = r"""
+local P = ARGV[1]
+local meta = P .. 'meta'
+if redis.call('GET', P .. 'newrun') ~= ARGV[2] then return 0 end
+local run = tonumber(redis.call('HGET', meta, 'run') or '0') + 1
+local format = redis.call('HGET', meta, 'format')
+redis.call('DEL', meta, P .. 'newrun')
+redis.call('HSET', meta, 'format', format, 'run', run)
+return run
+"""

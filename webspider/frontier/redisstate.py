@@ -58,10 +58,16 @@ from redis.retry import Retry
 from webspider.frontier.fingerprints import fingerprint
 from webspider.frontier.options import mask_password
 from webspider.frontier.redisrecords import RedisRecords
-from webspider.frontier.redisscripts import ADD, END, LEASE, NEXT_ROUND
+from webspider.frontier.redisscripts import (
+    ADD,
+    CLAIM_NEW_RUN,
+    END,
+    LEASE,
+    NEXT_ROUND,
+    START_NEW_RUN,
+)
 from webspider.frontier.state import (
     FORMAT_VERSION,
-    META_FINISHED,
     META_FORMAT,
     Counts,
     Lease,
@@ -80,6 +86,9 @@ _CONFIRMED_MAX = 1 << 14
 _PENDING_TTL = 0.2
 #: Redis errors that mean "not reachable right now": wait and retry
 _TRANSIENT = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+#: seconds a worker emptying a finished crawl holds its claim without
+#: renewing it (renewed every 1,000 keys deleted)
+_NEW_RUN_TTL = 30.0
 #: bad entries logged one by one before the rest are only counted
 _BAD_LOGGED = 10
 
@@ -144,6 +153,8 @@ class RedisState:
         self._lease = self.redis.register_script(LEASE)
         self._end = self.redis.register_script(END)
         self._next_round = self.redis.register_script(NEXT_ROUND)
+        self._claim_new_run = self.redis.register_script(CLAIM_NEW_RUN)
+        self._start_new_run = self.redis.register_script(START_NEW_RUN)
         self._down_since: float | None = None
         self._origin_names: dict[bytes, str] = {}
         self._confirmed: set[str] = set()
@@ -216,17 +227,62 @@ class RedisState:
                 f"webspider reads format {FORMAT_VERSION}"
             )
 
-    def _delete_all(self) -> None:
+    def _delete_all(
+        self, keep: tuple[str, ...] = (), each: Callable[[], Any] | None = None
+    ) -> None:
         # the name is checked to hold no glob characters (webspider.frontier.options)
         pattern = self.prefix.replace("[", "\\[").replace("]", "\\]") + "*"
+        kept = {self._key(name).encode() for name in keep}
         batch: list[bytes] = []
         for key in self._call(self.redis.scan_iter, match=pattern, count=1000):
+            if key in kept:
+                continue
             batch.append(key)
             if len(batch) >= 1000:
                 self._call(self.redis.unlink, *batch)
                 batch = []
+                if each is not None:
+                    each()
         if batch:
             self._call(self.redis.unlink, *batch)
+
+    def new_run_if_finished(self) -> bool:
+        """Empty the crawl for its next run when the last one finished (the
+        update crawl): True for the one worker that did. Workers started
+        together agree through an atomic claim (``newrun``, SET with a time
+        to live): the others wait until it is empty, then join the new run,
+        so nothing they add is deleted after them. A worker that dies while
+        emptying leaves the crawl finished, and another takes the claim
+        when it expires."""
+        token = f"{self.token}#{uuid.uuid4().hex[:8]}"
+        ttl = int(_NEW_RUN_TTL * 1000)
+        waited = False
+        while True:
+            claim = int(self._call(self._claim_new_run, args=[self.prefix, token, ttl]))
+            if claim == 0:
+                break
+            if claim == 2:
+                if not waited:
+                    waited = True
+                    logger.info(
+                        "Waiting for another worker to empty the finished crawl "
+                        "%s for its next run",
+                        self.where,
+                    )
+                time.sleep(0.1)
+                continue
+
+            def keep_claim() -> None:
+                self._call(self.redis.pexpire, self._key("newrun"), ttl)
+
+            self._delete_all(keep=("meta", "newrun"), each=keep_claim)
+            if int(self._call(self._start_new_run, args=[self.prefix, token])):
+                self._round = 0
+                self._origin_names.clear()
+                self._confirmed.clear()
+                return True
+        self._round = int(self._call(self.redis.hget, self._key("meta"), "round") or 0)
+        return False
 
     # -- the seen-set -------------------------------------------------------------
     def __contains__(self, key: object) -> bool:
@@ -516,11 +572,6 @@ class RedisState:
         return Counts(queued=queued, leased=leased, done=done, deferred=deferred)
 
     # -- metadata and outputs --------------------------------------------------------
-    def take_finished(self) -> bool:
-        """Whether the crawl had finished, clearing the mark: True for one
-        worker only (the one that starts the next crawl)."""
-        return bool(self._call(self.redis.hdel, self._key("meta"), META_FINISHED))
-
     def get_meta(self, name: str) -> str | None:
         raw = self._call(self.redis.hget, self._key("meta"), name)
         return None if raw is None else str(raw.decode())

@@ -20,8 +20,9 @@ of the crawl instead (webspider.frontier.redisstate), under the crawl's name:
 the crawl's fingerprint (start URLs and scope), so that the same command on
 every worker joins the same crawl. Each worker writes its own outputs
 (webspider.frontier.workers). The first worker to open a finished crawl
-empties it (the update crawl); ``-a restart=1`` empties it too, so give it
-to one worker only.
+empties it (the update crawl), while workers started with it wait, then
+join the new run (RedisState.new_run_if_finished); ``-a restart=1`` empties
+it too, so give it to one worker only.
 """
 
 from __future__ import annotations
@@ -133,12 +134,8 @@ def _check_shared(settings: BaseSettings) -> None:
 
 def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
     state = _open_shared(settings, fresh=restart(settings))
-    # HDEL answers 1 to one worker only: the one that empties the finished crawl
-    if state.take_finished():
-        run = int(state.get_meta(META_RUN) or 0)
-        state.close()
-        state = _open_shared(settings, fresh=True)
-        state.set_meta(META_RUN, str(run + 1))
+    # one worker empties a finished crawl; the others wait for it, then join
+    state.new_run_if_finished()
     fingerprint = crawl_fingerprint(settings)
     stored = state.get_meta(META_FINGERPRINT)
     resumed = stored is not None
