@@ -277,6 +277,26 @@ def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):
     )
 
 
+def test_shortened_keys_never_meet(redis_url, monkeypatch):
+    # one bucket for all: only the shortened key tells them apart
+    monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
+    state = RedisState(redis_url, "c")
+    keys = [
+        "http://a.test/x",
+        "http://b.test/x",
+        "HEAD http://a.test/x",
+        "|http://a.test/x",
+        "http://a.test",
+        "http://a.test:81/x",
+        "https://a.test/x",
+        "1/x",
+    ]
+    for i, key in enumerate(keys):
+        assert state.contains_many(keys) == [j < i for j in range(len(keys))]
+        assert state.add([StoredRequest(key=key, url="http://a.test/x")]) == [True]
+    assert state.contains_many(keys) == [True] * len(keys)
+
+
 def test_seen_set_buckets_stay_compact(redis_url):
     state = RedisState(redis_url, "c")
     state.add([req(f"page/{i}.html") for i in range(3000)])
@@ -288,9 +308,11 @@ def test_seen_set_buckets_stay_compact(redis_url):
     )
     assert buckets
     assert {r.object("encoding", b) for b in buckets[:50]} == {b"listpack"}
-    # the exact key is stored, shortened to the origin's number and the path
-    [value] = r.hvals(buckets[0])[:1]
-    assert value.split(b"|")[1].startswith(b"/page/")
+    # the exact key is the field, shortened to the origin's number and the path
+    fields = [f for b in buckets for f in r.hkeys(b)]
+    assert len(fields) == 3000
+    assert {f.split(b"/page/")[0] for f in fields} == {b"1"}
+    assert set(r.hvals(buckets[0])) == {b""}
 
 
 def test_another_format_is_refused(redis_url):

@@ -8,11 +8,10 @@ leaves the state consistent. Keys are built from the crawl's prefix (ARGV[1],
 Layout under the prefix (``n`` counters, ``meta`` names → values)::
 
     s:<hhhh>    hash   the seen-set, 65,536 buckets by the first 2 bytes of the
-                       key's 64-bit fingerprint: field = its other 6 bytes,
-                       value = "<origin id>|<key after the origin>" (the exact
-                       key, short: small buckets stay listpacks)
-    x           hash   exact key → 1: a key whose fingerprint field is taken
-                       by another key (a collision; almost never written)
+                       key's 64-bit fingerprint: field = the exact key,
+                       shortened to "<origin id><path>" ("|<key>" for a key
+                       without an origin), value = "" (small buckets stay
+                       listpacks: about the key's length + 4 bytes a URL)
     r           hash   id → "<fp 8 bytes><depth>:<round>:<priority>:<origin>\\n<json>"
                        a queued, leased or deferred request
     q:<origin>  zset   queued ids (12-digit members) by depth*2048 + (1023 - priority):
@@ -25,7 +24,7 @@ Layout under the prefix (``n`` counters, ``meta`` names → values)::
     ld:<origin> hash   depth → how many of the origin's requests are leased
     d           zset   deferred ids, oldest first
     dk          hash   deferred key → id
-    oid, oname  hash   origin ↔ small integer
+    oid         hash   origin → small integer (seen-set keys)
     R:<name>:v, R:<name>:k   records (webspider.frontier.redisrecords)
     newrun      string the token of the worker emptying a finished crawl for
                        the next run (with a time to live: a worker that dies
@@ -37,37 +36,34 @@ from __future__ import annotations
 _COMMON = r"""
 local P = ARGV[1]
 local N = P .. 'n'
-local function oid(origin)
-  local id = redis.call('HGET', P .. 'oid', origin)
+-- the key as stored in the seen-set: '<origin id><path>' when it starts
+-- with an origin and a '/' (the id is digits, the path starts with '/': no
+-- two keys share a form), else '|<key>'; nil when the origin has no id
+-- yet (and create is false)
+local function enc(key, create)
+  local o = string.match(key, '^([%w+.-]+://[^/?#]+)/')
+  if not o then return '|' .. key end
+  local id = redis.call('HGET', P .. 'oid', o)
   if not id then
+    if not create then return nil end
     id = tostring(redis.call('HINCRBY', N, 'origins', 1))
-    redis.call('HSET', P .. 'oid', origin, id)
-    redis.call('HSET', P .. 'oname', id, origin)
+    redis.call('HSET', P .. 'oid', o, id)
   end
-  return id
+  return id .. string.sub(key, #o + 1)
 end
-local function enc(key, origin)
-  if origin ~= '' and string.sub(key, 1, #origin) == origin then
-    return oid(origin) .. '|' .. string.sub(key, #origin + 1)
-  end
-  return '0|' .. key
-end
--- seen?, and where the key's record goes: bucket, field, collided
-local function seen(fp, key, origin)
+local function bucket(fp)
   local b1, b2 = string.byte(fp, 1, 2)
-  local bucket = P .. 's:' .. string.format('%02x%02x', b1, b2)
-  local field = string.sub(fp, 3)
-  local v = redis.call('HGET', bucket, field)
-  if not v then return false, bucket, field, false end
-  if v == enc(key, origin) then return true, bucket, field, false end
-  return redis.call('HEXISTS', P .. 'x', key) == 1, bucket, field, true
+  return P .. 's:' .. string.format('%02x%02x', b1, b2)
 end
-local function mark(bucket, field, collided, key, origin)
-  if collided then
-    redis.call('HSET', P .. 'x', key, '1')
-  else
-    redis.call('HSET', bucket, field, enc(key, origin))
-  end
+-- exact: the field is the whole key (shortened), the fingerprint only
+-- picks the bucket
+local function seen(fp, key)
+  local field = enc(key, false)
+  if not field then return false end
+  return redis.call('HEXISTS', bucket(fp), field) == 1
+end
+local function mark(fp, key)
+  redis.call('HSET', bucket(fp), enc(key, true), '')
 end
 local function score(depth, pri)
   pri = tonumber(pri)
@@ -100,7 +96,7 @@ while i <= #ARGV do
   local fp, origin, key, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local depth, round, pri = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   i = i + 7
-  local isseen, bucket, field, collided = seen(fp, key, origin)
+  local isseen = seen(fp, key)
   local did = nil
   if not isseen then did = redis.call('HGET', P .. 'dk', key) end
   if isseen or (defer and did) then
@@ -124,7 +120,7 @@ while i <= #ARGV do
       else
         out[#out + 1] = 1
       end
-      mark(bucket, field, collided, key, origin)
+      mark(fp, key)
       enqueue(id, origin, score(depth, pri))
       redis.call('HINCRBY', N, 'queued', 1)
     end
@@ -295,9 +291,9 @@ for _, id in ipairs(ids) do
     local key = data['key']
     redis.call('HDEL', P .. 'dk', key)
     local fp = string.sub(v, 1, 8)
-    local isseen, bucket, field, collided = seen(fp, key, origin)
+    local isseen = seen(fp, key)
     if not isseen then
-      mark(bucket, field, collided, key, origin)
+      mark(fp, key)
       local nl = string.find(v, '\n', 9, true)
       local head = fp .. '0:' .. new .. ':' .. pri .. ':' .. origin .. '\n'
       redis.call('HSET', P .. 'r', id, head .. string.sub(v, nl + 1))
@@ -344,3 +340,16 @@ redis.call('DEL', meta, P .. 'newrun')
 redis.call('HSET', meta, 'format', format, 'run', run)
 return run
 """
+
+
+#: ARGV: prefix, then per key: fp (8 bytes), key. Returns 1/0 per key.
+SEEN = (
+    _COMMON
+    + r"""
+local out = {}
+for i = 2, #ARGV, 2 do
+  out[#out + 1] = seen(ARGV[i], ARGV[i + 1]) and 1 or 0
+end
+return out
+"""
+)

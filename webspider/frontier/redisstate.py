@@ -14,12 +14,11 @@ and another worker fetches them. ``close`` puts back the leases this
 worker still holds. Deadlines are ``time.time()`` of the workers: their
 clocks must agree to well within the lease timeout (NTP does).
 
-Exact. The seen-set keys each URL on its 64-bit fingerprint (65,536 small
-hashes that Redis keeps as listpacks: bytes, not objects), and stores the
-exact key with it, shortened to an origin number and the rest of the URL;
-a lookup compares the exact key, and a key whose fingerprint is taken by
-another goes to a plain hash of collisions. No URL is ever dropped for
-sharing a fingerprint.
+Exact. The seen-set spreads the URLs over 65,536 small hashes (Redis keeps
+them as listpacks: bytes, not objects) by their 64-bit fingerprint, and the
+field is the exact key, shortened to an origin number and the path: a
+lookup asks for the key itself, so no URL is ever taken as seen for sharing
+a fingerprint. About the path's length + 6 bytes a URL.
 
 Untrusted data. The queue is only data: a request is JSON behind a short
 text header, and anything else found in the queue (a pickled request pushed
@@ -64,6 +63,7 @@ from webspider.frontier.redisscripts import (
     END,
     LEASE,
     NEXT_ROUND,
+    SEEN,
     START_NEW_RUN,
 )
 from webspider.frontier.state import (
@@ -100,10 +100,6 @@ def crawl_prefix(name: str) -> str:
 
 def _fp_bytes(key: str) -> bytes:
     return fingerprint(key).to_bytes(8, "big", signed=True)
-
-
-def _bucket(fp: bytes) -> tuple[str, bytes]:
-    return f"s:{fp[0]:02x}{fp[1]:02x}", fp[2:]
 
 
 class RedisState:
@@ -153,10 +149,10 @@ class RedisState:
         self._lease = self.redis.register_script(LEASE)
         self._end = self.redis.register_script(END)
         self._next_round = self.redis.register_script(NEXT_ROUND)
+        self._seen = self.redis.register_script(SEEN)
         self._claim_new_run = self.redis.register_script(CLAIM_NEW_RUN)
         self._start_new_run = self.redis.register_script(START_NEW_RUN)
         self._down_since: float | None = None
-        self._origin_names: dict[bytes, str] = {}
         self._confirmed: set[str] = set()
         self._held: set[int] = set()
         self._records: dict[str, RedisRecords] = {}
@@ -278,7 +274,6 @@ class RedisState:
             self._delete_all(keep=("meta", "newrun"), each=keep_claim)
             if int(self._call(self._start_new_run, args=[self.prefix, token])):
                 self._round = 0
-                self._origin_names.clear()
                 self._confirmed.clear()
                 return True
         self._round = int(self._call(self.redis.hget, self._key("meta"), "round") or 0)
@@ -295,48 +290,22 @@ class RedisState:
         return c.queued + c.leased + c.done
 
     def contains_many(self, keys: Sequence[str]) -> list[bool]:
-        answers = [False] * len(keys)
         confirmed = self._confirmed
-        asked = [i for i, key in enumerate(keys) if key not in confirmed]
-        for i in range(len(keys)):
-            answers[i] = keys[i] in confirmed
+        answers = [key in confirmed for key in keys]
+        args: list[Any] = [self.prefix]
+        asked = []
+        for i, key in enumerate(keys):
+            if not answers[i]:
+                asked.append(i)
+                args += [_fp_bytes(key), key]
         if not asked:
             return answers
-        where = [_bucket(_fp_bytes(keys[i])) for i in asked]
-
-        def lookup() -> list[bytes | None]:
-            # a pipeline forgets its commands when it fails: built per attempt
-            pipe = self.redis.pipeline(transaction=False)
-            for bucket, field in where:
-                pipe.hget(self._key(bucket), field)
-            return pipe.execute()
-
-        values = self._call(lookup)
-        collided = []
-        for i, value in zip(asked, values, strict=True):
-            if value is None:
-                continue
-            if self._decode_key(value) == keys[i]:
-                answers[i] = True
-                self._confirm(keys[i])
-            else:
-                collided.append(i)
-        for i in collided:
-            if self._call(self.redis.hexists, self._key("x"), keys[i]):
+        found = self._call(self._seen, args=args)
+        for i, hit in zip(asked, found, strict=True):
+            if hit:
                 answers[i] = True
                 self._confirm(keys[i])
         return answers
-
-    def _decode_key(self, value: bytes) -> str:
-        oid, _, rest = value.partition(b"|")
-        if oid == b"0":
-            return rest.decode("utf-8", "surrogatepass")
-        origin = self._origin_names.get(oid)
-        if origin is None:
-            raw = self._call(self.redis.hget, self._key("oname"), oid)
-            origin = bytes(raw).decode() if raw is not None else "\0"
-            self._origin_names[oid] = origin
-        return origin + rest.decode("utf-8", "surrogatepass")
 
     def _confirm(self, key: str) -> None:
         if len(self._confirmed) >= _CONFIRMED_MAX:
