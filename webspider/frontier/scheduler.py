@@ -42,9 +42,21 @@ they do not survive a crash.
 
 The state is ``<output>/.webspider-state.sqlite3``, or
 ``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR; the same command continues
-an interrupted crawl from it (webspider.frontier.resume). ``pages.jsonl`` is
-written here too, a page's line when its lease is acknowledged, with its
-length committed with the acks (webspider.frontier.pages).
+an interrupted crawl from it (webspider.frontier.resume).
+
+Shared state (``WEBSPIDER_STATE``, a Redis URL: many workers, one crawl).
+Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds; a timer renews
+this worker's every quarter of that and expires the late leases of workers
+that died, so their requests go back to the queue. Acks are sent with the
+commit, after pages.jsonl's lines are on disk and its length recorded: a
+worker killed in between fetches those pages again (another worker does),
+rather than losing their lines. A worker with nothing to lease while other
+workers hold leases waits (``has_pending_requests``): those may come back or
+bring new links; the crawl ends when nothing is queued or leased anywhere.
+
+``pages.jsonl`` is written here too, a page's line when its lease is
+acknowledged, with its length committed with the acks
+(webspider.frontier.pages).
 
 Settings: WEBSPIDER_DEPTH_STRICT, WEBSPIDER_DEPTH_MAX, WEBSPIDER_DEPTH_DEFER,
 JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
@@ -60,15 +72,16 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
-from webspider.frontier.options import DepthOptions
+from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import open_crawl_state
-from webspider.frontier.state import META_FINISHED
+from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
@@ -81,6 +94,7 @@ from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from scrapy import Request, Spider
@@ -88,14 +102,18 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
+    from twisted.internet.task import LoopingCall
     from typing_extensions import Self
 
+    from webspider.frontier.redisstate import RedisState
     from webspider.frontier.seen import SeenKeys
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
 
 logger = logging.getLogger(__name__)
 
+#: new requests of a shared state sent in one round trip at most
+ADD_BATCH = 1000
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
@@ -141,7 +159,17 @@ class StateScheduler(BaseScheduler):
         self.strict = options.strict
         self.deferring = options.max_depth is not None and options.defer
         self.output = get_output_dir(settings)
-        self.state: SQLiteState | None = None
+        self.state: SQLiteState | RedisState | None = None
+        #: the state is shared with other workers (Redis)
+        self.shared = False
+        self.lease_seconds = LEASE_SECONDS
+        self._shared_lease_seconds = StateOptions.of(settings).lease_timeout
+        #: acknowledged here, sent to a shared state with the next commit
+        self._to_ack: list[int] = []
+        self._heartbeat: LoopingCall | None = None
+        #: a shared state's new requests, sent together (see enqueue_request)
+        self._adds: list[tuple[Request, StoredRequest]] = []
+        self._flush_soon: Callable[[], Any] | None = None
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
         #: requests kept in memory, each with the lease it holds (a retry's)
@@ -176,6 +204,14 @@ class StateScheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.state, resumed = open_crawl_state(self.crawler.settings)
         state = self.state
+        self.shared = getattr(state, "shared", False)
+        if self.shared:
+            from twisted.internet.task import LoopingCall  # noqa: PLC0415
+
+            self.lease_seconds = self._shared_lease_seconds
+            self._heartbeat = LoopingCall(self.heartbeat)
+            self._heartbeat.start(self.lease_seconds / 4, now=False)
+            self._flush_soon = lambda: call_later(0, self._flush_adds)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
         if self.write_pages:
             self.pages = PagesFile(
@@ -204,6 +240,10 @@ class StateScheduler(BaseScheduler):
         state = self.state
         if state is None:
             return
+        if self._heartbeat is not None and self._heartbeat.running:
+            self._heartbeat.stop()
+        self._heartbeat = None
+        self._flush_adds()
         # the features finish what they keep in the state while it is open;
         # a long piece of work commits as it goes (with pages.jsonl's
         # length, like any commit), so that a kill during it loses little
@@ -239,17 +279,53 @@ class StateScheduler(BaseScheduler):
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
+        if self._adds:
+            self._flush_adds()
         state = self.state
         queued = state.queued if state else 0
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
-        return len(self) > 0
+        if len(self) > 0:
+            return True
+        if not self.shared:
+            return False
+        state = self.state
+        assert state is not None
+        # idle here: send the acks now, then ask whether any worker is busy
+        self._acknowledge()
+        if self._to_ack:
+            self._commit()
+        return bool(state.pending())  # type: ignore[union-attr]
+
+    def heartbeat(self) -> None:
+        """Renew this worker's leases, and put back those of dead workers
+        (a shared state only; run by a timer)."""
+        state = self.state
+        if state is None:
+            return
+        now = time.time()
+        held = list(state.held)  # type: ignore[union-attr]
+        if held:
+            state.renew(held, now + self.lease_seconds)
+        state.expire(now)
 
     def enqueue_request(self, request: Request) -> bool:
         assert self.state is not None
         key = request_key(request)
         stored = to_stored(request, key, self.crawler.spider)
+        if stored is not None and self._flush_soon is not None:
+            # Shared state: one round trip for the links a page brings (the
+            # spider has asked the seen-set about them in one call already).
+            # They are sent at the end of this reactor turn, or before the
+            # queue is read; one another worker added meanwhile is dropped
+            # then, with the request_dropped signal the engine would send.
+            if not self._adds:
+                self._flush_soon()
+            self._adds.append((request, stored))
+            if len(self._adds) >= ADD_BATCH:
+                self._flush_adds()
+            return True
         if stored is not None:
             deferred = self.state.deferred if self.deferring else 0
             [new] = self.state.add([stored])
@@ -268,15 +344,39 @@ class StateScheduler(BaseScheduler):
             if held is not None:
                 lease, retried = held
                 self._out.pop(retried, None)
-        elif key in self._memory_seen or key in self.state:
-            self.filtered += 1
-            return False
         else:
+            self._flush_adds()  # a kept request of that key counts as seen
+            if key in self._memory_seen or key in self.state:
+                self.filtered += 1
+                return False
             self._memory_seen.add(key)
         self._memory.append((request, lease))
         self.stats.inc_value(STATS_MEMORY)
         self._enqueued(key, "memory")
         return True
+
+    def _flush_adds(self) -> None:
+        """Send the shared state the requests ``enqueue_request`` kept."""
+        adds = self._adds
+        state = self.state
+        if not adds or state is None:
+            return
+        self._adds = []
+        codes = state.add_codes([stored for _, stored in adds])  # type: ignore[union-attr]
+        dropped = []
+        for (request, stored), code in zip(adds, codes, strict=True):
+            if not code:
+                self.filtered += 1
+                dropped.append(request)
+                continue
+            if code == 2 and self.deferring:
+                self.stats.inc_value(STATS_SEED_SEEN)
+            self._enqueued(stored.key, "disk")
+        spider = self.crawler.spider
+        for request in dropped:
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_dropped, request=request, spider=spider
+            )
 
     def _enqueued(self, key: str, where: str) -> None:
         stats = self.stats
@@ -288,8 +388,10 @@ class StateScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         state = self.state
         assert state is not None
+        if self._adds:
+            self._flush_adds()
         self._acknowledge()
-        if state.commit_due():
+        if state.commit_due() or len(self._to_ack) >= 32:
             self._commit()
         if self._memory:
             request, lease = self._memory.popleft()
@@ -303,7 +405,7 @@ class StateScheduler(BaseScheduler):
             leased.extend(
                 state.lease(
                     self._batch,
-                    deadline=time.time() + LEASE_SECONDS,
+                    deadline=time.time() + self.lease_seconds,
                     strict=self.strict,
                     max_depth=0 if self.start_pending else None,
                 )
@@ -349,7 +451,10 @@ class StateScheduler(BaseScheduler):
                 lines = self._lines.pop(ticket, None)
                 if lines:
                     self.pages.write(lines)
-        self.state.ack(tickets)
+        if self.shared:
+            self._to_ack += tickets  # sent after the lines are on disk
+        else:
+            self.state.ack(tickets)
 
     def item_scraped(self, item: Any, response: Response) -> None:
         """Hold a page's line until its lease is acknowledged (see
@@ -374,6 +479,9 @@ class StateScheduler(BaseScheduler):
         assert self.state is not None
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
+        if self._to_ack:
+            self.state.ack(self._to_ack)
+            self._to_ack = []
         self.state.commit()
 
     def _release_all(self) -> None:

@@ -1,0 +1,371 @@
+"""What is particular to the Redis crawl state: several workers on one
+crawl, leases of a dead worker, rounds started once, untrusted entries,
+exactness under fingerprint collisions, a Redis that goes away and comes
+back, and the password kept out of messages. A real redis-server
+(tests/support/redis_server.py)."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.support.redis_server import RedisServer
+from webspider.frontier import redisrecords, redisstate
+from webspider.frontier.options import mask_password as mask_url
+from webspider.frontier.redisstate import RedisState, crawl_prefix
+from webspider.frontier.state import Counts, StateError, StoredRequest
+
+
+def req(path: str, depth: int = 0, host: str = "a.test") -> StoredRequest:
+    url = f"http://{host}/{path}"
+    return StoredRequest(key=url, url=url, depth=depth)
+
+
+def paths(leases) -> list[str]:
+    return sorted(lease.request.url.rsplit("/", 1)[1] for lease in leases)
+
+
+def test_workers_share_one_queue_and_never_get_the_same_request(redis_url):
+    one, two = (
+        RedisState(redis_url, "c", worker="1"),
+        RedisState(redis_url, "c", worker="2"),
+    )
+    one.add([req(f"p{i}") for i in range(10)])
+    assert two.add([req("p3"), req("new")]) == [False, True]
+    got1 = one.lease(6, deadline=1e12, strict=False)
+    got2 = two.lease(6, deadline=1e12, strict=False)
+    assert len(got1) == 6 and len(got2) == 5
+    assert not set(paths(got1)) & set(paths(got2))
+    assert "http://a.test/new" in one and "http://a.test/p9" in two
+    one.close()
+    two.close()
+
+
+def test_the_leases_of_a_dead_worker_come_back_after_their_deadline(redis_url):
+    dead, alive = RedisState(redis_url, "c", worker="d"), RedisState(redis_url, "c")
+    dead.add([req("a"), req("b")])
+    held = dead.lease(2, deadline=100.0)
+    # the dead worker never acks nor closes; the living one expires its leases
+    alive.renew([held[0].ticket], 300.0)  # renewing is harmless to anyone
+    assert alive.expire(200.0) == 1
+    assert paths(alive.lease(5, deadline=1e12)) == ["b"]
+    assert alive.expire(400.0) == 1
+    assert paths(alive.lease(5, deadline=1e12)) == ["a"]
+    assert alive.counts() == Counts(queued=0, leased=2, done=0, deferred=0)
+
+
+def test_a_release_by_a_worker_that_lost_its_lease_does_nothing(redis_url):
+    slow, other = RedisState(redis_url, "c", worker="s"), RedisState(redis_url, "c")
+    slow.add([req("a")])
+    [lease] = slow.lease(1, deadline=100.0)
+    other.expire(200.0)
+    [again] = other.lease(1, deadline=1e12)
+    slow.release([lease.ticket])  # late: the lease is the other's now
+    assert other.counts() == Counts(queued=0, leased=1, done=0, deferred=0)
+    other.ack([again.ticket])
+    assert other.counts().done == 1
+
+
+def test_a_round_starts_once_for_all_workers(redis_url):
+    one, two = (
+        RedisState(redis_url, "c", worker="1"),
+        RedisState(redis_url, "c", worker="2"),
+    )
+    one.defer([req("x", 3), req("y", 4)])
+    assert one.next_round() == 2
+    # the other worker, idle at the same moment, joins the round one started
+    assert two.next_round() == 2
+    assert (one.round, two.round) == (1, 1)
+    assert one.counts() == Counts(queued=2, leased=0, done=0, deferred=0)
+    assert two.next_round() == 0  # nothing deferred in round 1
+
+
+def test_pending_while_another_worker_holds_leases(redis_url):
+    one, two = (
+        RedisState(redis_url, "c", worker="1"),
+        RedisState(redis_url, "c", worker="2"),
+    )
+    assert not two.pending()
+    one.add([req("a")])
+    [lease] = one.lease(1, deadline=1e12)
+    assert two.pending()  # nothing queued, but one's page may bring links
+    one.ack([lease.ticket])
+    time.sleep(0.25)  # past the short trust in a positive answer
+    assert not two.pending()
+
+
+def test_close_puts_back_what_the_worker_holds(redis_url):
+    one = RedisState(redis_url, "c")
+    one.add([req("a"), req("b")])
+    one.lease(2, deadline=1e12)
+    one.close()
+    two = RedisState(redis_url, "c")
+    assert two.counts() == Counts(queued=2, leased=0, done=0, deferred=0)
+
+
+def test_a_pickled_entry_is_dropped_never_unpickled(redis_url, tmp_path, caplog):
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    payload = pickle.dumps(Exploit())
+    state = RedisState(redis_url, "c")
+    state.add([req("good0"), req("good1")])
+    r = redis.Redis.from_url(redis_url)
+    p = crawl_prefix("c")
+    queue = p + "q:http://a.test"
+    # as scrapy-redis pushes requests: a pickle as the queue member
+    r.zadd(queue, {payload: 0})
+    # a pickle in place of a request record, under a queued id
+    r.hset(p + "r", "777", payload)
+    r.zadd(queue, {"000000000777": 0})
+    # a pickle behind a well-formed header
+    r.hset(p + "r", "778", b"\0" * 8 + b"0:0:0:http://a.test\n" + payload)
+    r.zadd(queue, {"000000000778": 0})
+    with caplog.at_level(logging.WARNING, logger=redisstate.__name__):
+        leases = state.lease(10, deadline=1e12)
+    assert paths(leases) == ["good0", "good1"]
+    assert not marker.exists()
+    assert state.bad_entries == 3
+    lines = [m for m in caplog.messages if "not webspider data" in m]
+    assert len(lines) == 3
+    assert any("777" in m for m in lines) and any("778" in m for m in lines)
+    assert any(repr(payload[:40]) in m for m in lines)
+    # the crawl goes on: nothing left queued or leased by the junk
+    state.ack([lease.ticket for lease in leases])
+    assert not state.pending()
+
+
+def test_a_pickled_record_is_ignored_never_unpickled(redis_url, tmp_path, caplog):
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    payload = pickle.dumps(Exploit())
+    state = RedisState(redis_url, "c")
+    index = state.records("mirror.index")
+    index.put_many([("http://a.test/a", "a.html"), ("http://a.test/c", "c.html")])
+    r = redis.Redis.from_url(redis_url)
+    p = crawl_prefix("c")
+    r.hset(p + "R:mirror.index:v", "http://a.test/b", payload)
+    r.zadd(p + "R:mirror.index:k", {"http://a.test/b": 0})
+    with caplog.at_level(logging.WARNING, logger=redisrecords.__name__):
+        assert index.get("http://a.test/b") is None
+        assert index.get_many(["http://a.test/b", "http://a.test/c"]) == [
+            None,
+            "c.html",
+        ]
+        assert list(index.items()) == [
+            ("http://a.test/a", "a.html"),
+            ("http://a.test/c", "c.html"),
+        ]
+    assert not marker.exists()
+    lines = [m for m in caplog.messages if "not JSON" in m]
+    assert len(lines) == 3 and all("http://a.test/b" in m for m in lines)
+
+
+def test_workers_share_records_and_put_new_is_taken_once(redis_url):
+    one, two = RedisState(redis_url, "c", worker="1"), RedisState(redis_url, "c")
+    results = []
+
+    def claim(state: RedisState, who: str) -> None:
+        for i in range(200):
+            results.append((i, who, state.records("dupes").put_new(f"h{i}", who)))
+            state.records("n").incr("pages")
+
+    threads = [
+        threading.Thread(target=claim, args=(one, "1")),
+        threading.Thread(target=claim, args=(two, "2")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = {(i, who) for i, who, put in results if put}
+    assert len(won) == 200  # each hash taken by exactly one worker
+    assert all(one.records("dupes").get(f"h{i}") == w for i, w in won)
+    assert two.records("n").get("pages") == 400
+    assert one.records("dupes").count("h1") == 111  # h1, h10-h19, h100-h199
+
+
+def _finished_crawl(redis_url: str, urls: int) -> None:
+    """A finished crawl of ``urls`` URLs (many buckets: emptying takes a while)."""
+    state = RedisState(redis_url, "c")
+    for start in range(0, urls, 5000):
+        state.add([req(f"old{i}") for i in range(start, start + 5000)])
+    state.records("r").put("old", 1)
+    state.set_meta("run", "3")
+    state.set_meta("finished", "1")
+    state.close()
+
+
+def test_workers_opening_a_finished_crawl_together_lose_nothing(redis_url):
+    _finished_crawl(redis_url, 40000)
+    barrier = threading.Barrier(3)
+    emptied: dict[str, bool] = {}
+
+    def worker(name: str) -> None:
+        state = RedisState(redis_url, "c", worker=name)
+        barrier.wait()
+        emptied[name] = state.new_run_if_finished()
+        # what a worker does first: its start URL, a record
+        state.add([req(f"start-{name}")])
+        state.records("r").put(name, True)
+        state.close()
+
+    threads = [threading.Thread(target=worker, args=(str(i),)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(emptied.values()) == [False, False, True]
+    state = RedisState(redis_url, "c")
+    # every worker's start URL is there, the last run's URLs are not
+    assert (
+        state.contains_many([f"http://a.test/start-{i}" for i in range(3)])
+        == [True] * 3
+    )
+    assert "http://a.test/old7" not in state
+    assert state.counts() == Counts(queued=3, leased=0, done=0, deferred=0)
+    assert dict(state.records("r").items()) == {"0": True, "1": True, "2": True}
+    assert state.get_meta("run") == "4"
+    assert state.get_meta("finished") is None
+    # the next worker joins the run
+    assert state.new_run_if_finished() is False
+    assert state.counts().queued == 3
+
+
+def test_a_worker_that_died_emptying_a_finished_crawl_is_taken_over(
+    redis_url, monkeypatch
+):
+    _finished_crawl(redis_url, 5000)
+    monkeypatch.setattr(redisstate, "_NEW_RUN_TTL", 0.3)
+    r = redis.Redis.from_url(redis_url)
+    # a claim whose worker died: nobody renews it
+    r.set(crawl_prefix("c") + "newrun", "dead", px=300)
+    state = RedisState(redis_url, "c")
+    assert state.new_run_if_finished() is True
+    assert len(state) == 0
+    assert state.get_meta("run") == "4"
+
+
+def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):
+    monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
+    state = RedisState(redis_url, "c")
+    assert state.defer([req("d", 3)]) == [True]
+    assert state.add([req("a"), req("b"), req("a"), req("c")]) == [
+        True,
+        True,
+        False,
+        True,
+    ]
+    assert ["http://a.test/" + k in state for k in "abcdz"] == [True] * 3 + [False] * 2
+    assert state.next_round() == 1
+    assert "http://a.test/d" in state
+    assert sorted(x.request.key[-1] for x in state.lease(9, deadline=1e12)) == list(
+        "abcd"
+    )
+
+
+def test_shortened_keys_never_meet(redis_url, monkeypatch):
+    # one bucket for all: only the shortened key tells them apart
+    monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
+    state = RedisState(redis_url, "c")
+    keys = [
+        "http://a.test/x",
+        "http://b.test/x",
+        "HEAD http://a.test/x",
+        "|http://a.test/x",
+        "http://a.test",
+        "http://a.test:81/x",
+        "https://a.test/x",
+        "1/x",
+    ]
+    for i, key in enumerate(keys):
+        assert state.contains_many(keys) == [j < i for j in range(len(keys))]
+        assert state.add([StoredRequest(key=key, url="http://a.test/x")]) == [True]
+    assert state.contains_many(keys) == [True] * len(keys)
+
+
+def test_seen_set_buckets_stay_compact(redis_url):
+    state = RedisState(redis_url, "c")
+    state.add([req(f"page/{i}.html") for i in range(3000)])
+    r = redis.Redis.from_url(redis_url)
+    buckets = list(
+        r.scan_iter(
+            match=crawl_prefix("c").replace("{", "\\{").replace("}", "\\}") + "s:*"
+        )
+    )
+    assert buckets
+    assert {r.object("encoding", b) for b in buckets[:50]} == {b"listpack"}
+    # the exact key is the field, shortened to the origin's number and the path
+    fields = [f for b in buckets for f in r.hkeys(b)]
+    assert len(fields) == 3000
+    assert {f.split(b"/page/")[0] for f in fields} == {b"1"}
+    assert set(r.hvals(buckets[0])) == {b""}
+
+
+def test_another_format_is_refused(redis_url):
+    RedisState(redis_url, "c").set_meta("format", "99")
+    with pytest.raises(StateError, match="format 99"):
+        RedisState(redis_url, "c")
+
+
+def test_crawls_of_other_names_are_apart_and_fresh_empties_one(redis_url):
+    RedisState(redis_url, "one").add([req("a")])
+    RedisState(redis_url, "two").add([req("b")])
+    assert "http://a.test/a" not in RedisState(redis_url, "two")
+    assert len(RedisState(redis_url, "one", fresh=True)) == 0
+    assert len(RedisState(redis_url, "two")) == 1
+
+
+def test_the_password_is_masked():
+    assert mask_url("redis://u:s3cret@h:6379/0") == "redis://u:***@h:6379/0"
+    assert mask_url("rediss://:s3cret@h/1") == "rediss://:***@h/1"
+    assert mask_url("redis://h:6379/0") == "redis://h:6379/0"
+
+
+def test_waits_for_a_redis_restart_and_loses_nothing(tmp_path: Path, caplog):
+    with RedisServer(tmp_path / "redis", appendonly=True) as server:
+        state = RedisState(server.url, "c")
+        state.add([req("a"), req("b")])
+        [lease] = state.lease(1, deadline=1e12)
+        server.stop()
+        restarted = threading.Timer(1.0, server.start)
+        restarted.start()
+        with caplog.at_level(logging.WARNING, logger=redisstate.__name__):
+            # the first call finds Redis gone, and waits for it (a pipeline
+            # too: it must not come back empty-handed)
+            assert state.contains_many(["http://a.test/a", "http://a.test/z"]) == [
+                True,
+                False,
+            ]
+            state.ack([lease.ticket])
+            got = state.lease(5, deadline=1e12)
+        restarted.join()
+        assert paths(got) == ["b"]
+        assert state.counts() == Counts(queued=0, leased=1, done=1, deferred=0)
+        assert [m for m in caplog.messages if "unreachable" in m][:1]
+        assert len([m for m in caplog.messages if "unreachable" in m]) == 1
+        assert any("is back" in m for m in caplog.messages)
+        state.close()
+
+
+def test_a_redis_that_lost_the_state_stops_the_worker(tmp_path: Path):
+    with RedisServer(tmp_path / "redis") as server:  # no persistence
+        state = RedisState(server.url, "c")
+        state.add([req("a")])
+        server.stop()
+        threading.Timer(0.5, server.start).start()
+        with pytest.raises(StateError, match="gone"):
+            state.lease(1, deadline=1e12)
