@@ -61,8 +61,7 @@ def compare(name: str, project: Path) -> bool:
         our_paths, our_wall = fetched(site, ours, work / "webspider.log")
         skipped_file = work / "webspider" / "out" / "skipped.jsonl"
         reasons = Counter(
-            json.loads(line)["reason"]
-            for line in skipped_file.read_text().splitlines()
+            json.loads(line)["reason"] for line in skipped_file.read_text().splitlines()
         )
         missed = sorted(wget_paths - our_paths)
         print(f"== {name}: {site.description}")
