@@ -124,10 +124,13 @@ def page_digest(url: str) -> str:
 
 def deferred_waiting(crawler: Crawler) -> int:
     """URLs waiting in the deferred frontier for a later round (0 without
-    depth rounds)."""
-    engine = crawler.engine
-    frontier = getattr(getattr(engine, "scheduler", None), "frontier", None)
-    return len(frontier) if frontier is not None else 0
+    depth rounds, or before the engine opens)."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
+        return 0
+    counted = getattr(getattr(engine, "scheduler", None), "deferred_count", None)
+    return int(counted()) if callable(counted) else 0
 
 
 def _now() -> str:
