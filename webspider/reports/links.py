@@ -11,7 +11,9 @@ it is committed with the acknowledgements of the pages it came from.
 Namespaces (keys are canonical URLs):
 
 - ``reports.links``: a target's state, ``1`` answered 2xx, ``2`` will never
-  be requested (skipped), ``3`` broken, ``0`` linked, outcome unknown.
+  be requested (skipped), ``3`` broken, ``0`` linked, outcome unknown,
+  ``4`` the same with aliases waiting for it (so that a 2xx of a URL
+  nobody linked or redirected to costs no more queries).
 - ``reports.referrers``: ``"<target>\\n<referring page>"`` → ``[text, tag]``
   of the page's first link to it. Kept while the outcome is unknown (a 2xx
   deletes them) and for broken targets; one per referring page, so a page
@@ -56,6 +58,9 @@ _PENDING = 0
 _GOOD = 1
 _SKIPPED = 2
 _BROKEN = 3
+_ALIASED = 4
+#: outcome unknown, referrers (and with _ALIASED aliases) kept
+_WAITING = (_PENDING, _ALIASED)
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
@@ -136,7 +141,7 @@ class LinkLedger:
         rows = []
         new = []
         for key, state in zip(keys, states, strict=True):
-            if state is None or state == _PENDING:
+            if state is None or state in _WAITING:
                 rows.append((f"{key}\n{referrer}", first[key]))
                 if state is None:
                     new.append((key, _PENDING))
@@ -175,10 +180,11 @@ class LinkLedger:
             # broken: e.g. a redirect hop that also failed on another path
             return
         self._links.put(key, _GOOD)
-        if state == _PENDING:
+        if state in _WAITING:
             self._forget_referrers(key)
-        for alias_key, _, _ in self._pop_aliases(key):
-            self.good(alias_key)
+        if state == _ALIASED:
+            for alias_key, _, _ in self._pop_aliases(key):
+                self.good(alias_key)
 
     def skipped(self, key: str) -> None:
         """``key`` will never be requested: its outcome will stay unknown."""
@@ -186,14 +192,14 @@ class LinkLedger:
         if state in (_BROKEN, _SKIPPED):
             return
         self._links.put(key, _SKIPPED)
-        if state == _PENDING:
+        if state in _WAITING:
             self._forget_referrers(key)
 
     def broken(self, key: str, outcome: Outcome) -> None:
         state = self._links.get(key)
         if state in (_GOOD, _BROKEN):
             return  # the first failure is the one reported
-        stored = self._referrers.count(f"{key}\n") if state == _PENDING else 0
+        stored = self._referrers.count(f"{key}\n") if state in _WAITING else 0
         record = asdict(outcome)
         record["n"] = stored
         record["more"] = 0
@@ -203,8 +209,9 @@ class LinkLedger:
         if record["counted"]:
             self._count(outcome.internal)
         self.version += 1
-        for alias_key, alias_url, internal in self._pop_aliases(key):
-            self.broken(alias_key, _redirected(alias_url, outcome, internal))
+        if state == _ALIASED:
+            for alias_key, alias_url, internal in self._pop_aliases(key):
+                self.broken(alias_key, _redirected(alias_url, outcome, internal))
 
     def redirected(
         self, key: str, url: str, target_key: str, internal: bool | None = None
@@ -222,6 +229,8 @@ class LinkLedger:
                 self.broken(key, _redirected(url, _outcome(record), internal))
                 return
         self._aliases.put(f"{target_key}\n{key}", [url, internal])
+        if state is None or state == _PENDING:
+            self._links.put(target_key, _ALIASED)
 
     def _count(self, internal: bool) -> None:
         # Counts what records() reports (a hop nobody links to is not).
@@ -258,7 +267,7 @@ class LinkLedger:
         return sum(
             1
             for key, _ in self._referrers.items()
-            if self._links.get(key.partition("\n")[0]) == _PENDING
+            if self._links.get(key.partition("\n")[0]) in _WAITING
         )
 
     def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
