@@ -49,6 +49,7 @@ def test_one_referrer_per_page_and_a_page_read_twice_adds_nothing(store):
 def test_good_targets_drop_their_referrers_and_later_links_cost_nothing(store):
     ledger = LinkLedger(store)
     ledger.add_page("p1", [("ok", "a", "a")])
+    ledger.flush()  # what a commit does
     assert store.records(NS_REFERRERS).count() == 1
     ledger.good("ok")
     ledger.add_page("p2", [("ok", "a", "a")])
@@ -155,6 +156,7 @@ def test_a_resumed_ledger_continues_and_a_new_crawl_clears_it(request, store):
     ledger.add_page("p1", [("x", "t", "a"), ("ok", "t", "a")])
     ledger.redirected("r", "http://s/r", "x")
     ledger.good("ok")
+    ledger.flush()  # crawl_state_committing, then the commit
     store = reopen(request, store)
     resumed = LinkLedger(store)
     resumed.add_page("p2", [("x", "t", "a"), ("ok", "t", "a")])
@@ -169,3 +171,19 @@ def test_a_resumed_ledger_continues_and_a_new_crawl_clears_it(request, store):
     assert list(resumed.records()) == []
     assert resumed.broken_count == 0
     assert all(store.records(ns).count() == 0 for ns in NAMESPACES)
+
+
+def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(store):
+    ledger = LinkLedger(store)
+    ledger.add_page("p1", [("ok", "t", "a"), ("ext", "t", "a"), ("x", "t", "a")])
+    ledger.good("ok")
+    ledger.skipped("ext")
+    referrers = store.records(NS_REFERRERS)
+    assert referrers.count() == 0
+    ledger.flush()
+    assert [k for k, _ in referrers.items()] == ["x\np1"]
+    ledger.add_page("p2", [("x", "t", "a")])
+    ledger.broken("x", broken("x"))  # written when it turns out broken
+    assert referrers.count() == 2
+    [record] = ledger.records()
+    assert record["referrer_count"] == 2

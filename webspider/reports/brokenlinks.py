@@ -112,6 +112,7 @@ class BrokenLinks:
         self.stored = False
         connect = crawler.signals.connect
         connect(self.crawl_state_opened, signal=signals.crawl_state_opened)
+        connect(self.crawl_state_committing, signal=signals.crawl_state_committing)
         connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.links_extracted, signal=signals.links_extracted)
         connect(self.request_failed, signal=signals.request_failed)
@@ -318,6 +319,10 @@ class BrokenLinks:
             logger.info(
                 "Resuming with %d broken links already found", self.ledger.broken_count
             )
+
+    def crawl_state_committing(self, records: RecordStore) -> None:
+        # the referrers held in memory go into the commit of their pages
+        self.ledger.flush()
 
     def spider_opened(self) -> None:
         self._update_stats()

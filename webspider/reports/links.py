@@ -28,6 +28,13 @@ Namespaces (keys are canonical URLs):
 
 Records are streamed in key order: ``broken-links.jsonl`` lists broken URLs
 sorted by canonical URL, each with its referrers sorted by URL.
+
+Write-behind: the referrers of targets whose outcome is unknown are held in
+memory until ``flush`` (which the crawl state's commit calls, through
+webspider.signals.crawl_state_committing, and at most FLUSH_ROWS rows), so
+the many targets that answer 2xx or are skipped soon after they are linked
+(the next page, an external link the scope skips) cost no writes at all;
+what is committed is the same as if they were written at once.
 """
 
 from __future__ import annotations
@@ -45,6 +52,9 @@ if TYPE_CHECKING:
 
 #: referrers kept per broken URL (all are counted in ``referrer_count``)
 DEFAULT_MAX_REFERRERS = 1000
+
+#: referrer rows held in memory before they are written (see flush)
+FLUSH_ROWS = 5000
 
 NS_LINKS = "reports.links"
 NS_REFERRERS = "reports.referrers"
@@ -99,6 +109,9 @@ class LinkLedger:
         max_referrers: int = DEFAULT_MAX_REFERRERS,
     ) -> None:
         self.max_referrers = max_referrers
+        #: target → referrer → [text, tag], not written yet (see flush)
+        self._buffer: dict[str, dict[str, list[str]]] = {}
+        self._buffered = 0
         self.open(records_or_memory(store))
         #: bumped whenever the broken records change (to know when to rewrite)
         self.version = 0
@@ -124,7 +137,29 @@ class LinkLedger:
         ):
             records.clear()
         self.broken_internal = self.broken_external = 0
+        self._buffer.clear()
+        self._buffered = 0
         self.version += 1
+
+    def flush(self) -> None:
+        """Write the referrers held in memory (before the state commits)."""
+        buffer = self._buffer
+        if not buffer:
+            return
+        keys = list(buffer)
+        states = self._links.get_many(keys)
+        self._links.put_many(
+            (key, _PENDING)
+            for key, state in zip(keys, states, strict=True)
+            if state is None
+        )
+        self._referrers.put_many(
+            (f"{key}\n{referrer}", value)
+            for key, rows in buffer.items()
+            for referrer, value in rows.items()
+        )
+        buffer.clear()
+        self._buffered = 0
 
     # -- what pages link to ---------------------------------------------------
     def add_page(self, referrer: str, links: Iterable[tuple[str, str, str]]) -> None:
@@ -136,21 +171,21 @@ class LinkLedger:
         if not first:
             return
         keys = list(first)
-        # one query for the page's targets, one write for the unknown ones
+        # one query for the page's targets; the unknown ones wait in memory
         states = self._links.get_many(keys)
-        rows = []
-        new = []
+        buffer = self._buffer
         for key, state in zip(keys, states, strict=True):
             if state is None or state in _WAITING:
-                rows.append((f"{key}\n{referrer}", first[key]))
-                if state is None:
-                    new.append((key, _PENDING))
+                rows = buffer.get(key)
+                if rows is None:
+                    rows = buffer[key] = {}
+                if referrer not in rows:
+                    rows[referrer] = first[key]
+                    self._buffered += 1
             elif state == _BROKEN:
                 self._link_broken(key, referrer, first[key])
-        if rows:
-            self._referrers.put_many(rows)
-        if new:
-            self._links.put_many(new)
+        if self._buffered > FLUSH_ROWS:
+            self.flush()
 
     def _link_broken(self, key: str, referrer: str, value: list[str]) -> None:
         ref_key = f"{key}\n{referrer}"
@@ -180,6 +215,7 @@ class LinkLedger:
             # broken: e.g. a redirect hop that also failed on another path
             return
         self._links.put(key, _GOOD)
+        self._unbuffer(key)
         if state in _WAITING:
             self._forget_referrers(key)
         if state == _ALIASED:
@@ -192,6 +228,7 @@ class LinkLedger:
         if state in (_BROKEN, _SKIPPED):
             return
         self._links.put(key, _SKIPPED)
+        self._unbuffer(key)
         if state in _WAITING:
             self._forget_referrers(key)
 
@@ -199,6 +236,13 @@ class LinkLedger:
         state = self._links.get(key)
         if state in (_GOOD, _BROKEN):
             return  # the first failure is the one reported
+        rows = self._unbuffer(key)
+        if rows:
+            self._referrers.put_many(
+                (f"{key}\n{referrer}", value) for referrer, value in rows.items()
+            )
+            if state is None:
+                state = _PENDING
         stored = self._referrers.count(f"{key}\n") if state in _WAITING else 0
         record = asdict(outcome)
         record["n"] = stored
@@ -239,14 +283,21 @@ class LinkLedger:
         else:
             self.broken_external = self._totals.incr("external")
 
+    def _unbuffer(self, key: str) -> dict[str, list[str]] | None:
+        rows = self._buffer.pop(key, None)
+        if rows:
+            self._buffered -= len(rows)
+        return rows
+
     def _forget_referrers(self, key: str) -> None:
         prefix = f"{key}\n"
         while True:
             # a page at a time: a target linked from every page has many
             keys = [k for k, _ in islice(self._referrers.items(prefix), 512)]
-            if not keys:
+            if keys:
+                self._referrers.delete(keys)
+            if len(keys) < 512:
                 return
-            self._referrers.delete(keys)
 
     def _pop_aliases(self, key: str) -> list[tuple[str, str, bool | None]]:
         prefix = f"{key}\n"
@@ -264,6 +315,7 @@ class LinkLedger:
     def pending_count(self) -> int:
         """Referrers kept for targets not resolved yet (for tests and
         diagnostics; counts the namespace)."""
+        self.flush()
         return sum(
             1
             for key, _ in self._referrers.items()
@@ -274,6 +326,7 @@ class LinkLedger:
         """One record per broken URL, in canonical URL order, streamed, with
         at most ``max_referrers`` referrers (the ledger's cap by default)."""
         limit = self.max_referrers if max_referrers is None else max_referrers
+        self.flush()
         for key, stored in self._broken.items():
             if not stored["counted"]:
                 continue  # a redirect hop nobody links to
