@@ -11,17 +11,17 @@ it is committed with the acknowledgements of the pages it came from.
 Namespaces (keys are canonical URLs):
 
 - ``reports.links``: a target's state, ``1`` answered 2xx, ``2`` will never
-  be requested (skipped), ``3`` broken, ``0`` linked, outcome unknown,
-  ``4`` the same with aliases waiting for it (so that a 2xx of a URL
-  nobody linked or redirected to costs no more queries).
+  be requested (skipped), ``3`` broken, ``5`` broken but not reported (a
+  redirect hop nobody links to, yet), ``0`` linked, outcome unknown, ``4``
+  the same with aliases waiting for it (so that a 2xx of a URL nobody
+  linked or redirected to costs no more queries).
 - ``reports.referrers``: ``"<target>\\n<referring page>"`` → ``[text, tag]``
   of the page's first link to it. Kept while the outcome is unknown (a 2xx
   deletes them) and for broken targets; one per referring page, so a page
   read twice (fetched again after a kill) adds nothing.
-- ``reports.broken``: broken targets → their outcome, ``n`` referrers
-  stored, ``more`` referring pages found after ``max_referrers`` were
-  stored (counted, not kept), ``counted`` (a redirect hop nobody links to
-  is not reported).
+- ``reports.broken``: broken targets → their outcome (written once).
+- ``reports.referrer_counts``: broken targets → how many pages link to them
+  (those past ``max_referrers`` are counted, not kept).
 - ``reports.aliases``: ``"<target>\\n<alias>"`` → ``[URL, internal]``: a URL
   that redirected to a target whose outcome was still unknown.
 - ``reports.broken_totals``: ``internal`` and ``external`` counts.
@@ -39,7 +39,7 @@ what is committed is the same as if they were written at once.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -59,9 +59,10 @@ FLUSH_ROWS = 5000
 NS_LINKS = "reports.links"
 NS_REFERRERS = "reports.referrers"
 NS_BROKEN = "reports.broken"
+NS_COUNTS = "reports.referrer_counts"
 NS_ALIASES = "reports.aliases"
 NS_TOTALS = "reports.broken_totals"
-NAMESPACES = (NS_LINKS, NS_REFERRERS, NS_BROKEN, NS_ALIASES, NS_TOTALS)
+NAMESPACES = (NS_LINKS, NS_REFERRERS, NS_BROKEN, NS_COUNTS, NS_ALIASES, NS_TOTALS)
 
 # states of a target in NS_LINKS
 _PENDING = 0
@@ -69,6 +70,10 @@ _GOOD = 1
 _SKIPPED = 2
 _BROKEN = 3
 _ALIASED = 4
+#: broken, not reported until something links to it (a redirect hop)
+_HOP = 5
+#: broken, reported or not
+_FAILED = (_BROKEN, _HOP)
 #: outcome unknown, referrers (and with _ALIASED aliases) kept
 _WAITING = (_PENDING, _ALIASED)
 
@@ -121,6 +126,7 @@ class LinkLedger:
         self._links = store.records(NS_LINKS)
         self._referrers = store.records(NS_REFERRERS)
         self._broken = store.records(NS_BROKEN)
+        self._counts = store.records(NS_COUNTS)
         self._aliases = store.records(NS_ALIASES)
         self._totals = store.records(NS_TOTALS)
         self.broken_internal = int(self._totals.get("internal") or 0)
@@ -132,6 +138,7 @@ class LinkLedger:
             self._links,
             self._referrers,
             self._broken,
+            self._counts,
             self._aliases,
             self._totals,
         ):
@@ -182,36 +189,32 @@ class LinkLedger:
                 if referrer not in rows:
                     rows[referrer] = first[key]
                     self._buffered += 1
-            elif state == _BROKEN:
-                self._link_broken(key, referrer, first[key])
+            elif state in _FAILED:
+                self._link_broken(key, state, referrer, first[key])
         if self._buffered > FLUSH_ROWS:
             self.flush()
 
-    def _link_broken(self, key: str, referrer: str, value: list[str]) -> None:
+    def _link_broken(
+        self, key: str, state: int, referrer: str, value: list[str]
+    ) -> None:
         ref_key = f"{key}\n{referrer}"
         if self._referrers.get(ref_key) is not None:
             return  # this page was read before (fetched again after a kill)
-        record = self._broken.get(key)
-        if record is None:
-            return
-        if record["n"] < self.max_referrers:
+        # Past the cap a referring page is counted, not kept; so it is not
+        # idempotent there: a page read again after a kill may count twice.
+        if self._counts.incr(key) <= self.max_referrers:
             self._referrers.put(ref_key, value)
-            record["n"] += 1
-        else:
-            # Counted, not kept. Not idempotent: a page read again after a
-            # kill may be counted twice here, past the cap only.
-            record["more"] += 1
-        if not record["counted"]:
-            record["counted"] = True  # a redirect hop, now linked: reported
-            self._count(record["internal"])
-        self._broken.put(key, record)
+        if state == _HOP:  # a redirect hop, now linked: reported
+            self._links.put(key, _BROKEN)
+            record = self._broken.get(key)
+            self._count(bool(record and record["internal"]))
         self.version += 1
 
     # -- what requests found ----------------------------------------------------
     def good(self, key: str) -> None:
         """``key`` answered 2xx: its links are fine, forget their referrers."""
         state = self._links.get(key)
-        if state in (_GOOD, _BROKEN):
+        if state == _GOOD or state in _FAILED:
             # broken: e.g. a redirect hop that also failed on another path
             return
         self._links.put(key, _GOOD)
@@ -225,7 +228,7 @@ class LinkLedger:
     def skipped(self, key: str) -> None:
         """``key`` will never be requested: its outcome will stay unknown."""
         state = self._links.get(key)
-        if state in (_BROKEN, _SKIPPED):
+        if state == _SKIPPED or state in _FAILED:
             return
         self._links.put(key, _SKIPPED)
         self._unbuffer(key)
@@ -234,7 +237,7 @@ class LinkLedger:
 
     def broken(self, key: str, outcome: Outcome) -> None:
         state = self._links.get(key)
-        if state in (_GOOD, _BROKEN):
+        if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         rows = self._unbuffer(key)
         if rows:
@@ -244,13 +247,23 @@ class LinkLedger:
             if state is None:
                 state = _PENDING
         stored = self._referrers.count(f"{key}\n") if state in _WAITING else 0
-        record = asdict(outcome)
-        record["n"] = stored
-        record["more"] = 0
-        record["counted"] = outcome.requested or stored > 0
-        self._links.put(key, _BROKEN)
-        self._broken.put(key, record)
-        if record["counted"]:
+        reported = outcome.requested or stored > 0
+        self._links.put(key, _BROKEN if reported else _HOP)
+        self._broken.put(
+            key,
+            {
+                "url": outcome.url,
+                "status": outcome.status,
+                "error": outcome.error,
+                "detail": outcome.detail,
+                "internal": outcome.internal,
+                "redirected_to": outcome.redirected_to,
+                "requested": outcome.requested,
+            },
+        )
+        if stored:
+            self._counts.put(key, stored)
+        if reported:
             self._count(outcome.internal)
         self.version += 1
         if state == _ALIASED:
@@ -267,7 +280,7 @@ class LinkLedger:
         if state == _GOOD:
             self.good(key)
             return
-        if state == _BROKEN:
+        if state in _FAILED:
             record = self._broken.get(target_key)
             if record is not None:
                 self.broken(key, _redirected(url, _outcome(record), internal))
@@ -327,27 +340,37 @@ class LinkLedger:
         at most ``max_referrers`` referrers (the ledger's cap by default)."""
         limit = self.max_referrers if max_referrers is None else max_referrers
         self.flush()
-        for key, stored in self._broken.items():
-            if not stored["counted"]:
-                continue  # a redirect hop nobody links to
-            prefix = f"{key}\n"
-            cut = len(prefix)
-            referrers = [
-                {"url": ref_key[cut:], "text": text, "tag": tag}
-                for ref_key, (text, tag) in islice(self._referrers.items(prefix), limit)
-            ]
-            record: dict[str, Any] = {
-                "url": stored["url"],
-                "status": stored["status"],
-                "error": stored["error"],
-                "detail": stored["detail"],
-                "internal": stored["internal"],
-                "referrer_count": stored["n"] + stored["more"],
-                "referrers": referrers,
-            }
-            if stored.get("redirected_to"):
-                record["redirected_to"] = stored["redirected_to"]
-            yield record
+        rows = self._broken.items()
+        while chunk := list(islice(rows, 256)):
+            keys = [key for key, _ in chunk]
+            states = self._links.get_many(keys)
+            counts = self._counts.get_many(keys)
+            for (key, stored), state, count in zip(chunk, states, counts, strict=True):
+                if state != _BROKEN:
+                    continue  # a redirect hop nobody links to
+                yield self._record(key, stored, count or 0, limit)
+
+    def _record(
+        self, key: str, stored: dict[str, Any], count: int, limit: int
+    ) -> dict[str, Any]:
+        prefix = f"{key}\n"
+        cut = len(prefix)
+        referrers = [
+            {"url": ref_key[cut:], "text": text, "tag": tag}
+            for ref_key, (text, tag) in islice(self._referrers.items(prefix), limit)
+        ]
+        record: dict[str, Any] = {
+            "url": stored["url"],
+            "status": stored["status"],
+            "error": stored["error"],
+            "detail": stored["detail"],
+            "internal": stored["internal"],
+            "referrer_count": count,
+            "referrers": referrers,
+        }
+        if stored.get("redirected_to"):
+            record["redirected_to"] = stored["redirected_to"]
+        return record
 
 
 def _outcome(record: dict[str, Any]) -> Outcome:
