@@ -9,9 +9,12 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from tests.support.records import reopen
+from tests.support.records import store as store  # noqa: PLC0414
+from webspider import signals, skips
 from webspider.bounds.trapmiddleware import TrapMiddleware
 from webspider.bounds.traps import Counter, repeated_segments
-from webspider.keys import META_ROBOTSTXT
+from webspider.keys import META_ROBOTSTXT, STATS_STATE_RESUMED
 
 
 @pytest.mark.parametrize(
@@ -42,13 +45,32 @@ def test_repeated_segments_bound_and_off():
     assert repeated_segments("/a/a/a/a/a/a/", 0) is False  # 0: off
 
 
-def test_counter():
-    counter = Counter(2)
+def test_counter(store):
+    counter = Counter(2, store.records("test.counts"))
     assert not counter.full("/cal")
     counter.add("/cal")
     counter.add("/cal")
     assert counter.full("/cal")
     assert not counter.full("/other")
+    assert counter.records.count() == 1  # one short key per path
+
+
+def test_query_counts_go_on_in_a_resumed_crawl_and_restart_in_a_new_one(request, store):
+    def opened(store, resumed):
+        mw = middleware(WEBSPIDER_TRAPS_MAX_QUERIES=2)
+        mw.crawler.stats.set_value(STATS_STATE_RESUMED, int(resumed))
+        mw.crawler.signals.send_catch_log(signals.crawl_state_opened, records=store)
+        return mw
+
+    mw = opened(store, resumed=False)
+    assert mw.trap_reason(Request("https://x.org/cal?m=1")) is None
+    assert mw.trap_reason(Request("https://x.org/cal?m=2")) is None
+    assert mw.trap_reason(Request("https://x.org/cal?m=3")) == skips.QUERY_VARIANTS
+    store = reopen(request, store)
+    mw = opened(store, resumed=True)
+    assert mw.trap_reason(Request("https://x.org/cal?m=4")) == skips.QUERY_VARIANTS
+    mw = opened(store, resumed=False)
+    assert mw.trap_reason(Request("https://x.org/cal?m=4")) is None
 
 
 def middleware(**settings: object) -> TrapMiddleware:

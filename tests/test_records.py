@@ -35,3 +35,16 @@ def test_memory_store_keeps_one_namespace_per_name():
     assert store.records("y").get("k") is None
     assert records_or_memory(None).records("x").get("k") is None
     assert records_or_memory(store) is store
+
+
+def test_memory_records_index_one_to_many_keys():
+    r = MemoryRecords()
+    r.put_many([("a\n2", 2), ("a\n1", 1), ("ab\n1", 3), ("a", 0)])
+    r.put_new("a\n3", 3)
+    assert list(r.items("a\n")) == [("a\n1", 1), ("a\n2", 2), ("a\n3", 3)]
+    assert r.count("a\n") == 3
+    assert [k for k, _ in r.items("a")] == ["a", "a\n1", "a\n2", "a\n3", "ab\n1"]
+    r.delete(["a\n1", "a\n2", "a\n3", "nothing\n"])
+    assert list(r.items("a\n")) == []
+    assert r.count("a\n") == 0
+    assert r.count() == 2

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from webspider.reports.fingerprint import ContentIndex, normalize_html, normalized_hash
+from webspider.reports.fingerprint import normalize_html, normalized_hash
 
 
 @pytest.mark.parametrize(
@@ -41,12 +41,3 @@ def test_user_patterns():
     b = '<input name="csrf" value="xyz">'
     assert normalized_hash(a) != normalized_hash(b)
     assert normalized_hash(a, token) == normalized_hash(b, token)
-
-
-def test_content_index_remembers_the_first_url():
-    index = ContentIndex()
-    assert index.first_url("h1", "http://s/a") is None
-    assert index.first_url("h1", "http://s/b") == "http://s/a"
-    assert index.first_url("h1", "http://s/a") is None  # the same page again
-    assert index.first_url("h2", "http://s/c") is None
-    assert len(index) == 2

@@ -1,12 +1,18 @@
-from webspider.reports.links import LinkLedger, Outcome
+"""The broken-link ledger, over records in memory and in the crawl state."""
+
+from __future__ import annotations
+
+from tests.support.records import reopen
+from tests.support.records import store as store  # noqa: PLC0414
+from webspider.reports.links import NAMESPACES, NS_REFERRERS, LinkLedger, Outcome
 
 
 def broken(url: str, status: int | None = 404, **kw) -> Outcome:
     return Outcome(url=url, status=status, **kw)
 
 
-def test_one_record_per_broken_url_with_all_referrers():
-    ledger = LinkLedger()
+def test_one_record_per_broken_url_with_all_referrers(store):
+    ledger = LinkLedger(store)
     ledger.add_page("p1", [("x", "X one", "a"), ("ok", "fine", "a")])
     ledger.add_page("p2", [("x", "X two", "a"), ("img", "Logo", "img")])
     ledger.good("ok")
@@ -25,17 +31,45 @@ def test_one_record_per_broken_url_with_all_referrers():
     assert ledger.pending_count() == 0
 
 
-def test_good_targets_drop_their_referrers_and_later_links_cost_nothing():
-    ledger = LinkLedger()
+def test_one_referrer_per_page_and_a_page_read_twice_adds_nothing(store):
+    ledger = LinkLedger(store)
+    ledger.add_page("p1", [("x", "first", "a"), ("x", "second", "img")])
+    ledger.add_page("p1", [("x", "first", "a")])  # fetched again after a kill
+    ledger.broken("x", broken("x"))
+    ledger.add_page("p2", [("x", "t", "a")])
+    ledger.add_page("p2", [("x", "t", "a")])
+    [record] = ledger.records()
+    assert record["referrer_count"] == 2
+    assert [(r["url"], r["text"], r["tag"]) for r in record["referrers"]] == [
+        ("p1", "first", "a"),
+        ("p2", "t", "a"),
+    ]
+
+
+def test_good_targets_drop_their_referrers_and_later_links_cost_nothing(store):
+    ledger = LinkLedger(store)
     ledger.add_page("p1", [("ok", "a", "a")])
+    ledger.flush()  # what a commit does
+    assert store.records(NS_REFERRERS).count() == 1
     ledger.good("ok")
     ledger.add_page("p2", [("ok", "a", "a")])
-    assert ledger._state["ok"] == 1  # the small "good" marker, no list
+    assert store.records(NS_REFERRERS).count() == 0
     assert list(ledger.records()) == []
 
 
-def test_referrers_are_capped_but_all_counted():
-    ledger = LinkLedger(max_referrers=2)
+def test_referrers_are_capped_but_all_counted(store):
+    ledger = LinkLedger(store, max_referrers=2)
+    ledger.broken("x", broken("x"))
+    for i in range(5):
+        ledger.add_page(f"p{i}", [("x", "t", "a")])
+    [record] = ledger.records()
+    assert record["referrer_count"] == 5
+    assert [r["url"] for r in record["referrers"]] == ["p0", "p1"]
+    assert store.records(NS_REFERRERS).count() == 2
+
+
+def test_referrers_found_before_the_outcome_are_listed_up_to_the_cap(store):
+    ledger = LinkLedger(store, max_referrers=2)
     for i in range(5):
         ledger.add_page(f"p{i}", [("x", "t", "a")])
     ledger.broken("x", broken("x"))
@@ -44,8 +78,8 @@ def test_referrers_are_capped_but_all_counted():
     assert len(record["referrers"]) == 2
 
 
-def test_skipped_targets_forget_referrers_and_are_never_reported():
-    ledger = LinkLedger()
+def test_skipped_targets_forget_referrers_and_are_never_reported(store):
+    ledger = LinkLedger(store)
     ledger.add_page("p", [("ext", "t", "a")])
     ledger.skipped("ext")
     ledger.add_page("q", [("ext", "t", "a")])
@@ -53,8 +87,8 @@ def test_skipped_targets_forget_referrers_and_are_never_reported():
     assert list(ledger.records()) == []
 
 
-def test_first_failure_wins_and_a_good_url_stays_good():
-    ledger = LinkLedger()
+def test_first_failure_wins_and_a_good_url_stays_good(store):
+    ledger = LinkLedger(store)
     ledger.broken("x", broken("x", 404))
     ledger.broken("x", broken("x", 500))
     ledger.good("y")
@@ -62,8 +96,8 @@ def test_first_failure_wins_and_a_good_url_stays_good():
     assert [r["status"] for r in ledger.records()] == [404]
 
 
-def test_redirect_hops_only_reported_when_linked():
-    ledger = LinkLedger()
+def test_redirect_hops_only_reported_when_linked(store):
+    ledger = LinkLedger(store)
     ledger.add_page("p", [("a", "A", "a")])
     ledger.broken("a", broken("a", redirected_to="b"))
     ledger.broken("b", broken("b", requested=False))
@@ -74,8 +108,8 @@ def test_redirect_hops_only_reported_when_linked():
     assert ledger.broken_count == 2
 
 
-def test_redirect_to_an_already_requested_url_shares_its_outcome():
-    ledger = LinkLedger()
+def test_redirect_to_an_already_requested_url_shares_its_outcome(store):
+    ledger = LinkLedger(store)
     ledger.add_page("p", [("a", "A", "a"), ("c", "C", "a")])
     ledger.redirected("a", "http://s/a", "b")  # b still unknown
     ledger.broken("b", broken("http://s/b", requested=False))
@@ -87,15 +121,15 @@ def test_redirect_to_an_already_requested_url_shares_its_outcome():
     assert ledger.pending_count() == 0
 
 
-def test_internal_and_external_counts():
-    ledger = LinkLedger()
+def test_internal_and_external_counts(store):
+    ledger = LinkLedger(store)
     ledger.broken("a", broken("a"))
     ledger.broken("b", broken("b", internal=False))
     assert (ledger.broken_internal, ledger.broken_external) == (1, 1)
 
 
-def test_version_changes_when_the_file_would():
-    ledger = LinkLedger()
+def test_version_changes_when_the_file_would(store):
+    ledger = LinkLedger(store)
     v0 = ledger.version
     ledger.add_page("p", [("x", "t", "a")])
     assert ledger.version == v0  # pending only: nothing to write
@@ -104,3 +138,52 @@ def test_version_changes_when_the_file_would():
     assert v1 > v0
     ledger.add_page("q", [("x", "t", "a")])
     assert ledger.version > v1
+
+
+def test_records_are_streamed_in_url_order(store):
+    ledger = LinkLedger(store)
+    for key in ("c", "a", "b"):
+        ledger.broken(key, broken(f"http://s/{key}"))
+    assert [r["url"] for r in ledger.records()] == [
+        "http://s/a",
+        "http://s/b",
+        "http://s/c",
+    ]
+
+
+def test_a_resumed_ledger_continues_and_a_new_crawl_clears_it(request, store):
+    ledger = LinkLedger(store)
+    ledger.add_page("p1", [("x", "t", "a"), ("ok", "t", "a")])
+    ledger.redirected("r", "http://s/r", "x")
+    ledger.good("ok")
+    ledger.flush()  # crawl_state_committing, then the commit
+    store = reopen(request, store)
+    resumed = LinkLedger(store)
+    resumed.add_page("p2", [("x", "t", "a"), ("ok", "t", "a")])
+    resumed.broken("x", broken("http://s/x"))
+    records = list(resumed.records())
+    assert [r["url"] for r in records] == ["http://s/r", "http://s/x"]
+    assert [r["url"] for r in records[1]["referrers"]] == ["p1", "p2"]
+    assert resumed.broken_count == 2
+    assert resumed.pending_count() == 0
+    assert LinkLedger(store).broken_count == 2  # the totals are kept too
+    resumed.clear()
+    assert list(resumed.records()) == []
+    assert resumed.broken_count == 0
+    assert all(store.records(ns).count() == 0 for ns in NAMESPACES)
+
+
+def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(store):
+    ledger = LinkLedger(store)
+    ledger.add_page("p1", [("ok", "t", "a"), ("ext", "t", "a"), ("x", "t", "a")])
+    ledger.good("ok")
+    ledger.skipped("ext")
+    referrers = store.records(NS_REFERRERS)
+    assert referrers.count() == 0
+    ledger.flush()
+    assert [k for k, _ in referrers.items()] == ["x\np1"]
+    ledger.add_page("p2", [("x", "t", "a")])
+    ledger.broken("x", broken("x"))  # written when it turns out broken
+    assert referrers.count() == 2
+    [record] = ledger.records()
+    assert record["referrer_count"] == 2

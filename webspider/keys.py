@@ -69,5 +69,3 @@ FRONTIER_FILE = "webspider-frontier.sqlite3"
 STATE_FILE = "webspider-state.sqlite3"
 # -- state file (in the output folder, without JOBDIR) -------------------------------
 OUTPUT_STATE_FILE = ".webspider-state.sqlite3"
-DUPLICATES_STATE_FILE = "webspider-duplicates.json"
-BROKEN_LINKS_STATE_FILE = "webspider-brokenlinks.json"

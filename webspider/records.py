@@ -85,12 +85,18 @@ class RecordStore(Protocol):
 
 
 class MemoryRecords:
-    """Records in a dict: a crawl without a crawl state, and tests."""
+    """Records in a dict: a crawl without a crawl state, and tests.
 
-    __slots__ = ("_data",)
+    Keys of the one-to-many shape ``"<a>\n<b>"`` are also indexed by their
+    ``"<a>\n"``, so that ``items("<a>\n")`` and ``count("<a>\n")`` cost
+    what that group holds, not a scan of the namespace (a ledger asks that
+    once per page)."""
+
+    __slots__ = ("_data", "_groups")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
+        self._groups: dict[str, set[str]] = {}
 
     def get(self, key: str) -> Any | None:
         return self._data.get(key)
@@ -99,40 +105,62 @@ class MemoryRecords:
         data = self._data
         return [data.get(key) for key in keys]
 
+    def _grouped(self, key: str) -> None:
+        head, newline, _ = key.partition("\n")
+        if newline:
+            self._groups.setdefault(head + newline, set()).add(key)
+
     def put(self, key: str, value: Any) -> None:
+        if key not in self._data:
+            self._grouped(key)
         self._data[key] = value
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
-        self._data.update(items)
+        for key, value in items:
+            self.put(key, value)
 
     def put_new(self, key: str, value: Any) -> bool:
         if key in self._data:
             return False
-        self._data[key] = value
+        self.put(key, value)
         return True
 
     def incr(self, key: str, by: int = 1) -> int:
         value = int(self._data.get(key) or 0) + by
-        self._data[key] = value
+        self.put(key, value)
         return value
 
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:
-            self._data.pop(key, None)
+            if self._data.pop(key, None) is None:
+                continue
+            head, newline, _ = key.partition("\n")
+            if newline:
+                group = self._groups.get(head + newline)
+                if group is not None:
+                    group.discard(key)
+                    if not group:
+                        del self._groups[head + newline]
+
+    def _keys(self, prefix: str) -> Iterable[str]:
+        if prefix.endswith("\n") and prefix.find("\n") == len(prefix) - 1:
+            return self._groups.get(prefix, ())
+        return (k for k in self._data if k.startswith(prefix))
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         # a snapshot of the keys: writes while iterating are allowed
-        for key in sorted(k for k in self._data if k.startswith(prefix)):
+        for key in sorted(self._keys(prefix)):
             if key in self._data:
                 yield key, self._data[key]
 
     def count(self, prefix: str = "") -> int:
         if not prefix:
             return len(self._data)
-        return sum(1 for key in self._data if key.startswith(prefix))
+        return sum(1 for _ in self._keys(prefix))
 
     def clear(self) -> None:
         self._data.clear()
+        self._groups.clear()
 
 
 class MemoryRecordStore:

@@ -62,6 +62,12 @@ robots_rules_found = object()
 #: runs the crawl: features then keep their records in memory.
 crawl_state_opened = object()
 
+#: The crawl state is about to commit a batch (about once a second, at a
+#: round change, and before it closes). Sent with ``records``; a feature
+#: writes here what must be committed together with the acknowledgements so
+#: far (running totals of counters), synchronously.
+crawl_state_committing = object()
+
 #: The crawl state is about to be committed and closed, at the end of a crawl
 #: (after the downloads and the scraper closed, before Scrapy's
 #: ``spider_closed``, when the state is already closed). Sent with ``reason``

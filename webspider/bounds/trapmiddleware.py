@@ -15,7 +15,10 @@ would go out: followed links, redirect targets, link checks, your own.
   requests (off by default).
 
 A retry of a request let through is let through again, and not counted
-twice.
+twice. The query and host counts are records in the crawl state
+(``bounds.queries``, ``bounds.hosts``): a resumed crawl goes on counting
+(a request in flight at a kill is counted again when it is sent again), a
+new crawl on a state whose crawl finished starts from zero.
 
 Settings: ``URLLENGTH_LIMIT``, ``WEBSPIDER_TRAPS_ENABLED``,
 ``WEBSPIDER_TRAPS_MAX_REPEATS``, ``WEBSPIDER_TRAPS_MAX_QUERIES``,
@@ -34,10 +37,15 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
-from webspider import skips
+from webspider import signals, skips
 from webspider.bounds.options import BoundsOptions
 from webspider.bounds.traps import Counter, repeated_segments
-from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT, META_SITEMAP
+from webspider.keys import (
+    META_RETRY_AFTER_TIMES,
+    META_ROBOTSTXT,
+    META_SITEMAP,
+    STATS_STATE_RESUMED,
+)
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -45,7 +53,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
+    from webspider.records import RecordStore
+
 logger = logging.getLogger(__name__)
+
+NS_QUERIES = "bounds.queries"
+NS_HOSTS = "bounds.hosts"
 
 
 class TrapMiddleware:
@@ -62,10 +75,23 @@ class TrapMiddleware:
             raise NotConfigured
         #: hosts whose budget was spent (warned about once)
         self._spent: set[str] = set()
+        if self.queries or self.hosts:
+            crawler.signals.connect(
+                self.crawl_state_opened, signal=signals.crawl_state_opened
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        stats = self.crawler.stats
+        resumed = stats is not None and stats.get_value(STATS_STATE_RESUMED)
+        for counter, name in ((self.queries, NS_QUERIES), (self.hosts, NS_HOSTS)):
+            if counter is not None:
+                counter.records = records.records(name)
+                if not resumed:
+                    counter.records.clear()
 
     def trap_reason(self, request: Request) -> str | None:
         """Why ``request`` is not to be sent (a skip reason), or None, when

@@ -10,10 +10,21 @@ and setting (webspider.bounds.options):
   length limit, a thousand levels later.
 - ``Counter``: how many of something (distinct query strings of a path,
   requests to a host) were let through, against a bound: a calendar page
-  linking next month (``/cal?month=N`` → ``N+1``) never ends.
+  linking next month (``/cal?month=N`` → ``N+1``) never ends. Counts are
+  records (webspider.records): in the crawl state, so a resumed crawl goes on
+  counting, and they cost no memory per path.
 """
 
 from __future__ import annotations
+
+import hashlib
+from base64 import urlsafe_b64encode
+from typing import TYPE_CHECKING
+
+from webspider.records import MemoryRecords
+
+if TYPE_CHECKING:
+    from webspider.records import Records
 
 
 def repeated_segments(path: str, max_repeats: int) -> bool:
@@ -42,18 +53,23 @@ def repeated_segments(path: str, max_repeats: int) -> bool:
 
 
 class Counter:
-    """Counts per key (a path, a host), against ``limit``. Keys are kept by
-    hash: a crawl may count millions of paths, and a rare collision only
-    shares a count."""
+    """Counts per key (a path, a host), against ``limit``, in ``records``
+    (in memory without). Keys are kept by a 96-bit digest: a crawl may count
+    millions of long paths."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, records: Records | None = None) -> None:
         self.limit = limit
-        self.counts: dict[int, int] = {}
+        self.records: Records = records if records is not None else MemoryRecords()
 
     def full(self, key: str) -> bool:
         """Whether ``key`` was counted ``limit`` times already."""
-        return self.counts.get(hash(key), 0) >= self.limit
+        return int(self.records.get(digest(key)) or 0) >= self.limit
 
     def add(self, key: str) -> None:
-        hashed = hash(key)
-        self.counts[hashed] = self.counts.get(hashed, 0) + 1
+        self.records.incr(digest(key))
+
+
+def digest(key: str) -> str:
+    """16 characters standing for ``key`` (a record's key)."""
+    raw = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=12)
+    return urlsafe_b64encode(raw.digest()).decode("ascii")

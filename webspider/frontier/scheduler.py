@@ -90,7 +90,11 @@ from webspider.keys import (
     STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
 )
-from webspider.signals import crawl_state_closing, crawl_state_opened
+from webspider.signals import (
+    crawl_state_closing,
+    crawl_state_committing,
+    crawl_state_opened,
+)
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -475,8 +479,12 @@ class StateScheduler(BaseScheduler):
             self._lines.setdefault(ticket, []).append(line)
 
     def _commit(self) -> None:
-        """One transaction: the acks so far and pages.jsonl's length."""
+        """One transaction: the acks so far, pages.jsonl's length and what
+        the features keep with them."""
         assert self.state is not None
+        self.crawler.signals.send_catch_log(
+            signal=crawl_state_committing, records=self.state
+        )
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
         if self._to_ack:

@@ -180,7 +180,9 @@ class SQLiteState:
         except sqlite3.DatabaseError as exc:
             self._abandon(db)
             raise StateError(
-                f"{self.path}: not a readable crawl state (corrupt or truncated: {exc})"
+                # one line: SQLite's message may list damaged pages on several
+                f"{self.path}: not a readable crawl state (corrupt or truncated: "
+                f"{' '.join(str(exc).split())})"
             ) from None
         except StateError:
             self._abandon(db)

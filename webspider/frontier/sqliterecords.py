@@ -41,7 +41,15 @@ _PAGE = 512
 _BATCH = 500
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.loads
+_json_loads = json.loads
+#: the small integers features keep as states (a ledger reads one per link)
+#: read without the JSON decoder's overhead
+_SMALL = {str(i): i for i in range(10)}
+
+
+def _loads(value: str) -> Any:
+    small = _SMALL.get(value)
+    return small if small is not None else _json_loads(value)
 
 
 def namespace_id(db: sqlite3.Connection, name: str) -> int:

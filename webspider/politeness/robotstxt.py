@@ -32,6 +32,13 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   (the politeness middleware applies it); ``Sitemap:`` lines seed the crawl
   with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.politeness.sitemaps).
 
+- where the answer is kept: a RobotsStore (webspider.politeness.robotsstore).
+  With the crawl state, robots.txt answers are records in it
+  (webspider.politeness.robotsrecords): a resumed crawl does not fetch
+  again the ones it has (within the TTL), and the parsed rules of at most
+  MAX_ORIGINS_IN_MEMORY origins are kept in memory (the least recently
+  used are read back from the state when needed).
+
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
 ``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT``,
@@ -45,6 +52,7 @@ Stats: ``webspider/robotstxt/<event>_count`` (see the STATS_* constants),
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from time import monotonic, time
 from typing import TYPE_CHECKING, Any
@@ -73,7 +81,15 @@ from webspider.politeness.robots import (
     outcome_of_status,
     robots_text,
 )
+from webspider.politeness.robotsrecords import RecordsRobotsStore
 from webspider.politeness.robotsrules import RobotsRules
+from webspider.politeness.robotsstore import (
+    READY,
+    REFUSED,
+    UNREACHABLE,
+    RobotsRecord,
+    RobotsStore,
+)
 from webspider.politeness.waiting import WaitingRoom
 from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
@@ -81,6 +97,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from webspider.records import RecordStore
 
 logger = logging.getLogger(__name__)
 
@@ -91,15 +109,16 @@ STATS_RETRIED = "webspider/robotstxt/retried_count"
 STATS_UNREACHABLE = "webspider/robotstxt/unreachable_origin_count"
 STATS_TRUNCATED = "webspider/robotstxt/truncated_count"
 STATS_WAITED = "webspider/robotstxt/waited_request_count"
+#: answers read from the crawl state instead of fetched (a resumed crawl)
+STATS_STORED = "webspider/robotstxt/from_state_count"
 
 #: longest Retry-After a robots.txt answer may impose between retries
 MAX_ROBOTS_RETRY_AFTER = 3600.0
 
 PENDING = "pending"
-READY = "ready"
-UNREACHABLE = "unreachable"
-#: the address policy refused the origin's address
-REFUSED = "refused"
+
+#: origins whose parsed rules are kept in memory (the rest are in the store)
+MAX_ORIGINS_IN_MEMORY = 1024
 
 
 @dataclass
@@ -141,13 +160,23 @@ class RobotsTxtMiddleware:
         self.retry_delay = options.robots_retry_delay
         self.download_timeout = options.robots_download_timeout
         self.token = get_product_token(settings) or "*"
-        self._origins: dict[Origin, OriginRobots] = {}
+        #: least recently used first
+        self._origins: OrderedDict[Origin, OriginRobots] = OrderedDict()
+        self.max_origins = MAX_ORIGINS_IN_MEMORY
+        self.store: RobotsStore = RecordsRobotsStore()
+        crawler.signals.connect(
+            self.crawl_state_opened, signal=signals.crawl_state_opened
+        )
         self.waiting_room = WaitingRoom(crawler)
         self._fetches: set[Deferred[None]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        if isinstance(self.store, RecordsRobotsStore):  # not a shared store
+            self.store = RecordsRobotsStore(records)
 
     # -- the decision, per request ---------------------------------------------
     async def process_request(self, request: Request) -> None:
@@ -158,9 +187,12 @@ class RobotsTxtMiddleware:
         if parts.scheme not in FETCHABLE_SCHEMES:
             return
         origin = origin_of_parts(parts)
-        entry = self._origins.get(origin)
+        origins = self._origins
+        entry = origins.get(origin)
         if entry is None or (entry.state != PENDING and entry.expires <= monotonic()):
             entry = self._start_fetch(origin)
+        else:
+            origins.move_to_end(origin)
         if entry.state == PENDING:
             self._inc(STATS_WAITED)
             waiter: Deferred[None] = Deferred()
@@ -186,6 +218,8 @@ class RobotsTxtMiddleware:
     def _start_fetch(self, origin: Origin) -> OriginRobots:
         entry = OriginRobots()
         self._origins[origin] = entry
+        self._origins.move_to_end(origin)
+        self._forget()
         d = deferred_from_coro(self._fetch(origin, entry))
         self._fetches.add(d)
 
@@ -204,23 +238,47 @@ class RobotsTxtMiddleware:
         )
         return entry
 
+    def _forget(self) -> None:
+        """Drop the least recently used origins past ``max_origins`` (not
+        those being fetched): their answers are in the store."""
+        origins = self._origins
+        excess = len(origins) - self.max_origins
+        if excess <= 0:
+            return
+        for origin in [o for o, e in origins.items() if e.state != PENDING][:excess]:
+            del origins[origin]
+
     async def _fetch(self, origin: Origin, entry: OriginRobots) -> None:
+        obtained = await self.store.obtain(
+            origin, lambda: self._fetch_record(origin), self.ttl
+        )
+        record = obtained.record
+        if not obtained.fetched_here:
+            self._inc(STATS_STORED)
+        entry.reason = record.reason
+        if record.outcome == READY and record.text is not None:
+            entry.parser = RobotsRules.parse(record.text)
+        entry.expires = monotonic() + obtained.fresh_for
+        entry.state = record.outcome
+        if entry.parser is not None:
+            self._announce(origin, entry.parser)
+        self._release(entry)
+
+    async def _fetch_record(self, origin: Origin) -> RobotsRecord:
+        """Fetch the origin's robots.txt, retrying while it is unreachable."""
         base = origin_url(origin)
         attempt = 0
         while True:
             try:
-                reachable, parser, detail, wait = await self._download(base)
+                reachable, text, status, detail, wait = await self._download(base)
             except AddressRefused as exc:
                 # the address policy refused the origin: its requests are
                 # skipped for that, not retried
-                entry.state, entry.reason = REFUSED, exc.reason
-                break
+                return RobotsRecord(REFUSED, reason=exc.reason, fetched=time())
             if reachable:
-                entry.state, entry.parser = READY, parser
-                break
+                return RobotsRecord(READY, text, status=status, fetched=time())
             self._inc(STATS_FAILED)
             if attempt >= self.retry_times:
-                entry.state, entry.reason = UNREACHABLE, detail
                 self._inc(STATS_UNREACHABLE)
                 logger.warning(
                     "robots.txt of %s is unreachable (%s) after %d attempt(s): "
@@ -230,7 +288,9 @@ class RobotsTxtMiddleware:
                     attempt + 1,
                     skips.ROBOTS_UNREACHABLE,
                 )
-                break
+                return RobotsRecord(
+                    UNREACHABLE, reason=detail, status=status, fetched=time()
+                )
             delay = backoff(attempt, self.retry_delay)
             delay = max(delay, min(wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
             logger.info(
@@ -242,15 +302,12 @@ class RobotsTxtMiddleware:
             self._inc(STATS_RETRIED)
             attempt += 1
             await sleep(delay)
-        entry.expires = monotonic() + self.ttl
-        if entry.parser is not None:
-            self._announce(origin, entry.parser)
-        self._release(entry)
 
     async def _download(
         self, base: str
-    ) -> tuple[bool, RobotsRules | None, str, float | None]:
-        """(reachable, rules or None for none, why unreachable, Retry-After)."""
+    ) -> tuple[bool, str | None, int | None, str, float | None]:
+        """(reachable, the text to parse or None for no rules, the final
+        HTTP status, why unreachable, Retry-After)."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
         for hop in range(MAX_REDIRECTS + 1):
@@ -280,16 +337,18 @@ class RobotsTxtMiddleware:
                 if hop == 0:
                     raise  # the origin itself: not unreachable, never to be reached
                 # a redirect we must not follow, like one we cannot (RFC 9309 2.3.1.2)
-                return False, None, f"redirect refused: {exc.reason}", None
+                return False, None, None, f"redirect refused: {exc.reason}", None
             except Exception as exc:  # refused, timeout, DNS, cancelled…
-                return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
+                why = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                return False, None, None, why, None
             self._inc(STATS_FETCHED)
             self._inc(STATS_STATUS.format(response.status))
             outcome = outcome_of_status(response.status)
+            status = response.status
             if outcome == PARSE:
-                return True, self._parse(url, response), "", None
+                return True, self._text(url, response), status, "", None
             if outcome == ALLOW_ALL:
-                return True, None, "", None
+                return True, None, status, "", None
             if outcome == REDIRECT:
                 location = response.headers.get(b"Location")
                 target = urljoin(url, location.decode("latin-1")) if location else ""
@@ -297,14 +356,14 @@ class RobotsTxtMiddleware:
                     # RFC 9309 2.3.1.2: a redirect we cannot follow is like a
                     # robots.txt we cannot reach.
                     why = f"HTTP {response.status} without a usable Location"
-                    return False, None, why, None
+                    return False, None, status, why, None
                 url = target
                 continue
             wait = retry_after_seconds(response.headers.get(b"Retry-After"), time())
-            return False, None, f"HTTP {response.status}", wait
-        return False, None, f"more than {MAX_REDIRECTS} redirects", None
+            return False, None, status, f"HTTP {status}", wait
+        return False, None, None, f"more than {MAX_REDIRECTS} redirects", None
 
-    def _parse(self, url: str, response: Response) -> RobotsRules:
+    def _text(self, url: str, response: Response) -> str:
         text, truncated = robots_text(response.body, self.max_bytes)
         if truncated:
             self._inc(STATS_TRUNCATED)
@@ -314,7 +373,7 @@ class RobotsTxtMiddleware:
                 len(response.body),
                 self.max_bytes,
             )
-        return RobotsRules.parse(text)
+        return text
 
     def _announce(self, origin: Origin, parser: RobotsRules) -> None:
         # Sent also without a Crawl-delay (0), so a re-read robots.txt that

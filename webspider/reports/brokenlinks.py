@@ -6,15 +6,21 @@ too often or in a loop, or redirects to a scheme webspider does not fetch.
 One JSON line per broken URL, with every page that links to it and the
 link's text (``alt`` for images); see docs/reports.md for the fields.
 
-The file is rewritten whole (temp file + rename, never half-written) when the
-crawl opens, every WEBSPIDER_REPORT_INTERVAL seconds when something changed,
-and when it closes for any reason — so it is complete up to the last rewrite
-even if the crawl is killed.
+The ledger (webspider.reports.links) is kept in the crawl state as records:
+memory stays flat, a resumed crawl (after Ctrl-C, kill -9…) continues it and
+ends with the same file an uninterrupted crawl writes; a new crawl on a
+state whose crawl finished starts it empty. Without a crawl state (another
+SCHEDULER) it is kept in memory.
+
+The file is rewritten whole, streamed from the ledger (temp file + rename,
+never half-written), when the crawl opens, every WEBSPIDER_REPORT_INTERVAL
+seconds when something changed, and when it closes for any reason (when the
+crawl state closes, webspider.signals.crawl_state_closing) — so it is
+complete up to the last rewrite even if the crawl is killed.
 
 Settings: WEBSPIDER_BROKEN_LINKS_ENABLED, WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS,
 WEBSPIDER_CHECK_ANCHORS, WEBSPIDER_CHECK_EXTERNAL, WEBSPIDER_REPORT_INTERVAL.
-With JOBDIR, the ledger is saved to ``<JOBDIR>/webspider-brokenlinks.json``
-when the crawl stops and read back when it resumes (missing anchors are not).
+Missing anchors (WEBSPIDER_CHECK_ANCHORS) are kept in memory, for one run.
 Meta keys read: ``redirect_urls``, ``redirect_reasons``,
 ``webspider_check_only`` (the URL is outside the scope).
 Stats: ``webspider/broken/url_count`` (``/internal``, ``/external``),
@@ -26,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
@@ -34,27 +39,28 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.asyncio import create_looping_call
-from scrapy.utils.job import job_dir
 
 from webspider import signals, skips
 from webspider.config import get_output_dir
 from webspider.keys import (
     BROKEN_LINKS_FILE,
-    BROKEN_LINKS_STATE_FILE,
     META_CHECK_ONLY,
     META_REDIRECTED_OUT,
     STATS_BROKEN,
     STATS_BROKEN_INTERNAL,
+    STATS_STATE_RESUMED,
 )
 from webspider.page.response import is_html
 from webspider.reports import errors
 from webspider.reports.anchors import AnchorLedger, page_anchors
 from webspider.reports.links import LinkLedger, Outcome
 from webspider.reports.options import ReportOptions
-from webspider.utils.atomic import write_atomic
+from webspider.utils.atomic import open_atomic
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -62,10 +68,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from webspider.page.links import ParsedPage
+    from webspider.records import RecordStore
 
 logger = logging.getLogger(__name__)
-
-#: the ledger of a paused crawl, in JOBDIR
 
 STATS_BROKEN_EXTERNAL = "webspider/broken/url_count/external"
 STATS_BROKEN_STATUS = "webspider/broken/status_count"
@@ -95,18 +100,20 @@ class BrokenLinks:
         if not options.broken_links:
             raise NotConfigured
         max_referrers = options.max_referrers
-        self.ledger = LinkLedger(max_referrers)
+        #: in memory until the crawl state opens (and without one)
+        self.ledger = LinkLedger(None, max_referrers)
         self.anchors = AnchorLedger(max_referrers) if options.check_anchors else None
         self.check_external = options.check_external
         self.path = get_output_dir(settings) / BROKEN_LINKS_FILE
         self.interval = options.report_interval
         self._written: tuple[int, int] | None = None
-        directory = job_dir(settings)
-        self.state_path = (
-            Path(directory) / BROKEN_LINKS_STATE_FILE if directory else None
-        )
         self._task: Any = None
+        #: the ledger is in the crawl state
+        self.stored = False
         connect = crawler.signals.connect
+        connect(self.crawl_state_opened, signal=signals.crawl_state_opened)
+        connect(self.crawl_state_committing, signal=signals.crawl_state_committing)
+        connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.links_extracted, signal=signals.links_extracted)
         connect(self.request_failed, signal=signals.request_failed)
         connect(self.urls_skipped, signal=signals.urls_skipped)
@@ -268,12 +275,11 @@ class BrokenLinks:
     def missing_anchors(self) -> int:
         return self.anchors.missing_count if self.anchors is not None else 0
 
-    def records(self) -> list[dict[str, Any]]:
-        """Every broken link, as written to broken-links.jsonl."""
-        records = list(self.ledger.records())
+    def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
+        """Every broken link, as written to broken-links.jsonl, streamed."""
+        yield from self.ledger.records(max_referrers)
         if self.anchors is not None:
-            records.extend(self.anchors.records())
-        return records
+            yield from self.anchors.records()
 
     def _update_stats(self) -> None:
         stats = self.crawler.stats
@@ -293,39 +299,52 @@ class BrokenLinks:
         )
         if not force and version == self._written:
             return
-        lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in self.records()]
         try:
-            write_atomic(self.path, "".join(lines))
+            with open_atomic(self.path) as fh:
+                for record in self.records():
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         except OSError as exc:
             logger.error("Cannot write %s: %s", self.path, exc)
             return
         self._written = version
 
-    def spider_opened(self) -> None:
-        if self.state_path is not None and self.state_path.exists():
-            # A resumed crawl: the URLs it already requested are in the seen-set
-            # and will not be requested again, so their outcomes come from here.
-            with self.state_path.open(encoding="utf-8") as fh:
-                self.ledger.load(json.load(fh))
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        self.ledger.open(records)
+        self.stored = True
+        stats = self.crawler.stats
+        if stats is None or not stats.get_value(STATS_STATE_RESUMED):
+            # a new crawl (or an update crawl after a finished one)
+            self.ledger.clear()
+        elif self.ledger.broken_count:
             logger.info(
                 "Resuming with %d broken links already found", self.ledger.broken_count
             )
+
+    def crawl_state_committing(self, records: RecordStore) -> None:
+        # the referrers held in memory go into the commit of their pages
+        self.ledger.flush()
+
+    def spider_opened(self) -> None:
         self._update_stats()
         self.flush(force=True)  # no stale file from an earlier crawl
         if self.interval > 0:
             self._task = create_looping_call(self.flush)
             self._task.start(self.interval, now=False)
 
-    def spider_closed(self) -> None:
+    def _finish(self) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
         self._update_stats()
         self.flush(force=True)
-        if self.state_path is not None:
-            try:
-                write_atomic(self.state_path, json.dumps(self.ledger.dump()))
-            except OSError as exc:
-                logger.error("Cannot write %s: %s", self.state_path, exc)
+
+    def crawl_state_closing(self, reason: str, records: RecordStore) -> None:
+        # the last rewrite, while the ledger can still be read (Scrapy
+        # closes the scheduler, and so the state, before spider_closed)
+        self._finish()
+
+    def spider_closed(self) -> None:
+        if not self.stored:
+            self._finish()  # no crawl state: the ledger is in memory
         count = self.ledger.broken_count + self.missing_anchors
         if count:
             logger.warning(

@@ -6,8 +6,18 @@ every WEBSPIDER_REPORT_INTERVAL seconds during the crawl (with
 ``finish_reason: null``); each write replaces the file in one step.
 
 The figures come from the stats (documented in docs/reports.md), the seen-set
-(distinct URLs), the BrokenLinks and DuplicateContent extensions, and the
-items (pages per depth and round, largest files).
+(distinct URLs), the BrokenLinks and DuplicateContent ledgers, and the items
+(pages, pages per depth and round, largest files). Nothing is loaded whole:
+report.html lists the MAX_ROWS most linked broken links (internal first) and
+the first MAX_ROWS duplicates in URL order, with the totals.
+
+For the whole crawl, a resumed one included: kept in the crawl state as
+records (``reports.pages``: one short digest per page, so a page fetched
+again after a kill is counted once; ``reports.totals``: pages per depth and
+round, the largest files, and the counters of the stats listed in
+CARRIED_STATS as they were at the last commit, added back to the stats when
+a crawl resumes — requests in flight at a kill are fetched, and so counted,
+again). A new crawl on a state whose crawl finished starts from zero.
 
 Settings: WEBSPIDER_REPORT_ENABLED, WEBSPIDER_REPORT_INTERVAL,
 WEBSPIDER_REPORT_LARGEST.
@@ -15,11 +25,12 @@ WEBSPIDER_REPORT_LARGEST.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import logging
 import time
-from collections import Counter
+from base64 import urlsafe_b64encode
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +39,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from webspider import skips
+from webspider import signals, skips
 from webspider.config import get_output_dir
 from webspider.items import PageItem
 from webspider.keys import (
@@ -45,13 +56,15 @@ from webspider.keys import (
     STATS_PAGES_LINKS_CAPPED,
     STATS_PAGES_PARSE_BUDGET,
     STATS_ROUNDS,
+    STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
     SUMMARY_FILE,
 )
+from webspider.records import MemoryRecordStore
 from webspider.reports.brokenlinks import BrokenLinks
 from webspider.reports.duplicates import DuplicateContent
 from webspider.reports.fingerprint import EXACT, NORMALIZED
-from webspider.reports.html import Report, render
+from webspider.reports.html import MAX_REFERRERS_SHOWN, MAX_ROWS, Report, render
 from webspider.reports.options import ReportOptions
 from webspider.reports.summary import Summary
 from webspider.utils.atomic import write_atomic
@@ -59,18 +72,65 @@ from webspider.utils.atomic import write_atomic
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from webspider.records import RecordStore
+
 logger = logging.getLogger(__name__)
 
 
 _STATUS_PREFIX = "downloader/response_status_count/"
 
+NS_PAGES = "reports.pages"
+NS_TOTALS = "reports.totals"
+
+#: counters of the stats a resumed crawl continues from the earlier runs
+#: (prefixes); other stats are set from the crawl state, or are of this run
+CARRIED_STATS = (
+    "downloader/request_count",
+    "downloader/request_method_count/",
+    "downloader/response_count",
+    "downloader/response_bytes",
+    "downloader/response_status_count/",
+    "downloader/exception_count",
+    "downloader/exception_type_count/",
+    "response_received_count",
+    "item_scraped_count",
+    "item_dropped_count",
+    STATS_PAGES,
+    STATS_LINKS_EXTRACTED,
+    STATS_PAGES_LINKS_CAPPED,
+    STATS_PAGES_PARSE_BUDGET,
+    STATS_BODY_MEMORY_WAITED,
+    skips.STATS_PREFIX,
+    "webspider/broken/status_count/",
+    "webspider/broken/error_count/",
+)
+
+
+def carried(stats: dict[str, Any]) -> dict[str, int]:
+    """The counters of ``stats`` a resumed crawl continues."""
+    return {
+        key: value
+        for key, value in stats.items()
+        if isinstance(value, int) and key.startswith(CARRIED_STATS)
+    }
+
+
+def page_digest(url: str) -> str:
+    """A page's key in ``reports.pages``: 16 characters (96 bits) whatever
+    the URL's length."""
+    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=12)
+    return urlsafe_b64encode(digest.digest()).decode("ascii")
+
 
 def deferred_waiting(crawler: Crawler) -> int:
     """URLs waiting in the deferred frontier for a later round (0 without
-    depth rounds)."""
-    engine = crawler.engine
-    frontier = getattr(getattr(engine, "scheduler", None), "frontier", None)
-    return len(frontier) if frontier is not None else 0
+    depth rounds, or before the engine opens)."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
+        return 0
+    counted = getattr(getattr(engine, "scheduler", None), "deferred_count", None)
+    return int(counted()) if callable(counted) else 0
 
 
 def _now() -> str:
@@ -87,16 +147,20 @@ class CrawlReport:
         self.output = get_output_dir(settings)
         self.interval = options.report_interval
         self.keep_largest = options.report_largest
-        self.by_depth: Counter[int] = Counter()
-        self.by_round: Counter[int] = Counter()
         #: min-heap of (size, url, content type): the largest files so far
         self.largest: list[tuple[int, str, str | None]] = []
         self.started_at = _now()
         self._started = time.monotonic()
         self._task: Any = None
+        #: the report's tables, taken from the crawl state before it closed
+        self._final: Report | None = None
+        self.open(MemoryRecordStore())
         connect = crawler.signals.connect
         connect(self.item_seen, signal=scrapy_signals.item_scraped)
         connect(self.item_seen, signal=scrapy_signals.item_dropped)
+        connect(self.crawl_state_opened, signal=signals.crawl_state_opened)
+        connect(self.crawl_state_committing, signal=signals.crawl_state_committing)
+        connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         connect(self.spider_closed, signal=scrapy_signals.spider_closed)
 
@@ -104,17 +168,60 @@ class CrawlReport:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    # -- the crawl state --------------------------------------------------------------
+    def open(self, store: RecordStore) -> None:
+        self._pages = store.records(NS_PAGES)
+        self._totals = store.records(NS_TOTALS)
+        #: distinct pages, the whole crawl
+        self.pages = int(self._totals.get("pages") or 0)
+
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        self.open(records)
+        stats = self.crawler.stats
+        if stats is None or not stats.get_value(STATS_STATE_RESUMED):
+            self._pages.clear()
+            self._totals.clear()
+            self.pages = 0
+            return
+        for key, value in (self._totals.get("stats") or {}).items():
+            stats.inc_value(key, int(value))
+        self.largest = [tuple(entry) for entry in self._totals.get("largest") or ()]
+        heapq.heapify(self.largest)
+
+    def crawl_state_committing(self, records: RecordStore) -> None:
+        self._save()
+
+    def _save(self) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            self._totals.put("stats", carried(stats.get_stats()))
+        self._totals.put("largest", self.largest)
+
+    def crawl_state_closing(self, reason: str, records: RecordStore) -> None:
+        self._save()
+        # Scrapy closes the state before spider_closed: take the tables
+        # that come from it now (bounded: MAX_ROWS rows of each)
+        self._final = self.report(self.summary(reason))
+
     def item_seen(self, item: Any) -> None:
         if not isinstance(item, PageItem):
             return
-        self.by_depth[item.depth] += 1
-        self.by_round[item.round] += 1
+        if not self._pages.put_new(page_digest(item.url), 1):
+            return  # the same page, fetched again after a kill
+        totals = self._totals
+        self.pages = totals.incr("pages")
+        totals.incr(f"depth/{item.depth}")
+        totals.incr(f"round/{item.round}")
         if self.keep_largest:
             entry = (item.size, item.url, item.content_type)
             if len(self.largest) < self.keep_largest:
                 heapq.heappush(self.largest, entry)
             elif entry > self.largest[0]:
                 heapq.heapreplace(self.largest, entry)
+
+    def _counts(self, prefix: str) -> dict[int, int]:
+        cut = len(prefix)
+        return {int(key[cut:]): int(n) for key, n in self._totals.items(prefix)}
 
     # -- figures --------------------------------------------------------------------
     def summary(self, reason: str | None) -> Summary:
@@ -129,7 +236,8 @@ class CrawlReport:
             finished_at=_now(),
             finish_reason=reason,
             elapsed_seconds=time.monotonic() - self._started,
-            pages=int(stats.get(STATS_PAGES, 0)),
+            # distinct pages (a page fetched again after a kill counts once)
+            pages=self.pages,
             # the scheduler's count of GET keys (HEAD checks are keyed apart)
             urls_seen=int(stats.get(STATS_URLS_SEEN, 0)),
             links=int(stats.get(STATS_LINKS_EXTRACTED, 0)),
@@ -186,14 +294,23 @@ class CrawlReport:
         return files
 
     def report(self, summary: Summary) -> Report:
+        final = self._final
+        if final is not None:  # the crawl state closed: its tables as they were
+            final.summary = summary
+            return final
         broken = self._broken_links()
         duplicates = self.crawler.get_extension(DuplicateContent)
         return Report(
             summary=summary,
-            pages_by_depth=dict(self.by_depth),
-            pages_by_round=dict(self.by_round),
-            broken=broken.records() if broken is not None else [],
-            duplicates=list(duplicates.found) if duplicates is not None else [],
+            pages_by_depth=self._counts("depth/"),
+            pages_by_round=self._counts("round/"),
+            # streamed: only the rows shown are held
+            broken=heapq.nlargest(
+                MAX_ROWS,
+                broken.records(MAX_REFERRERS_SHOWN) if broken is not None else (),
+                key=lambda r: (bool(r.get("internal")), int(r["referrer_count"])),
+            ),
+            duplicates=list(duplicates.found(MAX_ROWS)) if duplicates else [],
             largest=sorted(self.largest, reverse=True),
         )
 
@@ -203,12 +320,13 @@ class CrawlReport:
     # -- files ----------------------------------------------------------------------
     def write(self, reason: str | None = None) -> Summary:
         summary = self.summary(reason)
+        report = self.report(summary)
         try:
             write_atomic(
                 self.output / SUMMARY_FILE,
                 json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n",
             )
-            write_atomic(self.output / REPORT_FILE, render(self.report(summary)))
+            write_atomic(self.output / REPORT_FILE, render(report))
         except OSError as exc:
             logger.error("Cannot write the crawl report in %s: %s", self.output, exc)
         return summary
@@ -224,5 +342,6 @@ class CrawlReport:
         if self._task is not None and self._task.running:
             self._task.stop()
         summary = self.write(reason)
+        self._final = None
         for line in summary.log_lines():
             logger.info("%s", line)

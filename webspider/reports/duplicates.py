@@ -10,46 +10,50 @@ compared after removing comments, timestamps, the user's patterns and
 white space (webspider.reports.fingerprint documents the normalisation).
 Empty bodies are never duplicates.
 
+The index is kept in the crawl state as records (webspider.records):
+``reports.content`` (``exact:<sha256>`` or ``normalized:<sha256>`` → the first
+URL), ``reports.duplicates`` (URL → ``[first URL, kind]``) and
+``reports.duplicate_totals`` (counts per kind). So memory stays flat, a
+resumed crawl continues the index (a page fetched again after a kill is not
+its own duplicate, nor counted twice), and a new crawl on a state whose
+crawl finished starts empty. Without a crawl state it is kept in memory.
+
 Settings: WEBSPIDER_DUPLICATES_ENABLED, WEBSPIDER_DUPLICATES_NORMALIZE,
-WEBSPIDER_DUPLICATES_IGNORE_RE. With JOBDIR the index is kept in
-``<JOBDIR>/webspider-duplicates.json`` across a pause.
-Stats: ``webspider/duplicates/page_count`` (``/exact``, ``/normalized``).
+WEBSPIDER_DUPLICATES_IGNORE_RE.
+Stats: ``webspider/duplicates/page_count`` (``/exact``, ``/normalized``), for
+the whole crawl (a resumed one included).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from pathlib import Path
+from itertools import islice
 from typing import TYPE_CHECKING
 
-from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
-from scrapy.utils.job import job_dir
 
-from webspider.keys import DUPLICATES_STATE_FILE, STATS_DUPLICATES
+from webspider import signals
+from webspider.keys import STATS_DUPLICATES, STATS_STATE_RESUMED
 from webspider.page.response import is_html
-from webspider.reports.fingerprint import (
-    EXACT,
-    NORMALIZED,
-    ContentIndex,
-    normalized_hash,
-)
+from webspider.records import MemoryRecordStore
+from webspider.reports.fingerprint import EXACT, NORMALIZED, normalized_hash
 from webspider.reports.options import ReportOptions
-from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
 
+    from webspider.records import RecordStore
+
 logger = logging.getLogger(__name__)
 
-#: the content index of a paused crawl, in JOBDIR
-
-#: duplicates kept for the report (all are counted, and all are in pages.jsonl)
-MAX_KEPT = 1000
+NS_CONTENT = "reports.content"
+NS_DUPLICATES = "reports.duplicates"
+NS_TOTALS = "reports.duplicate_totals"
 
 
 class DuplicateContent:
@@ -61,56 +65,76 @@ class DuplicateContent:
             raise NotConfigured
         self.normalize = options.duplicates_normalize
         self.ignore = options.duplicates_ignore
-        self.exact = ContentIndex()
-        self.normalized = ContentIndex()
-        #: (url, first url, kind) of the first MAX_KEPT duplicates
-        self.found: list[tuple[str, str, str]] = []
-        self.count = 0
-        directory = job_dir(settings)
-        self.state_path = Path(directory) / DUPLICATES_STATE_FILE if directory else None
-        if self.state_path is not None:
-            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        self.open(MemoryRecordStore())
+        crawler.signals.connect(
+            self.crawl_state_opened, signal=signals.crawl_state_opened
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def open(self, store: RecordStore) -> None:
+        """Keep the index in ``store`` from now on."""
+        self._content = store.records(NS_CONTENT)
+        self._found = store.records(NS_DUPLICATES)
+        self._totals = store.records(NS_TOTALS)
+        self.counts = {
+            kind: int(self._totals.get(kind) or 0) for kind in (EXACT, NORMALIZED)
+        }
+
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        self.open(records)
+        stats = self.crawler.stats
+        if stats is None or not stats.get_value(STATS_STATE_RESUMED):
+            for namespace in (self._content, self._found, self._totals):
+                namespace.clear()
+            self.counts = dict.fromkeys(self.counts, 0)
+        self._update_stats()
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts.values())
+
+    def found(self, limit: int | None = None) -> Iterator[tuple[str, str, str]]:
+        """(URL, first URL, kind) of the duplicates, in URL order, streamed."""
+        rows = self._found.items()
+        for url, (first, kind) in islice(rows, limit):
+            yield url, first, kind
 
     def duplicate_of(self, response: Response, content_hash: str) -> str | None:
         """The URL that served this content first, or None (remembered then)."""
         if not response.body:
             return None
         url = response.url
-        first = self.exact.first_url(content_hash, url)
+        first = self._first_url(EXACT, content_hash, url)
         kind = EXACT
         if self.normalize and isinstance(response, TextResponse) and is_html(response):
             digest = normalized_hash(response.text, self.ignore)
-            near = self.normalized.first_url(digest, url)
+            near = self._first_url(NORMALIZED, digest, url)
             if first is None and near is not None:
                 first, kind = near, NORMALIZED
         if first is None:
             return None
-        self.count += 1
-        if len(self.found) < MAX_KEPT:
-            self.found.append((url, first, kind))
-        stats = self.crawler.stats
-        if stats is not None:
-            stats.inc_value(STATS_DUPLICATES)
-            stats.inc_value(f"{STATS_DUPLICATES}/{kind}")
+        if self._found.put_new(url, [first, kind]):
+            self.counts[kind] = self._totals.incr(kind)
+            self._update_stats()
         return first
 
-    def spider_opened(self) -> None:
-        if self.state_path is not None and self.state_path.exists():
-            with self.state_path.open(encoding="utf-8") as fh:
-                data = json.load(fh)
-            self.exact.load(data.get("exact", {}))
-            self.normalized.load(data.get("normalized", {}))
+    def _first_url(self, kind: str, digest: str, url: str) -> str | None:
+        """The URL that had ``digest`` first, or None when ``url`` is the
+        first (it is remembered then)."""
+        key = f"{kind}:{digest}"
+        first = self._content.get(key)
+        if first is None:
+            self._content.put(key, url)
+            return None
+        return None if first == url else str(first)
 
-    def spider_closed(self) -> None:
-        if self.state_path is None:
+    def _update_stats(self) -> None:
+        stats = self.crawler.stats
+        if stats is None or not self.count:
             return
-        data = {"exact": self.exact.dump(), "normalized": self.normalized.dump()}
-        try:
-            write_atomic(self.state_path, json.dumps(data))
-        except OSError as exc:
-            logger.error("Cannot write %s: %s", self.state_path, exc)
+        stats.set_value(STATS_DUPLICATES, self.count)
+        for kind, n in self.counts.items():
+            stats.set_value(f"{STATS_DUPLICATES}/{kind}", n)

@@ -49,25 +49,3 @@ def normalize_html(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> str:
 
 def normalized_hash(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> str:
     return hashlib.sha256(normalize_html(text, ignore).encode("utf-8")).hexdigest()
-
-
-class ContentIndex:
-    """The first URL seen with each content hash."""
-
-    def __init__(self) -> None:
-        self._first: dict[str, str] = {}
-
-    def first_url(self, digest: str, url: str) -> str | None:
-        """The URL that had ``digest`` first, or None when ``url`` is the first
-        (it is remembered then)."""
-        first = self._first.setdefault(digest, url)
-        return None if first is url or first == url else first
-
-    def __len__(self) -> int:
-        return len(self._first)
-
-    def dump(self) -> dict[str, str]:
-        return self._first
-
-    def load(self, data: dict[str, str]) -> None:
-        self._first.update(data)

@@ -2,7 +2,8 @@
 
 Inline CSS, inline SVG charts, no script and no network access: it can be
 mailed, archived or opened from a CI artifact. Long lists are cut (the
-complete data is in the JSON lines files next to it).
+complete data is in the JSON lines files next to it): the report is given
+the rows it shows, never a whole ledger, and the totals from the summary.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ class Report:
     summary: Summary
     pages_by_depth: dict[int, int] = field(default_factory=dict)
     pages_by_round: dict[int, int] = field(default_factory=dict)
-    #: records as in broken-links.jsonl
+    #: records as in broken-links.jsonl: the MAX_ROWS shown (the summary
+    #: has the total)
     broken: list[dict[str, Any]] = field(default_factory=list)
-    #: (url, duplicate_of, kind)
+    #: (url, duplicate_of, kind), the MAX_ROWS shown
     duplicates: list[tuple[str, str, str]] = field(default_factory=list)
     #: (size, url, content type), largest first
     largest: list[tuple[int, str, str | None]] = field(default_factory=list)
@@ -299,9 +301,10 @@ def _broken(report: Report) -> str:
             f'<td class="num">{record.get("referrer_count", 0)}</td>'
             f"<td>{_referrers(record)}</td></tr>"
         )
-    more = _more(len(records), BROKEN_LINKS_FILE)
+    total = max(report.summary.broken, len(records))
+    more = _more(total, BROKEN_LINKS_FILE)
     return (
-        f"<section><h2>Broken links ({len(records)})</h2>"
+        f"<section><h2>Broken links ({total})</h2>"
         '<table><tr><th style="width:25%">URL</th><th style="width:21%">Result</th>'
         '<th>Where</th><th class="num">Links</th><th>Linked from</th></tr>'
         f"{''.join(rows)}</table>{more}</section>"

@@ -1,33 +1,81 @@
-"""Which links are broken, and which pages link to them.
+"""Which links are broken, and which pages link to them: a ledger in records.
 
 The ledger behind ``broken-links.jsonl``. It is fed the links of every page
 the spider follows (target, referring page, link text) and the outcome of
 every request (good, broken, skipped), in any order, and answers with one
-record per broken URL listing all its referrers.
+record per broken URL listing its referrers.
 
-Memory is what matters here: a link-heavy site has many times more link
-instances than pages. So referrers are kept only for targets whose outcome is
-unknown or broken; once a target answers 2xx (the common case) its list is
-dropped and later links to it cost one dict lookup. A target keeps at most
-``max_referrers`` referrers (all are counted). Referrer URLs are the page's
-own ``response.url`` object, shared by all the links of that page, and link
-texts are the strings the parser made.
+It lives in records (webspider.records), so the crawl state holds it: memory
+stays flat however many links a site has, a resumed crawl continues it, and
+it is committed with the acknowledgements of the pages it came from.
+Namespaces (keys are canonical URLs):
+
+- ``reports.links``: a target's state, ``1`` answered 2xx, ``2`` will never
+  be requested (skipped), ``3`` broken, ``5`` broken but not reported (a
+  redirect hop nobody links to, yet), ``0`` linked, outcome unknown, ``4``
+  the same with aliases waiting for it (so that a 2xx of a URL nobody
+  linked or redirected to costs no more queries).
+- ``reports.referrers``: ``"<target>\\n<referring page>"`` → ``[text, tag]``
+  of the page's first link to it. Kept while the outcome is unknown (a 2xx
+  deletes them) and for broken targets; one per referring page, so a page
+  read twice (fetched again after a kill) adds nothing.
+- ``reports.broken``: broken targets → their outcome (written once).
+- ``reports.referrer_counts``: broken targets → how many pages link to them
+  (those past ``max_referrers`` are counted, not kept).
+- ``reports.aliases``: ``"<target>\\n<alias>"`` → ``[URL, internal]``: a URL
+  that redirected to a target whose outcome was still unknown.
+- ``reports.broken_totals``: ``internal`` and ``external`` counts.
+
+Records are streamed in key order: ``broken-links.jsonl`` lists broken URLs
+sorted by canonical URL, each with its referrers sorted by URL.
+
+Write-behind: the referrers of targets whose outcome is unknown are held in
+memory until ``flush`` (which the crawl state's commit calls, through
+webspider.signals.crawl_state_committing, and at most FLUSH_ROWS rows), so
+the many targets that answer 2xx or are skipped soon after they are linked
+(the next page, an external link the scope skips) cost no writes at all;
+what is committed is the same as if they were written at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
+
+from webspider.records import records_or_memory
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from webspider.records import RecordStore
+
 #: referrers kept per broken URL (all are counted in ``referrer_count``)
 DEFAULT_MAX_REFERRERS = 1000
 
-# States of a target that needs no referrers (kept as small ints, not objects).
+#: referrer rows held in memory before they are written (see flush)
+FLUSH_ROWS = 5000
+
+NS_LINKS = "reports.links"
+NS_REFERRERS = "reports.referrers"
+NS_BROKEN = "reports.broken"
+NS_COUNTS = "reports.referrer_counts"
+NS_ALIASES = "reports.aliases"
+NS_TOTALS = "reports.broken_totals"
+NAMESPACES = (NS_LINKS, NS_REFERRERS, NS_BROKEN, NS_COUNTS, NS_ALIASES, NS_TOTALS)
+
+# states of a target in NS_LINKS
+_PENDING = 0
 _GOOD = 1
 _SKIPPED = 2
+_BROKEN = 3
+_ALIASED = 4
+#: broken, not reported until something links to it (a redirect hop)
+_HOP = 5
+#: broken, reported or not
+_FAILED = (_BROKEN, _HOP)
+#: outcome unknown, referrers (and with _ALIASED aliases) kept
+_WAITING = (_PENDING, _ALIASED)
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
@@ -53,81 +101,174 @@ class Outcome:
     requested: bool = True
 
 
-class _Target:
-    __slots__ = ("count", "outcome", "referrers")
-
-    def __init__(self) -> None:
-        self.referrers: list[Referrer] = []
-        self.count = 0
-        self.outcome: Outcome | None = None
+_OUTCOME_FIELDS = tuple(Outcome.__dataclass_fields__)
 
 
 class LinkLedger:
-    """Links seen and outcomes known, keyed on canonical URLs."""
+    """Links seen and outcomes known, keyed on canonical URLs, in ``store``
+    (in memory without one)."""
 
-    def __init__(self, max_referrers: int = DEFAULT_MAX_REFERRERS) -> None:
+    def __init__(
+        self,
+        store: RecordStore | None = None,
+        max_referrers: int = DEFAULT_MAX_REFERRERS,
+    ) -> None:
         self.max_referrers = max_referrers
-        self._state: dict[str, _Target | int] = {}
-        #: target → (key, URL, internal) of URLs that redirected to it after
-        #: it was requested, while its outcome was still unknown
-        self._aliases: dict[str, list[tuple[str, str, bool | None]]] = {}
-        self.broken_internal = 0
-        self.broken_external = 0
+        #: target → referrer → [text, tag], not written yet (see flush)
+        self._buffer: dict[str, dict[str, list[str]]] = {}
+        self._buffered = 0
+        self.open(records_or_memory(store))
         #: bumped whenever the broken records change (to know when to rewrite)
         self.version = 0
+
+    def open(self, store: RecordStore) -> None:
+        """Keep the ledger in ``store`` from now on (what it holds is read)."""
+        self._links = store.records(NS_LINKS)
+        self._referrers = store.records(NS_REFERRERS)
+        self._broken = store.records(NS_BROKEN)
+        self._counts = store.records(NS_COUNTS)
+        self._aliases = store.records(NS_ALIASES)
+        self._totals = store.records(NS_TOTALS)
+        self.broken_internal = int(self._totals.get("internal") or 0)
+        self.broken_external = int(self._totals.get("external") or 0)
+
+    def clear(self) -> None:
+        """Start empty (a new crawl on a state an earlier one finished)."""
+        for records in (
+            self._links,
+            self._referrers,
+            self._broken,
+            self._counts,
+            self._aliases,
+            self._totals,
+        ):
+            records.clear()
+        self.broken_internal = self.broken_external = 0
+        self._buffer.clear()
+        self._buffered = 0
+        self.version += 1
+
+    def flush(self) -> None:
+        """Write the referrers held in memory (before the state commits)."""
+        buffer = self._buffer
+        if not buffer:
+            return
+        keys = list(buffer)
+        states = self._links.get_many(keys)
+        self._links.put_many(
+            (key, _PENDING)
+            for key, state in zip(keys, states, strict=True)
+            if state is None
+        )
+        self._referrers.put_many(
+            (f"{key}\n{referrer}", value)
+            for key, rows in buffer.items()
+            for referrer, value in rows.items()
+        )
+        buffer.clear()
+        self._buffered = 0
 
     # -- what pages link to ---------------------------------------------------
     def add_page(self, referrer: str, links: Iterable[tuple[str, str, str]]) -> None:
         """Record the links of page ``referrer``: (target key, text, tag) each."""
-        state = self._state
-        cap = self.max_referrers
-        changed = False
+        first: dict[str, list[str]] = {}
         for key, text, tag in links:
-            entry = state.get(key)
-            if entry is None:
-                entry = state[key] = _Target()
-            elif entry.__class__ is int:
-                continue  # known good or not checked: nothing to remember
-            assert isinstance(entry, _Target)
-            entry.count += 1
-            if len(entry.referrers) < cap:
-                entry.referrers.append((referrer, text, tag))
-            outcome = entry.outcome
-            if outcome is not None:
-                changed = True
-                if entry.count == 1 and not outcome.requested:
-                    self._count(outcome)  # a redirect hop, now linked: reported
-        if changed:
-            self.version += 1
+            if key not in first:
+                first[key] = [text, tag]
+        if not first:
+            return
+        keys = list(first)
+        # one query for the page's targets; the unknown ones wait in memory
+        states = self._links.get_many(keys)
+        buffer = self._buffer
+        for key, state in zip(keys, states, strict=True):
+            if state is None or state in _WAITING:
+                rows = buffer.get(key)
+                if rows is None:
+                    rows = buffer[key] = {}
+                if referrer not in rows:
+                    rows[referrer] = first[key]
+                    self._buffered += 1
+            elif state in _FAILED:
+                self._link_broken(key, state, referrer, first[key])
+        if self._buffered > FLUSH_ROWS:
+            self.flush()
+
+    def _link_broken(
+        self, key: str, state: int, referrer: str, value: list[str]
+    ) -> None:
+        ref_key = f"{key}\n{referrer}"
+        if self._referrers.get(ref_key) is not None:
+            return  # this page was read before (fetched again after a kill)
+        # Past the cap a referring page is counted, not kept; so it is not
+        # idempotent there: a page read again after a kill may count twice.
+        if self._counts.incr(key) <= self.max_referrers:
+            self._referrers.put(ref_key, value)
+        if state == _HOP:  # a redirect hop, now linked: reported
+            self._links.put(key, _BROKEN)
+            record = self._broken.get(key)
+            self._count(bool(record and record["internal"]))
+        self.version += 1
 
     # -- what requests found ----------------------------------------------------
     def good(self, key: str) -> None:
         """``key`` answered 2xx: its links are fine, forget their referrers."""
-        if self._is_broken(key):
-            return  # e.g. a redirect hop that also failed on another path
-        self._state[key] = _GOOD
-        for alias_key, _, _ in self._aliases.pop(key, ()):
-            self.good(alias_key)
+        state = self._links.get(key)
+        if state == _GOOD or state in _FAILED:
+            # broken: e.g. a redirect hop that also failed on another path
+            return
+        self._links.put(key, _GOOD)
+        self._unbuffer(key)
+        if state in _WAITING:
+            self._forget_referrers(key)
+        if state == _ALIASED:
+            for alias_key, _, _ in self._pop_aliases(key):
+                self.good(alias_key)
 
     def skipped(self, key: str) -> None:
         """``key`` will never be requested: its outcome will stay unknown."""
-        if not self._is_broken(key):
-            self._state[key] = _SKIPPED
+        state = self._links.get(key)
+        if state == _SKIPPED or state in _FAILED:
+            return
+        self._links.put(key, _SKIPPED)
+        self._unbuffer(key)
+        if state in _WAITING:
+            self._forget_referrers(key)
 
     def broken(self, key: str, outcome: Outcome) -> None:
-        state = self._state.get(key)
-        if state == _GOOD:
-            return
-        if not isinstance(state, _Target):
-            state = self._state[key] = _Target()
-        if state.outcome is not None:
+        state = self._links.get(key)
+        if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
-        state.outcome = outcome
-        if outcome.requested or state.count:
-            self._count(outcome)
+        rows = self._unbuffer(key)
+        if rows:
+            self._referrers.put_many(
+                (f"{key}\n{referrer}", value) for referrer, value in rows.items()
+            )
+            if state is None:
+                state = _PENDING
+        stored = self._referrers.count(f"{key}\n") if state in _WAITING else 0
+        reported = outcome.requested or stored > 0
+        self._links.put(key, _BROKEN if reported else _HOP)
+        self._broken.put(
+            key,
+            {
+                "url": outcome.url,
+                "status": outcome.status,
+                "error": outcome.error,
+                "detail": outcome.detail,
+                "internal": outcome.internal,
+                "redirected_to": outcome.redirected_to,
+                "requested": outcome.requested,
+            },
+        )
+        if stored:
+            self._counts.put(key, stored)
+        if reported:
+            self._count(outcome.internal)
         self.version += 1
-        for alias_key, alias_url, internal in self._aliases.pop(key, ()):
-            self.broken(alias_key, _redirected(alias_url, outcome, internal))
+        if state == _ALIASED:
+            for alias_key, alias_url, internal in self._pop_aliases(key):
+                self.broken(alias_key, _redirected(alias_url, outcome, internal))
 
     def redirected(
         self, key: str, url: str, target_key: str, internal: bool | None = None
@@ -135,24 +276,49 @@ class LinkLedger:
         """``key`` (requested as ``url``) redirected to ``target_key``, which
         was requested before: ``key`` shares whatever ``target_key`` gets
         (``internal``: whether ``key`` is, when it differs from the target)."""
-        state = self._state.get(target_key)
+        state = self._links.get(target_key)
         if state == _GOOD:
             self.good(key)
-        elif isinstance(state, _Target) and state.outcome is not None:
-            self.broken(key, _redirected(url, state.outcome, internal))
-        else:
-            self._aliases.setdefault(target_key, []).append((key, url, internal))
+            return
+        if state in _FAILED:
+            record = self._broken.get(target_key)
+            if record is not None:
+                self.broken(key, _redirected(url, _outcome(record), internal))
+                return
+        self._aliases.put(f"{target_key}\n{key}", [url, internal])
+        if state is None or state == _PENDING:
+            self._links.put(target_key, _ALIASED)
 
-    def _count(self, outcome: Outcome) -> None:
+    def _count(self, internal: bool) -> None:
         # Counts what records() reports (a hop nobody links to is not).
-        if outcome.internal:
-            self.broken_internal += 1
+        if internal:
+            self.broken_internal = self._totals.incr("internal")
         else:
-            self.broken_external += 1
+            self.broken_external = self._totals.incr("external")
 
-    def _is_broken(self, key: str) -> bool:
-        state = self._state.get(key)
-        return isinstance(state, _Target) and state.outcome is not None
+    def _unbuffer(self, key: str) -> dict[str, list[str]] | None:
+        rows = self._buffer.pop(key, None)
+        if rows:
+            self._buffered -= len(rows)
+        return rows
+
+    def _forget_referrers(self, key: str) -> None:
+        prefix = f"{key}\n"
+        while True:
+            # a page at a time: a target linked from every page has many
+            keys = [k for k, _ in islice(self._referrers.items(prefix), 512)]
+            if keys:
+                self._referrers.delete(keys)
+            if len(keys) < 512:
+                return
+
+    def _pop_aliases(self, key: str) -> list[tuple[str, str, bool | None]]:
+        prefix = f"{key}\n"
+        found = list(self._aliases.items(prefix))
+        if not found:
+            return []
+        self._aliases.delete([k for k, _ in found])
+        return [(k[len(prefix) :], url, internal) for k, (url, internal) in found]
 
     # -- the report -----------------------------------------------------------------
     @property
@@ -160,77 +326,55 @@ class LinkLedger:
         return self.broken_internal + self.broken_external
 
     def pending_count(self) -> int:
-        """Targets linked but not resolved yet (for tests and diagnostics)."""
+        """Referrers kept for targets not resolved yet (for tests and
+        diagnostics; counts the namespace)."""
+        self.flush()
         return sum(
             1
-            for s in self._state.values()
-            if isinstance(s, _Target) and s.outcome is None
+            for key, _ in self._referrers.items()
+            if self._links.get(key.partition("\n")[0]) in _WAITING
         )
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """One record per broken URL, in the order they were found broken
-        (dict order is insertion order; a target's first link comes first)."""
-        for entry in self._state.values():
-            if not isinstance(entry, _Target) or entry.outcome is None:
-                continue
-            outcome = entry.outcome
-            if not entry.count and not outcome.requested:
-                continue  # a redirect hop nobody links to
-            record: dict[str, Any] = {
-                "url": outcome.url,
-                "status": outcome.status,
-                "error": outcome.error,
-                "detail": outcome.detail,
-                "internal": outcome.internal,
-                "referrer_count": entry.count,
-                "referrers": [
-                    {"url": url, "text": text, "tag": tag}
-                    for url, text, tag in entry.referrers
-                ],
-            }
-            if outcome.redirected_to:
-                record["redirected_to"] = outcome.redirected_to
-            yield record
+    def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
+        """One record per broken URL, in canonical URL order, streamed, with
+        at most ``max_referrers`` referrers (the ledger's cap by default)."""
+        limit = self.max_referrers if max_referrers is None else max_referrers
+        self.flush()
+        rows = self._broken.items()
+        while chunk := list(islice(rows, 256)):
+            keys = [key for key, _ in chunk]
+            states = self._links.get_many(keys)
+            counts = self._counts.get_many(keys)
+            for (key, stored), state, count in zip(chunk, states, counts, strict=True):
+                if state != _BROKEN:
+                    continue  # a redirect hop nobody links to
+                yield self._record(key, stored, count or 0, limit)
 
-    # -- a paused crawl (JOBDIR) ----------------------------------------------------
-    def dump(self) -> dict[str, Any]:
-        """Everything the ledger knows, as JSON-able data (see ``load``)."""
-        good, skipped, targets = [], [], []
-        for key, state in self._state.items():
-            if state == _GOOD:
-                good.append(key)
-            elif state == _SKIPPED:
-                skipped.append(key)
-            elif isinstance(state, _Target):
-                outcome = asdict(state.outcome) if state.outcome is not None else None
-                targets.append([key, state.count, state.referrers, outcome])
-        return {
-            "version": 1,
-            "good": good,
-            "skipped": skipped,
-            "targets": targets,
-            "aliases": self._aliases,
+    def _record(
+        self, key: str, stored: dict[str, Any], count: int, limit: int
+    ) -> dict[str, Any]:
+        prefix = f"{key}\n"
+        cut = len(prefix)
+        referrers = [
+            {"url": ref_key[cut:], "text": text, "tag": tag}
+            for ref_key, (text, tag) in islice(self._referrers.items(prefix), limit)
+        ]
+        record: dict[str, Any] = {
+            "url": stored["url"],
+            "status": stored["status"],
+            "error": stored["error"],
+            "detail": stored["detail"],
+            "internal": stored["internal"],
+            "referrer_count": count,
+            "referrers": referrers,
         }
+        if stored.get("redirected_to"):
+            record["redirected_to"] = stored["redirected_to"]
+        return record
 
-    def load(self, data: dict[str, Any]) -> None:
-        """Continue from what ``dump`` returned (a crawl resumed from JOBDIR)."""
-        for key in data.get("good", ()):
-            self._state[key] = _GOOD
-        for key in data.get("skipped", ()):
-            self._state[key] = _SKIPPED
-        for key, count, referrers, outcome in data.get("targets", ()):
-            entry = _Target()
-            entry.count = count
-            entry.referrers = [tuple(r) for r in referrers]
-            self._state[key] = entry
-            if outcome is not None:
-                self.broken(key, Outcome(**outcome))
-        for target, aliases in data.get("aliases", {}).items():
-            for alias in aliases:
-                key, url, *internal = alias
-                self._aliases.setdefault(target, []).append(
-                    (key, url, internal[0] if internal else None)
-                )
+
+def _outcome(record: dict[str, Any]) -> Outcome:
+    return Outcome(**{name: record[name] for name in _OUTCOME_FIELDS})
 
 
 def _redirected(url: str, outcome: Outcome, internal: bool | None = None) -> Outcome:
