@@ -102,6 +102,10 @@ WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX = 60.0
 WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "cap"
 WEBSPIDER_POLITENESS_RETRY_AFTER_MAX = 600.0
 WEBSPIDER_POLITENESS_RETRY_TIMES = 5
+# workers sharing a Redis crawl state: seconds after which the robots.txt claim
+# or the per-origin place of a worker that died is given up (renewed every
+# third of it while the worker lives; webspider.politeness.shared)
+WEBSPIDER_POLITENESS_LEASE_TIMEOUT = 30.0
 
 # reports (docs/reports.md)
 WEBSPIDER_BROKEN_LINKS_ENABLED = True

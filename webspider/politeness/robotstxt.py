@@ -57,6 +57,7 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from webspider import signals, skips
 from webspider.config import get_product_token
@@ -74,6 +75,15 @@ from webspider.politeness.robots import (
     robots_text,
 )
 from webspider.politeness.robotsrules import RobotsRules
+from webspider.politeness.robotsstore import (
+    READY,
+    REFUSED,
+    UNREACHABLE,
+    LocalRobotsStore,
+    RobotsRecord,
+    RobotsStore,
+)
+from webspider.politeness.shared import CrawlClosing, shared_store
 from webspider.politeness.waiting import WaitingRoom
 from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
@@ -91,15 +101,15 @@ STATS_RETRIED = "webspider/robotstxt/retried_count"
 STATS_UNREACHABLE = "webspider/robotstxt/unreachable_origin_count"
 STATS_TRUNCATED = "webspider/robotstxt/truncated_count"
 STATS_WAITED = "webspider/robotstxt/waited_request_count"
+#: rules another worker of a shared crawl fetched, read from the crawl state
+STATS_SHARED = "webspider/robotstxt/shared_count"
 
 #: longest Retry-After a robots.txt answer may impose between retries
 MAX_ROBOTS_RETRY_AFTER = 3600.0
 
 PENDING = "pending"
-READY = "ready"
-UNREACHABLE = "unreachable"
-#: the address policy refused the origin's address
-REFUSED = "refused"
+#: the crawl closed while another worker was fetching it
+CLOSED = "closed"
 
 
 @dataclass
@@ -142,6 +152,7 @@ class RobotsTxtMiddleware:
         self.download_timeout = options.robots_download_timeout
         self.token = get_product_token(settings) or "*"
         self._origins: dict[Origin, OriginRobots] = {}
+        self.store: RobotsStore = shared_store(crawler) or LocalRobotsStore()
         self.waiting_room = WaitingRoom(crawler)
         self._fetches: set[Deferred[None]] = set()
 
@@ -169,6 +180,8 @@ class RobotsTxtMiddleware:
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise RobotsUnreachable(request.url, entry.reason)
+        if entry.state == CLOSED:
+            raise IgnoreRequest(f"crawl closing: {request.url}")
         if entry.state == REFUSED:
             # the address middleware records the skip, as for its own refusals
             raise AddressRefused(request.url, entry.reason)
@@ -191,6 +204,10 @@ class RobotsTxtMiddleware:
 
         def done(result: Any) -> Any:
             self._fetches.discard(d)
+            if isinstance(result, Failure) and isinstance(result.value, CrawlClosing):
+                entry.state = CLOSED
+                self._release(entry)
+                return None
             if entry.state == PENDING:  # an unexpected error: fail closed
                 entry.state, entry.reason = UNREACHABLE, "internal error"
                 self._release(entry)
@@ -205,22 +222,36 @@ class RobotsTxtMiddleware:
         return entry
 
     async def _fetch(self, origin: Origin, entry: OriginRobots) -> None:
+        obtained = await self.store.obtain(
+            origin, lambda: self._fetch_record(origin), self.ttl
+        )
+        record = obtained.record
+        if not obtained.fetched_here:
+            self._inc(STATS_SHARED)
+        entry.reason = record.reason
+        if record.outcome == READY and record.text is not None:
+            entry.parser = RobotsRules.parse(record.text)
+        entry.expires = monotonic() + obtained.fresh_for
+        entry.state = record.outcome
+        if entry.parser is not None:
+            self._announce(origin, entry.parser)
+        self._release(entry)
+
+    async def _fetch_record(self, origin: Origin) -> RobotsRecord:
+        """Fetch the origin's robots.txt, retrying while it is unreachable."""
         base = origin_url(origin)
         attempt = 0
         while True:
             try:
-                reachable, parser, detail, wait = await self._download(base)
+                reachable, text, status, detail, wait = await self._download(base)
             except AddressRefused as exc:
                 # the address policy refused the origin: its requests are
                 # skipped for that, not retried
-                entry.state, entry.reason = REFUSED, exc.reason
-                break
+                return RobotsRecord(REFUSED, reason=exc.reason, fetched=time())
             if reachable:
-                entry.state, entry.parser = READY, parser
-                break
+                return RobotsRecord(READY, text, status=status, fetched=time())
             self._inc(STATS_FAILED)
             if attempt >= self.retry_times:
-                entry.state, entry.reason = UNREACHABLE, detail
                 self._inc(STATS_UNREACHABLE)
                 logger.warning(
                     "robots.txt of %s is unreachable (%s) after %d attempt(s): "
@@ -230,7 +261,9 @@ class RobotsTxtMiddleware:
                     attempt + 1,
                     skips.ROBOTS_UNREACHABLE,
                 )
-                break
+                return RobotsRecord(
+                    UNREACHABLE, reason=detail, status=status, fetched=time()
+                )
             delay = backoff(attempt, self.retry_delay)
             delay = max(delay, min(wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
             logger.info(
@@ -242,15 +275,12 @@ class RobotsTxtMiddleware:
             self._inc(STATS_RETRIED)
             attempt += 1
             await sleep(delay)
-        entry.expires = monotonic() + self.ttl
-        if entry.parser is not None:
-            self._announce(origin, entry.parser)
-        self._release(entry)
 
     async def _download(
         self, base: str
-    ) -> tuple[bool, RobotsRules | None, str, float | None]:
-        """(reachable, rules or None for none, why unreachable, Retry-After)."""
+    ) -> tuple[bool, str | None, int | None, str, float | None]:
+        """(reachable, the text to parse or None for no rules, the final
+        HTTP status, why unreachable, Retry-After)."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
         for hop in range(MAX_REDIRECTS + 1):
@@ -280,16 +310,18 @@ class RobotsTxtMiddleware:
                 if hop == 0:
                     raise  # the origin itself: not unreachable, never to be reached
                 # a redirect we must not follow, like one we cannot (RFC 9309 2.3.1.2)
-                return False, None, f"redirect refused: {exc.reason}", None
+                return False, None, None, f"redirect refused: {exc.reason}", None
             except Exception as exc:  # refused, timeout, DNS, cancelled…
-                return False, None, f"{type(exc).__name__}: {exc}".rstrip(": "), None
+                why = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                return False, None, None, why, None
             self._inc(STATS_FETCHED)
             self._inc(STATS_STATUS.format(response.status))
             outcome = outcome_of_status(response.status)
+            status = response.status
             if outcome == PARSE:
-                return True, self._parse(url, response), "", None
+                return True, self._text(url, response), status, "", None
             if outcome == ALLOW_ALL:
-                return True, None, "", None
+                return True, None, status, "", None
             if outcome == REDIRECT:
                 location = response.headers.get(b"Location")
                 target = urljoin(url, location.decode("latin-1")) if location else ""
@@ -297,14 +329,14 @@ class RobotsTxtMiddleware:
                     # RFC 9309 2.3.1.2: a redirect we cannot follow is like a
                     # robots.txt we cannot reach.
                     why = f"HTTP {response.status} without a usable Location"
-                    return False, None, why, None
+                    return False, None, status, why, None
                 url = target
                 continue
             wait = retry_after_seconds(response.headers.get(b"Retry-After"), time())
-            return False, None, f"HTTP {response.status}", wait
-        return False, None, f"more than {MAX_REDIRECTS} redirects", None
+            return False, None, status, f"HTTP {status}", wait
+        return False, None, None, f"more than {MAX_REDIRECTS} redirects", None
 
-    def _parse(self, url: str, response: Response) -> RobotsRules:
+    def _text(self, url: str, response: Response) -> str:
         text, truncated = robots_text(response.body, self.max_bytes)
         if truncated:
             self._inc(STATS_TRUNCATED)
@@ -314,7 +346,7 @@ class RobotsTxtMiddleware:
                 len(response.body),
                 self.max_bytes,
             )
-        return RobotsRules.parse(text)
+        return text
 
     def _announce(self, origin: Origin, parser: RobotsRules) -> None:
         # Sent also without a Crawl-delay (0), so a re-read robots.txt that
