@@ -8,6 +8,9 @@ from hypothesis import settings as hypothesis_settings
 
 from tests.support.server import TestServer
 
+#: redis_server (session) and redis_url (flushed per test): a real redis-server
+pytest_plugins = ["tests.support.redis_server"]
+
 # Property tests explore the same examples on every run: CI must not turn red
 # on a new random example nobody is there to look at. Run with
 # HYPOTHESIS_PROFILE=explore (random, more examples) to hunt for new cases.

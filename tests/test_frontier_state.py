@@ -1,8 +1,10 @@
 """The CrawlState contract, written once and run against every implementation.
 
 The ``opener`` fixture is parametrised over the implementations: it returns
-a function that opens (again) the same state, as a resumed crawl does. The
-Redis implementation of the distributed crawl adds itself to OPENERS.
+a function that opens (again) the same state, as a resumed crawl does (for
+Redis: another worker joining the same crawl, after the first one left).
+Redis runs in a real ``redis-server`` (tests/support/redis_server.py; these
+cases are skipped, with the reason, only when it is not installed).
 """
 
 from __future__ import annotations
@@ -12,22 +14,31 @@ from pathlib import Path
 
 import pytest
 
+from webspider.frontier.redisstate import RedisState
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import Counts, CrawlState, StoredRequest
 
 Opener = Callable[[], CrawlState]
 
 
-def _sqlite(tmp_path: Path) -> Opener:
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     return lambda: SQLiteState(tmp_path / "state.sqlite3")
 
 
-OPENERS: dict[str, Callable[[Path], Opener]] = {"sqlite": _sqlite}
+def _redis(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    url = request.getfixturevalue("redis_url")
+    return lambda: RedisState(url, "contract")
+
+
+OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], Opener]] = {
+    "sqlite": _sqlite,
+    "redis": _redis,
+}
 
 
 @pytest.fixture(params=sorted(OPENERS))
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
-    return OPENERS[request.param](tmp_path)
+    return OPENERS[request.param](request, tmp_path)
 
 
 @pytest.fixture

@@ -24,6 +24,15 @@ WEBSPIDER_DEPTH_STRICT = True
 WEBSPIDER_SHUFFLE_ENABLED = False
 # start over instead of continuing an interrupted crawl (webspider.frontier.resume)
 WEBSPIDER_STATE_RESTART = False
+# the crawl state on Redis, shared by every worker of one crawl (empty: the
+# embedded SQLite state in the output folder); redis://, rediss://, unix://
+WEBSPIDER_STATE = ""
+# the crawl's name on Redis (empty: derived from the start URLs and scope, so
+# that the same command on every worker joins the same crawl)
+WEBSPIDER_STATE_KEY = ""
+# seconds after which a leased request of a worker that stopped renewing it
+# (killed, lost) goes back to the shared queue
+WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True

@@ -8,8 +8,7 @@ restarts Redis (persistence on) starts a ``RedisServer`` of its own.
 Tests that need Redis are skipped, with the reason, when ``redis-server`` is
 not installed (``.ci/run`` installs it: ``apt-get install redis-server``).
 
-Register the fixtures in a test module (or conftest) with
-``from tests.support.redis_server import redis_server, redis_url  # noqa: F401``.
+tests/conftest.py registers the fixtures (``pytest_plugins``).
 """
 
 from __future__ import annotations

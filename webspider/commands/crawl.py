@@ -28,8 +28,11 @@ from webspider.config import (
     ConfigError,
     apply_spider_arguments,
     get_given_start_urls,
+    get_output_dir,
     keep_start_urls,
 )
+from webspider.frontier.options import StateOptions
+from webspider.frontier.workers import claim_worker_dir
 from webspider.internals import ScrapyInternalsError, check_internals
 from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.reports.options import ReportOptions
@@ -147,7 +150,13 @@ class Command(ScrapyCrawlCommand):
             start_urls = tuple(get_given_start_urls(settings))
             keep_start_urls(settings, start_urls)
             check_settings(settings)
-        except ConfigError as exc:
+            if StateOptions.of(settings).shared:
+                # one crawl, many workers: each writes into a folder of its own
+                folder = claim_worker_dir(get_output_dir(settings))
+                self.settings.set(
+                    "WEBSPIDER_OUTPUT", str(folder), priority=ARGUMENT_PRIORITY
+                )
+        except (ConfigError, OSError) as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
         # The crawl gets the start URLs as read here, not the @file again.

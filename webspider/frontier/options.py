@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from webspider import settings as defaults
-from webspider.config import ConfigError, Options, get_bool, get_int
+from webspider.config import ConfigError, Options, get_bool, get_float, get_int
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -56,3 +58,84 @@ def _optional_int(settings: BaseSettings, name: str) -> int | None:
 
 def get_depth_options(settings: BaseSettings) -> DepthOptions:
     return DepthOptions.of(settings)
+
+
+#: URL schemes of WEBSPIDER_STATE (redis-py's)
+STATE_SCHEMES = ("redis", "rediss", "unix")
+_KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+def mask_password(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``: the form every
+    message and log line shows."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.netloc.rsplit("@", 1)[1]
+        return parts._replace(netloc=f"{parts.username or ''}:***@{host}").geturl()
+    except ValueError:
+        return "<a URL that cannot be read>"
+
+
+@dataclass(frozen=True)
+class StateOptions(Options):
+    """Where the crawl state lives: embedded (SQLite), or shared on Redis."""
+
+    #: redis://, rediss:// or unix:// URL; "" for the embedded state
+    url: str = defaults.WEBSPIDER_STATE
+    #: the crawl's name on Redis ("" derived: webspider.frontier.resume)
+    key: str = defaults.WEBSPIDER_STATE_KEY
+    lease_timeout: float = defaults.WEBSPIDER_STATE_LEASE_TIMEOUT
+
+    @property
+    def shared(self) -> bool:
+        return bool(self.url)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Self:
+        url = str(settings.get("WEBSPIDER_STATE") or "").strip()
+        if url:
+            _check_state_url(url)
+        key = str(settings.get("WEBSPIDER_STATE_KEY") or "").strip()
+        if key and not _KEY_RE.fullmatch(key):
+            raise ConfigError(
+                f"WEBSPIDER_STATE_KEY must be 1 to 100 letters, digits, '.', '_' "
+                f"or '-', got {key!r}"
+            )
+        timeout = get_float(settings, "WEBSPIDER_STATE_LEASE_TIMEOUT")
+        if timeout <= 0:
+            raise ConfigError(
+                f"WEBSPIDER_STATE_LEASE_TIMEOUT must be more than 0 seconds, "
+                f"got {timeout:g}"
+            )
+        return cls(url=url, key=key, lease_timeout=timeout)
+
+
+def _check_state_url(url: str) -> None:
+    shown = mask_password(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a bad port
+    except ValueError as exc:
+        raise ConfigError(f"WEBSPIDER_STATE {shown!r} is not a URL ({exc})") from None
+    if parts.scheme not in STATE_SCHEMES:
+        raise ConfigError(
+            f"WEBSPIDER_STATE must be a redis://, rediss:// or unix:// URL "
+            f"(empty: the embedded state), got {shown!r}"
+        )
+    if parts.scheme != "unix" and not parts.hostname:
+        raise ConfigError(f"WEBSPIDER_STATE {shown!r} names no host")
+    if parts.scheme == "unix" and not parts.path:
+        raise ConfigError(f"WEBSPIDER_STATE {shown!r} names no socket path")
+    db = parts.path.lstrip("/")
+    if parts.scheme != "unix" and db and not db.isdigit():
+        raise ConfigError(
+            f"WEBSPIDER_STATE {shown!r}: the path must be a database number (/0)"
+        )
+    try:
+        import redis  # noqa: F401, PLC0415 -- optional: only a shared state needs it
+    except ImportError:
+        raise ConfigError(
+            "WEBSPIDER_STATE needs redis-py: pip install 'webspider[redis]'"
+        ) from None

@@ -13,6 +13,15 @@ crawl of other start URLs or scope.
 
 "Finished" is the crawl's close reason ``finished``; any other end (Ctrl-C,
 a ``CLOSESPIDER_*`` limit, a kill) leaves the crawl to be continued.
+
+With ``WEBSPIDER_STATE`` (a Redis URL) the state is shared by every worker
+of the crawl instead (webspider.frontier.redisstate), under the crawl's name:
+``WEBSPIDER_STATE_KEY``, or ``webspider-`` and the first 16 hex digits of
+the crawl's fingerprint (start URLs and scope), so that the same command on
+every worker joins the same crawl. Each worker writes its own outputs
+(webspider.frontier.workers). The first worker to open a finished crawl
+empties it (the update crawl); ``-a restart=1`` empties it too, so give it
+to one worker only.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
+from webspider.frontier.options import StateOptions
 from webspider.frontier.sqlite import SQLiteState, StateLockedError
 from webspider.frontier.state import (
     META_FINGERPRINT,
@@ -36,6 +46,8 @@ from webspider.keys import OUTPUT_STATE_FILE, STATE_FILE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+    from webspider.frontier.redisstate import RedisState
 
 #: settings that make two crawls the same crawl (besides the start URLs)
 SCOPE_SETTINGS = (
@@ -80,9 +92,68 @@ def _refusal(path: Path, why: str) -> ConfigError:
     )
 
 
+def state_name(settings: BaseSettings) -> str:
+    """The crawl's name on Redis (see the module docstring)."""
+    key = StateOptions.of(settings).key
+    return key or f"webspider-{crawl_fingerprint(settings)[:16]}"
+
+
+def _open_shared(settings: BaseSettings, *, fresh: bool = False) -> RedisState:
+    # redis-py is optional: imported only when a shared state is asked for
+    from webspider.frontier.redisstate import RedisState  # noqa: PLC0415
+    from webspider.frontier.workers import worker_name  # noqa: PLC0415
+
+    options = StateOptions.of(settings)
+    try:
+        return RedisState(
+            options.url,
+            state_name(settings),
+            worker=worker_name(get_output_dir(settings)),
+            fresh=fresh,
+        )
+    except StateError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _check_shared(settings: BaseSettings) -> None:
+    state = _open_shared(settings)
+    try:
+        if restart(settings) or state.get_meta(META_FINISHED) == "1":
+            return
+        stored = state.get_meta(META_FINGERPRINT)
+        if stored is not None and stored != crawl_fingerprint(settings):
+            raise ConfigError(
+                f"{state.where}: a crawl of other start URLs or scope has this "
+                "name; give this one another WEBSPIDER_STATE_KEY, or start over "
+                "with -a restart=1"
+            )
+    finally:
+        state.close()
+
+
+def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
+    state = _open_shared(settings, fresh=restart(settings))
+    # HDEL answers 1 to one worker only: the one that empties the finished crawl
+    if state.take_finished():
+        run = int(state.get_meta(META_RUN) or 0)
+        state.close()
+        state = _open_shared(settings, fresh=True)
+        state.set_meta(META_RUN, str(run + 1))
+    fingerprint = crawl_fingerprint(settings)
+    stored = state.get_meta(META_FINGERPRINT)
+    resumed = stored is not None
+    state.set_meta(META_FINGERPRINT, fingerprint)
+    if not resumed and state.get_meta(META_RUN) is None:
+        state.set_meta(META_RUN, "1")
+    return state, resumed
+
+
 def check_crawl_state(settings: BaseSettings) -> None:
     """Refuse (ConfigError, one line) a crawl that cannot use the state it
     finds; see the module docstring."""
+    if StateOptions.of(settings).shared:
+        _check_shared(settings)
+        return
     path = state_path(settings)
     try:
         state = SQLiteState(path, fresh=False) if path.exists() else None
@@ -109,8 +180,12 @@ def check_crawl_state(settings: BaseSettings) -> None:
         state.close()
 
 
-def open_crawl_state(settings: BaseSettings) -> tuple[SQLiteState, bool]:
+def open_crawl_state(
+    settings: BaseSettings,
+) -> tuple[SQLiteState | RedisState, bool]:
     """The crawl state, and whether this crawl continues an earlier one."""
+    if StateOptions.of(settings).shared:
+        return _open_shared_state(settings)
     path = state_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:

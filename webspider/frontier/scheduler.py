@@ -42,9 +42,21 @@ they do not survive a crash.
 
 The state is ``<output>/.webspider-state.sqlite3``, or
 ``<JOBDIR>/webspider-state.sqlite3`` with JOBDIR; the same command continues
-an interrupted crawl from it (webspider.frontier.resume). ``pages.jsonl`` is
-written here too, a page's line when its lease is acknowledged, with its
-length committed with the acks (webspider.frontier.pages).
+an interrupted crawl from it (webspider.frontier.resume).
+
+Shared state (``WEBSPIDER_STATE``, a Redis URL: many workers, one crawl).
+Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds; a timer renews
+this worker's every quarter of that and expires the late leases of workers
+that died, so their requests go back to the queue. Acks are sent with the
+commit, after pages.jsonl's lines are on disk and its length recorded: a
+worker killed in between fetches those pages again (another worker does),
+rather than losing their lines. A worker with nothing to lease while other
+workers hold leases waits (``has_pending_requests``): those may come back or
+bring new links; the crawl ends when nothing is queued or leased anywhere.
+
+``pages.jsonl`` is written here too, a page's line when its lease is
+acknowledged, with its length committed with the acks
+(webspider.frontier.pages).
 
 Settings: WEBSPIDER_DEPTH_STRICT, WEBSPIDER_DEPTH_MAX, WEBSPIDER_DEPTH_DEFER,
 JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
@@ -64,7 +76,7 @@ from scrapy.utils.misc import load_object
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
-from webspider.frontier.options import DepthOptions
+from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import open_crawl_state
@@ -87,8 +99,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
+    from twisted.internet.task import LoopingCall
     from typing_extensions import Self
 
+    from webspider.frontier.redisstate import RedisState
     from webspider.frontier.seen import SeenKeys
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
@@ -140,7 +154,14 @@ class StateScheduler(BaseScheduler):
         self.strict = options.strict
         self.deferring = options.max_depth is not None and options.defer
         self.output = get_output_dir(settings)
-        self.state: SQLiteState | None = None
+        self.state: SQLiteState | RedisState | None = None
+        #: the state is shared with other workers (Redis)
+        self.shared = False
+        self.lease_seconds = LEASE_SECONDS
+        self._shared_lease_seconds = StateOptions.of(settings).lease_timeout
+        #: acknowledged here, sent to a shared state with the next commit
+        self._to_ack: list[int] = []
+        self._heartbeat: LoopingCall | None = None
         #: spider.start() is still being consumed (told by the depth middleware)
         self.start_pending = False
         #: requests kept in memory, each with the lease it holds (a retry's)
@@ -175,6 +196,13 @@ class StateScheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.state, resumed = open_crawl_state(self.crawler.settings)
         state = self.state
+        self.shared = getattr(state, "shared", False)
+        if self.shared:
+            from twisted.internet.task import LoopingCall  # noqa: PLC0415
+
+            self.lease_seconds = self._shared_lease_seconds
+            self._heartbeat = LoopingCall(self.heartbeat)
+            self._heartbeat.start(self.lease_seconds / 4, now=False)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
         if self.write_pages:
             self.pages = PagesFile(
@@ -202,6 +230,9 @@ class StateScheduler(BaseScheduler):
         state = self.state
         if state is None:
             return
+        if self._heartbeat is not None and self._heartbeat.running:
+            self._heartbeat.stop()
+        self._heartbeat = None
         self._release_all()
         left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)
@@ -233,7 +264,29 @@ class StateScheduler(BaseScheduler):
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
-        return len(self) > 0
+        if len(self) > 0:
+            return True
+        if not self.shared:
+            return False
+        state = self.state
+        assert state is not None
+        # idle here: send the acks now, then ask whether any worker is busy
+        self._acknowledge()
+        if self._to_ack:
+            self._commit()
+        return bool(state.pending())  # type: ignore[union-attr]
+
+    def heartbeat(self) -> None:
+        """Renew this worker's leases, and put back those of dead workers
+        (a shared state only; run by a timer)."""
+        state = self.state
+        if state is None:
+            return
+        now = time.time()
+        held = list(state.held)  # type: ignore[union-attr]
+        if held:
+            state.renew(held, now + self.lease_seconds)
+        state.expire(now)
 
     def enqueue_request(self, request: Request) -> bool:
         assert self.state is not None
@@ -278,7 +331,7 @@ class StateScheduler(BaseScheduler):
         state = self.state
         assert state is not None
         self._acknowledge()
-        if state.commit_due():
+        if state.commit_due() or len(self._to_ack) >= 32:
             self._commit()
         if self._memory:
             request, lease = self._memory.popleft()
@@ -292,7 +345,7 @@ class StateScheduler(BaseScheduler):
             leased.extend(
                 state.lease(
                     self._batch,
-                    deadline=time.time() + LEASE_SECONDS,
+                    deadline=time.time() + self.lease_seconds,
                     strict=self.strict,
                     max_depth=0 if self.start_pending else None,
                 )
@@ -338,7 +391,10 @@ class StateScheduler(BaseScheduler):
                 lines = self._lines.pop(ticket, None)
                 if lines:
                     self.pages.write(lines)
-        self.state.ack(tickets)
+        if self.shared:
+            self._to_ack += tickets  # sent after the lines are on disk
+        else:
+            self.state.ack(tickets)
 
     def item_scraped(self, item: Any, response: Response) -> None:
         """Hold a page's line until its lease is acknowledged (see
@@ -363,6 +419,9 @@ class StateScheduler(BaseScheduler):
         assert self.state is not None
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
+        if self._to_ack:
+            self.state.ack(self._to_ack)
+            self._to_ack = []
         self.state.commit()
 
     def _release_all(self) -> None:

@@ -1,0 +1,529 @@
+"""The crawl state on Redis: many workers, one crawl (redis-py).
+
+A second implementation of webspider.frontier.state.CrawlState: every worker
+of a distributed crawl opens the same ``RedisState`` (same URL, same crawl
+name) and they share the queue, the seen-set, the leases, the deferred
+frontier and the round. The layout and the scripts are in
+webspider.frontier.redisscripts; every update of more than one key is one
+Lua script, so a worker killed at any moment leaves the state consistent.
+
+Leases have deadlines. A worker renews its own (``renew``) and every worker
+calls ``expire`` now and then: the leases of a worker that died (kill -9, a
+lost machine) return to their origin's queue once their deadline passed,
+and another worker fetches them. ``close`` puts back the leases this
+worker still holds. Deadlines are ``time.time()`` of the workers: their
+clocks must agree to well within the lease timeout (NTP does).
+
+Exact. The seen-set keys each URL on its 64-bit fingerprint (65,536 small
+hashes that Redis keeps as listpacks: bytes, not objects), and stores the
+exact key with it, shortened to an origin number and the rest of the URL;
+a lookup compares the exact key, and a key whose fingerprint is taken by
+another goes to a plain hash of collisions. No URL is ever dropped for
+sharing a fingerprint.
+
+Untrusted data. The queue is only data: a request is JSON behind a short
+text header, and anything else found in the queue (a pickled request pushed
+by a scrapy-redis worker, a stray value) is dropped and logged once — never
+unpickled or evaluated.
+
+Redis unreachable or restarted: every call waits and retries with backoff
+(one log line when Redis goes away, one when it is back). A script whose
+reply was lost is run again, which is safe: ``add`` of a key already added
+says "seen", an ack of an ended lease does nothing, ``next_round`` is keyed
+on the round, and a lease whose reply was lost comes back at its deadline.
+With Redis persistence on (appendonly) nothing committed is lost; without
+it a restarted Redis is empty, and the workers stop with one line.
+
+``commit`` has nothing to do: each call is applied when it returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import redis
+
+from webspider.frontier.fingerprints import fingerprint
+from webspider.frontier.options import mask_password
+from webspider.frontier.redisscripts import ADD, END, LEASE, NEXT_ROUND
+from webspider.frontier.state import (
+    FORMAT_VERSION,
+    META_FINISHED,
+    META_FORMAT,
+    Counts,
+    Lease,
+    StateError,
+    StoredRequest,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+
+logger = logging.getLogger(__name__)
+
+#: confirmed seen keys kept in memory (the links every page repeats)
+_CONFIRMED_MAX = 1 << 14
+#: a positive "pending" answer is trusted this long (the engine asks often)
+_PENDING_TTL = 0.2
+#: Redis errors that mean "not reachable right now": wait and retry
+_TRANSIENT = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+#: bad entries logged one by one before the rest are only counted
+_BAD_LOGGED = 10
+
+
+def crawl_prefix(name: str) -> str:
+    # the braces are a hash tag: one slot, so that scripts may use every key
+    return f"webspider:{{{name}}}:"
+
+
+def _fp_bytes(key: str) -> bytes:
+    return fingerprint(key).to_bytes(8, "big", signed=True)
+
+
+def _bucket(fp: bytes) -> tuple[str, bytes]:
+    return f"s:{fp[0]:02x}{fp[1]:02x}", fp[2:]
+
+
+class RedisState:
+    """``RedisState(url, name)``: the crawl ``name`` on the Redis at ``url``.
+
+    ``worker``: this worker's name (its output offsets are its own);
+    ``fresh``: delete the crawl's keys first. See the module docstring and
+    webspider.frontier.state.CrawlState."""
+
+    #: several workers share it (the scheduler renews and expires leases)
+    shared = True
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        worker: str = "worker",
+        fresh: bool = False,
+        commit_interval: float = 1.0,
+        commit_acks: int = 32,
+        client: redis.Redis | None = None,
+    ) -> None:
+        self.where = f"{mask_password(url)} (crawl {name})"
+        try:
+            self._password = urlsplit(url).password or ""
+        except ValueError:
+            self._password = ""
+        self.prefix = crawl_prefix(name)
+        self.worker = worker
+        #: ties this process's leases to it (a restarted worker is another)
+        self.token = f"{worker}#{uuid.uuid4().hex[:8]}"
+        self.commit_interval = commit_interval
+        self.commit_acks = commit_acks
+        try:
+            self.redis = client or redis.Redis.from_url(
+                url, socket_connect_timeout=5, socket_timeout=60
+            )
+        except ValueError as exc:
+            raise StateError(f"{mask_password(url)}: not a Redis URL ({exc})") from None
+        self._add = self.redis.register_script(ADD)
+        self._lease = self.redis.register_script(LEASE)
+        self._end = self.redis.register_script(END)
+        self._next_round = self.redis.register_script(NEXT_ROUND)
+        self._down_since: float | None = None
+        self._origin_names: dict[bytes, str] = {}
+        self._confirmed: set[str] = set()
+        self._held: set[int] = set()
+        self._round = 0
+        self._pending_until = 0.0
+        self._acks = 0
+        self._last_commit = time.monotonic()
+        self.bad_entries = 0
+        #: the embedded state releases leases when it opens; here they expire
+        self.released_on_open = 0
+        if fresh:
+            self._delete_all()
+        self._open()
+
+    # -- talking to Redis ---------------------------------------------------------
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args)``, waiting for Redis with backoff while it is away."""
+        delay = 0.1
+        while True:
+            try:
+                result = fn(*args, **kwargs)
+            except _TRANSIENT as exc:
+                if self._down_since is None:
+                    self._down_since = time.monotonic()
+                    logger.warning(
+                        "Redis at %s unreachable (%s); waiting for it",
+                        self.where,
+                        type(exc).__name__,
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            except redis.RedisError as exc:  # refused: a password, a command, …
+                message = str(exc)
+                if self._password:
+                    message = message.replace(self._password, "***")
+                raise StateError(
+                    f"{self.where}: {type(exc).__name__}: {message}"
+                ) from None
+            if self._down_since is not None:
+                away = time.monotonic() - self._down_since
+                self._down_since = None
+                logger.warning("Redis at %s is back after %.1f s", self.where, away)
+                self._check_format()
+            return result
+
+    def _key(self, name: str) -> str:
+        return self.prefix + name
+
+    def _open(self) -> None:
+        self._call(
+            self.redis.hsetnx, self._key("meta"), META_FORMAT, str(FORMAT_VERSION)
+        )
+        self._check_format()
+        self._round = int(self._call(self.redis.hget, self._key("meta"), "round") or 0)
+
+    def _check_format(self) -> None:
+        raw = self.redis.hget(self._key("meta"), META_FORMAT)
+        if raw is None:
+            raise StateError(
+                f"{self.where}: the crawl state is gone (Redis restarted without "
+                "persistence, or the keys were deleted)"
+            )
+        version = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if version != str(FORMAT_VERSION):
+            raise StateError(
+                f"{self.where}: crawl state of format {version}, this "
+                f"webspider reads format {FORMAT_VERSION}"
+            )
+
+    def _delete_all(self) -> None:
+        # the name is checked to hold no glob characters (webspider.frontier.options)
+        pattern = self.prefix.replace("[", "\\[").replace("]", "\\]") + "*"
+        batch: list[bytes] = []
+        for key in self._call(self.redis.scan_iter, match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                self._call(self.redis.unlink, *batch)
+                batch = []
+        if batch:
+            self._call(self.redis.unlink, *batch)
+
+    # -- the seen-set -------------------------------------------------------------
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        return self.contains_many([key])[0]
+
+    def __len__(self) -> int:
+        c = self.counts()
+        return c.queued + c.leased + c.done
+
+    def contains_many(self, keys: Sequence[str]) -> list[bool]:
+        answers = [False] * len(keys)
+        confirmed = self._confirmed
+        asked = [i for i, key in enumerate(keys) if key not in confirmed]
+        for i in range(len(keys)):
+            answers[i] = keys[i] in confirmed
+        if not asked:
+            return answers
+        pipe = self.redis.pipeline(transaction=False)
+        for i in asked:
+            bucket, field = _bucket(_fp_bytes(keys[i]))
+            pipe.hget(self._key(bucket), field)
+        values = self._call(pipe.execute)
+        collided = []
+        for i, value in zip(asked, values, strict=True):
+            if value is None:
+                continue
+            if self._decode_key(value) == keys[i]:
+                answers[i] = True
+                self._confirm(keys[i])
+            else:
+                collided.append(i)
+        for i in collided:
+            if self._call(self.redis.hexists, self._key("x"), keys[i]):
+                answers[i] = True
+                self._confirm(keys[i])
+        return answers
+
+    def _decode_key(self, value: bytes) -> str:
+        oid, _, rest = value.partition(b"|")
+        if oid == b"0":
+            return rest.decode("utf-8", "surrogatepass")
+        origin = self._origin_names.get(oid)
+        if origin is None:
+            raw = self._call(self.redis.hget, self._key("oname"), oid)
+            origin = bytes(raw).decode() if raw is not None else "\0"
+            self._origin_names[oid] = origin
+        return origin + rest.decode("utf-8", "surrogatepass")
+
+    def _confirm(self, key: str) -> None:
+        if len(self._confirmed) >= _CONFIRMED_MAX:
+            self._confirmed.clear()
+        self._confirmed.add(key)
+
+    # -- the queue ------------------------------------------------------------------
+    def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        return self._put(requests, "q")
+
+    def defer(self, requests: Sequence[StoredRequest]) -> list[bool]:
+        return self._put(requests, "f")
+
+    def _put(self, requests: Sequence[StoredRequest], mode: str) -> list[bool]:
+        if not requests:
+            return []
+        args: list[Any] = [self.prefix, mode]
+        for r in requests:
+            data = r.to_json()
+            args += [
+                _fp_bytes(r.key),
+                r.origin,
+                r.key,
+                json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                r.depth,
+                r.round,
+                r.priority,
+            ]
+        result = self._call(self._add, args=args)
+        if mode == "q":
+            self._pending_until = 0.0
+        return [bool(x) for x in result]
+
+    # -- leases ---------------------------------------------------------------------
+    def lease(
+        self,
+        n: int,
+        *,
+        deadline: float,
+        strict: bool = True,
+        max_depth: int | None = None,
+        skip_origins: Iterable[str] = (),
+    ) -> list[Lease]:
+        args = [
+            self.prefix,
+            n,
+            repr(deadline),
+            1 if strict else 0,
+            -1 if max_depth is None else max_depth,
+            self.token,
+            *skip_origins,
+        ]
+        raw, bad, round_ = self._call(self._lease, args=args)
+        self._round = int(round_)
+        for i in range(0, len(bad), 2):
+            self._reject(bad[i], bad[i + 1], "in the queue")
+        leases = []
+        dropped = []
+        for i in range(0, len(raw), 4):
+            ticket = int(raw[i])
+            request = self._request(raw[i + 3], int(raw[i + 1]), int(raw[i + 2]))
+            if request is None:
+                self._reject(raw[i], raw[i + 3][:80], "in a queued request")
+                dropped.append(ticket)
+                continue
+            leases.append(Lease(ticket, request, deadline))
+            self._held.add(ticket)
+        if dropped:
+            self._call(self._end, args=[self.prefix, "a", "", *dropped])
+        return leases
+
+    def _request(self, raw: bytes, depth: int, round_: int) -> StoredRequest | None:
+        """The request stored as ``raw`` (JSON), or None when it is not one."""
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                return None
+            request = StoredRequest.from_json(data)
+            fields = (request.key, request.url, request.kind, request.method)
+            if not all(isinstance(f, str) for f in fields):
+                return None
+            if request.referer is not None and not isinstance(request.referer, str):
+                return None
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+        return StoredRequest(
+            key=request.key,
+            url=request.url,
+            depth=depth,
+            round=round_,
+            referer=request.referer,
+            kind=request.kind,
+            priority=request.priority,
+            method=request.method,
+            meta=request.meta,
+        )
+
+    def _reject(self, member: bytes, head: bytes, where: str) -> None:
+        self.bad_entries += 1
+        if self.bad_entries <= _BAD_LOGGED:
+            logger.warning(
+                "Dropped an entry %s of %s that is not webspider data (never "
+                "unpickled nor run): %r, starting %r",
+                where,
+                self.where,
+                member[:40],
+                head[:40],
+            )
+
+    def ack(self, tickets: Iterable[int]) -> None:
+        self._end_leases(tickets, "a")
+
+    def release(self, tickets: Iterable[int]) -> None:
+        self._end_leases(tickets, "r")
+
+    def _end_leases(self, tickets: Iterable[int], mode: str) -> None:
+        tickets = list(tickets)
+        if not tickets:
+            return
+        owner = self.token if mode == "r" else ""
+        self._call(self._end, args=[self.prefix, mode, owner, *tickets])
+        self._held.difference_update(tickets)
+        self._acks += len(tickets)
+        self._pending_until = 0.0
+
+    def renew(self, tickets: Iterable[int], deadline: float) -> None:
+        tickets = list(tickets)
+        if tickets:
+            mapping: dict[Any, float] = {ticket: deadline for ticket in tickets}
+            self._call(self.redis.zadd, self._key("L"), mapping, xx=True)
+
+    def expire(self, now: float) -> int:
+        return int(self._call(self._end, args=[self.prefix, "x", "", repr(now)]))
+
+    def release_all(self) -> int:
+        self._held.clear()
+        return int(self._call(self._end, args=[self.prefix, "A", ""]))
+
+    def leased_depths(self, origin: str) -> list[int]:
+        raw = self._call(self.redis.hgetall, self._key(f"ld:{origin}"))
+        return sorted(int(d) for d, c in raw.items() for _ in range(int(c)))
+
+    @property
+    def held(self) -> set[int]:
+        """The tickets this worker holds (not acknowledged or released yet)."""
+        return self._held
+
+    def pending(self) -> bool:
+        """Whether anything is queued or leased by any worker: the crawl is
+        not over while another worker holds leases (they may come back, or
+        bring new links). Only a "yes" is cached, and briefly."""
+        if time.monotonic() < self._pending_until:
+            return True
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zcard(self._key("o"))
+        pipe.zcard(self._key("L"))
+        origins, leases = self._call(pipe.execute)
+        if origins or leases:
+            self._pending_until = time.monotonic() + _PENDING_TTL
+            return True
+        return False
+
+    # -- deferred frontier and rounds ----------------------------------------------
+    def deferred_round(self, key: str) -> int | None:
+        rid = self._call(self.redis.hget, self._key("dk"), key)
+        if rid is None:
+            return None
+        raw = self._call(self.redis.hget, self._key("r"), rid)
+        head = raw[8:].split(b":", 2) if raw else []
+        try:
+            return int(head[1])
+        except (IndexError, ValueError):
+            return None
+
+    def iter_deferred(self) -> Iterator[StoredRequest]:
+        last = "-inf"
+        while True:
+            ids = self._call(
+                self.redis.zrangebyscore, self._key("d"), last, "+inf", start=0, num=500
+            )
+            if not ids:
+                return
+            raws = self._call(self.redis.hmget, self._key("r"), ids)
+            for raw in raws:
+                request = self._deferred(raw) if raw else None
+                if request is not None:
+                    yield request
+            last = f"({int(ids[-1])}"
+
+    def _deferred(self, raw: bytes) -> StoredRequest | None:
+        head, _, body = raw[8:].partition(b"\n")
+        try:
+            depth, round_ = (int(x) for x in head.split(b":", 3)[:2])
+        except ValueError:
+            return None
+        return self._request(body, depth, round_)
+
+    @property
+    def round(self) -> int:
+        return self._round
+
+    def next_round(self) -> int:
+        new, moved = self._call(self._next_round, args=[self.prefix, self._round])
+        self._round = int(new)
+        self._pending_until = 0.0
+        return int(moved)
+
+    def _counters(self) -> list[int]:
+        raw = self._call(
+            self.redis.hmget, self._key("n"), ["queued", "leased", "done", "deferred"]
+        )
+        return [int(x or 0) for x in raw]
+
+    @property
+    def queued(self) -> int:
+        return self._counters()[0]
+
+    @property
+    def deferred(self) -> int:
+        return self._counters()[3]
+
+    def counts(self) -> Counts:
+        queued, leased, done, deferred = self._counters()
+        return Counts(queued=queued, leased=leased, done=done, deferred=deferred)
+
+    # -- metadata and outputs --------------------------------------------------------
+    def take_finished(self) -> bool:
+        """Whether the crawl had finished, clearing the mark: True for one
+        worker only (the one that starts the next crawl)."""
+        return bool(self._call(self.redis.hdel, self._key("meta"), META_FINISHED))
+
+    def get_meta(self, name: str) -> str | None:
+        raw = self._call(self.redis.hget, self._key("meta"), name)
+        return None if raw is None else str(raw.decode())
+
+    def set_meta(self, name: str, value: str) -> None:
+        self._call(self.redis.hset, self._key("meta"), name, value)
+
+    def get_offset(self, output: str) -> int:
+        # each worker writes its own files: its offsets are its own
+        return int(self.get_meta(f"offset:{self.worker}:{output}") or 0)
+
+    def set_offset(self, output: str, offset: int) -> None:
+        self.set_meta(f"offset:{self.worker}:{output}", str(offset))
+
+    # -- durability --------------------------------------------------------------------
+    def commit(self) -> None:
+        # every call is applied when it returns; Redis' persistence settings
+        # (appendonly, appendfsync) decide what survives a Redis restart
+        self._last_commit = time.monotonic()
+        self._acks = 0
+
+    def commit_due(self) -> bool:
+        return (
+            self._acks >= self.commit_acks
+            or time.monotonic() - self._last_commit >= self.commit_interval
+        )
+
+    def close(self) -> None:
+        """Put back the leases this worker holds, and disconnect."""
+        if self._held:
+            with contextlib.suppress(StateError):
+                self.release(list(self._held))
+        self.redis.close()
