@@ -1,19 +1,22 @@
 """Politeness shared by the workers of one crawl through Redis, measured from
 the test server's own request log.
 
-Several in-process crawls of one site stand for the workers here (each
-with its own output folder, all with the same ``WEBSPIDER_STATE`` Redis
-URL): each crawls the whole site, so the requests of all of them together
+The workers are ``scrapy crawl`` processes sharing one crawl on a real
+redis-server (``WEBSPIDER_STATE``): the requests of all of them together
 must keep the site's Crawl-delay, its Retry-After pauses and its
 per-origin limit, and robots.txt is fetched once for all. A "dead worker"
 is a robots.txt claim or a place taken in Redis under a token nobody
-renews, as a worker killed with ``kill -9`` leaves them.
+renews, as a worker killed with ``kill -9`` leaves them (in-process crawls
+there, as in the control: three crawls of their own without Redis).
 """
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import pytest
 from redis import Redis
@@ -24,10 +27,13 @@ from scrapy.utils.defer import (
 )
 from twisted.internet.defer import DeferredList
 
+from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from tests.support.crawl import CrawlResult, crawl
-from tests.support.redis_server import redis_server, redis_url  # noqa: F401
 from tests.support.server import Page, SeenRequest, TestServer, html
 from webspider.politeness.redisstore import CLAIMED, GO, RedisPoliteness
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 
@@ -69,23 +75,100 @@ async def workers(
     return [result for _ok, result in results]
 
 
-@deferred_f_from_coro_f
-async def test_crawl_delay_and_robots_txt_hold_for_all_workers(
-    tmp_path,
-    server,
-    redis_url,  # noqa: F811
-):
-    star(server, 2)
-    server.add("/robots.txt", robots("User-agent: *\nCrawl-delay: 0.5\n"))
-    results = await workers(tmp_path, 3, redis_url, server.url("/"))
+def start_worker(
+    server: TestServer, out: Path, state_url: str, *extra: str
+) -> subprocess.Popen[str]:
+    """One worker, as a user starts it on each machine."""
+    return subprocess.Popen(
+        scrapy_command(
+            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+            *("-a", "mirror=0", "-s", "WEBSPIDER_PROGRESS=off"),
+            *("-s", f"WEBSPIDER_STATE={state_url}"),
+            *extra,
+        ),
+        cwd=ROOT,
+        env=scrapy_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def responses(log: str) -> int:
+    """Responses a worker received, from the stats it logs at the end."""
+    found = re.search(r"'response_received_count': (\d+)", log)
+    return int(found.group(1)) if found else 0
+
+
+def run_workers(
+    n: int, server: TestServer, out: Path, state_url: str, *extra: str
+) -> list[str]:
+    """``n`` workers of one crawl, started together; their logs."""
+    workers = [start_worker(server, out, state_url, *extra) for _ in range(n)]
+    logs = []
+    for worker in workers:
+        log = worker.communicate(timeout=180)[0]
+        assert worker.returncode == 0, log[-3000:]
+        logs.append(log)
+    return logs
+
+
+def test_crawl_delay_and_robots_txt_hold_for_all_workers(tmp_path, server, redis_url):
+    """4 workers, 8 pages, Crawl-delay 1: one robots.txt for the crawl, and
+    the starts of all workers together a second apart at the server."""
+    star(server, 7)
+    server.add("/robots.txt", robots("User-agent: *\nCrawl-delay: 1\n"))
+    # One request at a time per worker (none waiting beside it): else the
+    # first worker would lease all 8 pages and wait out the delays alone.
+    logs = run_workers(
+        4,
+        server,
+        tmp_path / "out",
+        redis_url,
+        *("-s", "CONCURRENT_REQUESTS=1", "-s", "WEBSPIDER_MAX_WAITING_REQUESTS=0"),
+    )
     assert server.requested().count("/robots.txt") == 1
-    assert len(server.requested_pages()) == 3 * 3
-    # robots.txt included: every start at least a Crawl-delay after the last
-    assert min(gaps([r.time for r in server.log])) >= 0.5 - TOLERANCE
-    fetched = sum(r.stats.get("webspider/robotstxt/fetched_count", 0) for r in results)
-    shared = sum(r.stats.get("webspider/robotstxt/shared_count", 0) for r in results)
-    assert (fetched, shared) == (1, 2)
-    assert all(len(r.items) == 3 for r in results)
+    assert sorted(server.requested_pages()) == sorted(
+        ["/", *(f"/p{i}" for i in range(7))]
+    )
+    # robots.txt included: every start at least the Crawl-delay after the last
+    assert min(gaps([r.time for r in server.log])) >= 1 - TOLERANCE
+    # more than one worker took part (else the test shows nothing)
+    served = [responses(log) for log in logs]
+    assert sum(served) == 9
+    assert sum(1 for n in served if n) >= 2, served
+
+
+def test_retry_after_from_one_worker_pauses_the_origin_for_all(
+    tmp_path, server, redis_url
+):
+    """One place at the origin for all workers, so nothing is on its way
+    when the 503 leaves; after it, no worker starts anything there for the
+    2 seconds it asks, and then the crawl goes on."""
+    star(server, 6)
+    answered: list[float] = []
+
+    def busy_once(seen: SeenRequest) -> Page:
+        if answered:
+            return Page(html("ok"))
+        answered.append(seen.time)
+        return Page("busy", status=503, headers=[("Retry-After", "2")])
+
+    server.add("/p1", busy_once)
+    run_workers(
+        3,
+        server,
+        tmp_path / "out",
+        redis_url,
+        *("-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"),
+    )
+    assert len(answered) == 1
+    pause_start = answered[0]
+    later = [r for r in server.log if r.time > pause_start]
+    assert "/p1" in [r.path for r in later]  # retried after the pause
+    assert min(r.time for r in later) >= pause_start + 2 - TOLERANCE
+    assert server.max_in_flight == 1
+    assert server.requested().count("/p1") == 2
 
 
 @deferred_f_from_coro_f
@@ -100,49 +183,10 @@ async def test_without_shared_state_each_worker_keeps_its_own(tmp_path, server):
 
 
 @deferred_f_from_coro_f
-async def test_retry_after_from_one_worker_pauses_the_origin_for_all(
-    tmp_path,
-    server,
-    redis_url,  # noqa: F811
-):
-    """One place at the origin for all workers, so nothing is on its way
-    when the 503 leaves; after it, no worker starts anything there for the
-    2 seconds it asks."""
-    star(server, 4)
-    answered: list[float] = []
-
-    def busy_once(seen: SeenRequest) -> Page:
-        if answered:
-            return Page(html("ok"))
-        answered.append(seen.time)
-        return Page("busy", status=503, headers=[("Retry-After", "2")])
-
-    server.add("/p1", busy_once)
-    results = await workers(
-        tmp_path,
-        3,
-        redis_url,
-        server.url("/"),
-        CONCURRENT_REQUESTS_PER_DOMAIN=1,
-    )
-    assert len(answered) == 1
-    pause_start = answered[0]
-    later = [r.time for r in server.log if r.time > pause_start]
-    assert later  # the pages after the pause were crawled
-    assert min(later) >= pause_start + 2 - TOLERANCE
-    assert server.max_in_flight == 1
-    paused = sum(
-        r.stats.get("webspider/politeness/shared_pause_count", 0) for r in results
-    )
-    assert paused == 1
-    assert all(len(r.items) == 5 for r in results)
-
-
-@deferred_f_from_coro_f
 async def test_a_dead_workers_robots_claim_runs_out(
     tmp_path,
     server,
-    redis_url,  # noqa: F811
+    redis_url,
 ):
     star(server, 1)
     server.add("/robots.txt", robots("User-agent: *\nDisallow: /p0\n"))
@@ -151,7 +195,7 @@ async def test_a_dead_workers_robots_claim_runs_out(
     assert store.robots_claim(origin, "dead", 1.0)[0] == CLAIMED
     started = time.monotonic()
     (result,) = await workers(
-        tmp_path, 1, redis_url, server.url("/"), WEBSPIDER_POLITENESS_LEASE_TIMEOUT=1
+        tmp_path, 1, redis_url, server.url("/"), WEBSPIDER_STATE_LEASE_TIMEOUT=1
     )
     # the worker waited for the claim, then fetched robots.txt itself
     assert server.requested() == ["/robots.txt", "/"]
@@ -163,7 +207,7 @@ async def test_a_dead_workers_robots_claim_runs_out(
 async def test_a_dead_workers_place_comes_free(
     tmp_path,
     server,
-    redis_url,  # noqa: F811
+    redis_url,
 ):
     star(server, 1)
     store = RedisPoliteness(Redis.from_url(redis_url))
@@ -176,7 +220,7 @@ async def test_a_dead_workers_place_comes_free(
         redis_url,
         server.url("/"),
         CONCURRENT_REQUESTS_PER_DOMAIN=1,
-        WEBSPIDER_POLITENESS_LEASE_TIMEOUT=1,
+        WEBSPIDER_STATE_LEASE_TIMEOUT=1,
     )
     assert server.requested() == ["/robots.txt", "/", "/p0"]
     assert server.log[0].time >= started + 1 - TOLERANCE

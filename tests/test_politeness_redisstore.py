@@ -7,7 +7,6 @@ import time
 import pytest
 from redis import Redis
 
-from tests.support.redis_server import redis_server, redis_url  # noqa: F401
 from webspider.politeness.redisstore import (
     BUSY,
     CLAIMED,
@@ -22,7 +21,7 @@ ORIGIN = "http://site.test:8080"
 
 
 @pytest.fixture
-def store(redis_url: str) -> RedisPoliteness:  # noqa: F811
+def store(redis_url: str) -> RedisPoliteness:
     return RedisPoliteness(Redis.from_url(redis_url))
 
 

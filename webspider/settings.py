@@ -31,7 +31,8 @@ WEBSPIDER_STATE = ""
 # that the same command on every worker joins the same crawl)
 WEBSPIDER_STATE_KEY = ""
 # seconds after which a leased request of a worker that stopped renewing it
-# (killed, lost) goes back to the shared queue
+# (killed, lost) goes back to the shared queue; also how long its robots.txt
+# fetch and its places at an origin hold the others (webspider.politeness.shared)
 WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
@@ -111,10 +112,6 @@ WEBSPIDER_POLITENESS_CRAWL_DELAY_MAX = 60.0
 WEBSPIDER_POLITENESS_CRAWL_DELAY_OVER_MAX = "cap"
 WEBSPIDER_POLITENESS_RETRY_AFTER_MAX = 600.0
 WEBSPIDER_POLITENESS_RETRY_TIMES = 5
-# workers sharing a Redis crawl state: seconds after which the robots.txt claim
-# or the per-origin place of a worker that died is given up (renewed every
-# third of it while the worker lives; webspider.politeness.shared)
-WEBSPIDER_POLITENESS_LEASE_TIMEOUT = 30.0
 
 # reports (docs/reports.md)
 WEBSPIDER_BROKEN_LINKS_ENABLED = True

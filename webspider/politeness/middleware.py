@@ -53,8 +53,8 @@ from webspider.internals import (
 from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
-from webspider.politeness.shared import CrawlClosing, shared_store
-from webspider.politeness.waiting import StartGate, WaitingRoom
+from webspider.politeness.sharing import shared_store
+from webspider.politeness.waiting import CrawlClosing, StartGate, WaitingRoom
 from webspider.utils.url import Origin, origin_of_parts
 
 if TYPE_CHECKING:

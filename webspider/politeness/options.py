@@ -52,7 +52,8 @@ class PolitenessOptions(Options):
     #: the Redis crawl state shared by several workers (None: one process)
     shared_url: str | None = None
     #: seconds before a dead worker's robots.txt claim or place is given up
-    lease_timeout: float = defaults.WEBSPIDER_POLITENESS_LEASE_TIMEOUT
+    #: (the crawl state's lease timeout, validated by the frontier's options)
+    lease_timeout: float = defaults.WEBSPIDER_STATE_LEASE_TIMEOUT
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
@@ -101,9 +102,7 @@ class PolitenessOptions(Options):
                 settings, "WEBSPIDER_MAX_WAITING_REQUESTS", minimum=0
             ),
             shared_url=shared_state_url(settings),
-            lease_timeout=get_float(
-                settings, "WEBSPIDER_POLITENESS_LEASE_TIMEOUT", minimum=1
-            ),
+            lease_timeout=get_float(settings, "WEBSPIDER_STATE_LEASE_TIMEOUT"),
         )
 
 

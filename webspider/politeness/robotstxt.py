@@ -83,8 +83,8 @@ from webspider.politeness.robotsstore import (
     RobotsRecord,
     RobotsStore,
 )
-from webspider.politeness.shared import CrawlClosing, shared_store
-from webspider.politeness.waiting import WaitingRoom
+from webspider.politeness.sharing import shared_store
+from webspider.politeness.waiting import CrawlClosing, WaitingRoom
 from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
 if TYPE_CHECKING:

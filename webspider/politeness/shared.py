@@ -11,7 +11,7 @@ redisstore), measured by the Redis server's clock:
   first worker to need an origin's rules claims the fetch and stores the
   record (JSON); the others wait for it, polling, and parse the same text.
   A worker that dies while fetching lets the claim run out after
-  ``WEBSPIDER_POLITENESS_LEASE_TIMEOUT`` seconds; the next one fetches.
+  ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds; the next one fetches.
 - starts (``turn``, called by the politeness middleware for every request
   of the worker): one reservation per request, atomic in Redis, of the next
   start at the origin — ``max(Crawl-delay, DOWNLOAD_DELAY)`` after the last
@@ -41,14 +41,14 @@ import logging
 import os
 import socket
 import uuid
-import weakref
 from collections import deque
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis import Redis
+from redis.exceptions import BusyLoadingError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy import signals as scrapy_signals
 from scrapy.utils.asyncio import create_looping_call, sleep
@@ -66,6 +66,7 @@ from webspider.politeness.redisstore import (
     RedisPoliteness,
 )
 from webspider.politeness.robotsstore import Obtained, RobotsRecord
+from webspider.politeness.waiting import CrawlClosing
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -84,8 +85,10 @@ STATS_SHARED_WAITED = "webspider/politeness/shared_waited_request_count"
 STATS_SHARED_PAUSE = "webspider/politeness/shared_pause_count"
 STATS_BAD_RECORD = "webspider/robotstxt/bad_shared_record_count"
 
-#: longest wait between attempts to reach Redis, seconds
-MAX_BACKOFF = 10.0
+#: first and longest wait between attempts to reach Redis, seconds (as the
+#: Redis crawl state waits)
+FIRST_BACKOFF = 0.1
+MAX_BACKOFF = 5.0
 #: the first wait between polls (another worker's robots.txt fetch, a free
 #: place at a busy origin), doubling up to MAX_POLL
 FIRST_POLL = 0.05
@@ -94,23 +97,7 @@ MAX_POLL = 1.0
 CLOSE_CHECK = 5.0
 #: seconds Redis has to answer before the call counts as failed
 SOCKET_TIMEOUT = 5.0
-REDIS_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
-
-_shared: weakref.WeakKeyDictionary[Crawler, SharedPoliteness | None] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def shared_store(crawler: Crawler) -> SharedPoliteness | None:
-    """The crawl's shared politeness, or None for a crawl of one process."""
-    if crawler not in _shared:
-        url = PolitenessOptions.of(crawler.settings).shared_url
-        _shared[crawler] = SharedPoliteness(crawler, url) if url else None
-    return _shared[crawler]
-
-
-class CrawlClosing(Exception):
-    """The crawl closes while a request waits for its turn."""
+REDIS_ERRORS = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, OSError)
 
 
 @dataclass
@@ -144,7 +131,8 @@ class SharedPoliteness:
         #: places held while their request waits for its start (token → key)
         self._reserved: dict[str, str] = {}
         self._lines: dict[str, _Line] = {}
-        self._down = False
+        #: monotonic time Redis went away (None: reachable)
+        self._down: float | None = None
         self._renewal = create_looping_call(self._renew)
         crawler.signals.connect(self._opened, scrapy_signals.engine_started)
         crawler.signals.connect(self._closed, scrapy_signals.engine_stopped)
@@ -164,25 +152,27 @@ class SharedPoliteness:
                 self._failed(exc)
                 if engine_closing(self.crawler.engine):
                     raise CrawlClosing() from None
-                await sleep(min(MAX_BACKOFF, 0.5 * 2**attempt))
+                await sleep(min(MAX_BACKOFF, FIRST_BACKOFF * 2**attempt))
                 attempt += 1
                 continue
-            if self._down:
-                self._down = False
-                logger.info("Redis is reachable again: shared politeness resumes")
+            if self._down is not None:
+                logger.warning(
+                    "Redis is back after %.1f s: shared politeness resumes",
+                    monotonic() - self._down,
+                )
+                self._down = None
             return result
 
     def _failed(self, exc: Exception) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(STATS_REDIS_DOWN)
-        if not self._down:
-            self._down = True
+        if self._down is None:
+            self._down = monotonic()
+            # the exception's text is not shown: it may hold the URL
             logger.warning(
-                "Redis unreachable (%s: %s): requests that need the shared "
-                "politeness wait, retrying up to every %gs",
+                "Redis unreachable (%s): requests waiting for robots.txt or "
+                "their turn at an origin wait for it",
                 type(exc).__name__,
-                exc,
-                MAX_BACKOFF,
             )
 
     # -- robots.txt ---------------------------------------------------------------
