@@ -25,7 +25,14 @@ Two layers, per downloader slot (one per host, ``Downloader.get_slot_key``):
   the spider as the failure it is (an HttpError, counted as a failed page).
   429/503 without Retry-After are left to Scrapy's RetryMiddleware.
 
-Settings: the four above, ``WEBSPIDER_POLITENESS_ENABLED``, ``DOWNLOAD_DELAY``.
+With a crawl state shared by several workers (``WEBSPIDER_STATE=redis://…``)
+the turn and the pause are kept for all workers together instead
+(webspider.politeness.shared): each request reserves its start and a place
+at its origin in Redis, the slots add no delay of their own, and a
+Retry-After pauses the origin for every worker.
+
+Settings: the four above, ``WEBSPIDER_POLITENESS_ENABLED``, ``DOWNLOAD_DELAY``,
+``CONCURRENT_REQUESTS_PER_DOMAIN`` (shared: for all workers together).
 Meta keys: ``webspider_retry_after_times`` (retries so far, set here).
 Stats: ``webspider/politeness/<event>_count`` (the STATS_* constants).
 """

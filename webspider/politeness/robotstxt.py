@@ -32,6 +32,10 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   (the politeness middleware applies it); ``Sitemap:`` lines seed the crawl
   with ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (webspider.politeness.sitemaps).
 
+- where the answer is kept: a RobotsStore (webspider.politeness.robotsstore);
+  with a crawl state shared by several workers, robots.txt is fetched once
+  per origin for all of them (webspider.politeness.shared).
+
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
 ``WEBSPIDER_ROBOTSTXT_RETRY_DELAY``, ``WEBSPIDER_ROBOTSTXT_DOWNLOAD_TIMEOUT``,
