@@ -18,12 +18,14 @@ request to an origin whose rules are known), in ns per request, median of 7.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +71,7 @@ def gaps() -> None:
             seconds = time.monotonic() - started
         codes = [w.returncode for w in workers]
         times = sorted(r.time for r in server.log)
-        between = [b - a for a, b in zip(times, times[1:], strict=False)]
+        between = [b - a for a, b in pairwise(times)]
         served = []
         for log in logs:
             found = re.search(r"'response_received_count': (\d+)", log)
@@ -93,11 +95,11 @@ def overhead() -> None:
     from scrapy.utils.test import get_crawler  # noqa: PLC0415
 
     from webspider.politeness.middleware import PolitenessMiddleware  # noqa: PLC0415
+    from webspider.politeness.robotsrules import RobotsRules  # noqa: PLC0415
     from webspider.politeness.robotstxt import (  # noqa: PLC0415
         OriginRobots,
         RobotsTxtMiddleware,
     )
-    from webspider.politeness.robotsrules import RobotsRules  # noqa: PLC0415
 
     settings = Settings()
     settings.setmodule("webspider.settings", priority="project")
@@ -115,10 +117,8 @@ def overhead() -> None:
     responses = [HtmlResponse(r.url, body=b"", request=r) for r in requests]
 
     def drive(coro: object) -> None:
-        try:
+        with contextlib.suppress(StopIteration):
             coro.send(None)  # type: ignore[attr-defined]
-        except StopIteration:
-            pass
 
     runs = []
     for _ in range(7):
