@@ -31,7 +31,8 @@ WEBSPIDER_STATE = ""
 # that the same command on every worker joins the same crawl)
 WEBSPIDER_STATE_KEY = ""
 # seconds after which a leased request of a worker that stopped renewing it
-# (killed, lost) goes back to the shared queue
+# (killed, lost) goes back to the shared queue; also how long its robots.txt
+# fetch and its places at an origin hold the others (webspider.politeness.shared)
 WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True

@@ -25,7 +25,14 @@ Two layers, per downloader slot (one per host, ``Downloader.get_slot_key``):
   the spider as the failure it is (an HttpError, counted as a failed page).
   429/503 without Retry-After are left to Scrapy's RetryMiddleware.
 
-Settings: the four above, ``WEBSPIDER_POLITENESS_ENABLED``, ``DOWNLOAD_DELAY``.
+With a crawl state shared by several workers (``WEBSPIDER_STATE=redis://…``)
+the turn and the pause are kept for all workers together instead
+(webspider.politeness.shared): each request reserves its start and a place
+at its origin in Redis, the slots add no delay of their own, and a
+Retry-After pauses the origin for every worker.
+
+Settings: the four above, ``WEBSPIDER_POLITENESS_ENABLED``, ``DOWNLOAD_DELAY``,
+``CONCURRENT_REQUESTS_PER_DOMAIN`` (shared: for all workers together).
 Meta keys: ``webspider_retry_after_times`` (retries so far, set here).
 Stats: ``webspider/politeness/<event>_count`` (the STATS_* constants).
 """
@@ -53,7 +60,8 @@ from webspider.internals import (
 from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
-from webspider.politeness.waiting import StartGate, WaitingRoom
+from webspider.politeness.sharing import shared_store
+from webspider.politeness.waiting import CrawlClosing, StartGate, WaitingRoom
 from webspider.utils.url import Origin, origin_of_parts
 
 if TYPE_CHECKING:
@@ -104,6 +112,8 @@ class PolitenessMiddleware:
         self._drop_logged = False
         self._gave_up_logged: set[str] = set()
         self.waiting_room = WaitingRoom(crawler)
+        #: the crawl's shared politeness when workers share a Redis state
+        self.shared = shared_store(crawler)
         crawler.signals.connect(self.crawl_delay_found, signals.crawl_delay_found)
         crawler.signals.connect(
             self.request_reached_downloader, scrapy_signals.request_reached_downloader
@@ -156,6 +166,9 @@ class PolitenessMiddleware:
         if self.skipped_origins and _origin(request) in self.skipped_origins:
             skips.skip_request(self.crawler, request, skips.CRAWL_DELAY)
             raise IgnoreRequest(f"Crawl-delay over the cap: {request.url}")
+        if self.shared is not None:
+            await self._shared_turn(request)
+            return
         if not self.delays and not self.paused:
             return
         key = self.downloader.get_slot_key(request)
@@ -180,6 +193,22 @@ class PolitenessMiddleware:
         self._inc(STATS_WAITED)
         try:
             await self.waiting_room.wait(request, turn)
+        except CrawlClosing:
+            raise IgnoreRequest(f"crawl closing: {request.url}") from None
+
+    async def _shared_turn(self, request: Request) -> None:
+        # Every request of a shared crawl asks Redis for its start and a
+        # place at its origin, for all workers together (see .shared).
+        assert self.shared is not None
+        origin = _origin(request)
+        delay = self.delays.get(origin, self.download_delay)
+        if self.shared.try_turn(request, origin, delay):
+            return
+        self._inc(STATS_WAITED)
+        try:
+            await self.waiting_room.wait(
+                request, self.shared.turn(request, origin, delay)
+            )
         except CrawlClosing:
             raise IgnoreRequest(f"crawl closing: {request.url}") from None
 
@@ -231,13 +260,18 @@ class PolitenessMiddleware:
     def request_reached_downloader(self, request: Request) -> None:
         # Sent after the downloader picked the slot and before it queues the
         # request, so the slot is set up before it decides when to start it.
-        if not self.delays and not self.paused:
+        if not self.delays and not self.paused and not self.shared:
             return
         key = request.meta.get("download_slot")
         slot = self.downloader.slots.get(key) if isinstance(key, str) else None
         if slot is None or key is None:
             return
-        self._enforce_delay(request, slot)
+        if self.shared is not None:
+            # The start was reserved for all workers: a delay of the slot's
+            # own would only move it onto another worker's start.
+            slot.delay, slot.jitter = 0.0, 0.0
+        else:
+            self._enforce_delay(request, slot)
         if key in self.paused:
             self._hold(key, slot)
 
@@ -253,7 +287,7 @@ class PolitenessMiddleware:
         # next queued request; process_response would be too late (with
         # CONCURRENT_REQUESTS_PER_DOMAIN=1 the next request would already be
         # on its way).
-        if self.delays:
+        if self.delays and self.shared is None:
             # AutoThrottle (an extension, so its handler ran first) may just
             # have lowered the slot's delay below the Crawl-delay.
             key = request.meta.get("download_slot")
@@ -264,14 +298,24 @@ class PolitenessMiddleware:
             seconds = self.retry_after(response)
             if seconds is not None:
                 self.pause(request, min(seconds, self.max_pause))
+        if self.shared is not None:
+            # after the pause is recorded: no other worker's request takes
+            # the place before it sees the pause
+            self.shared.done(request)
 
     def retry_after(self, response: Response) -> float | None:
         """Seconds the server asks us to wait, or None."""
         return retry_after_seconds(response.headers.get(b"Retry-After"), time())
 
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if self.shared is not None:
+            self.shared.done(request)  # a place held by a failed download
+
     def process_response(
         self, request: Request, response: Response
     ) -> Response | Request:
+        if self.shared is not None:
+            self.shared.done(request)  # (already, unless a later one answered)
         if response.status not in BACKPRESSURE_STATUSES:
             return response
         if request.meta.get(META_ROBOTSTXT):
@@ -306,6 +350,8 @@ class PolitenessMiddleware:
         key = request.meta.get("download_slot")
         if not isinstance(key, str):
             key = self.downloader.get_slot_key(request)
+        if self.shared is not None:
+            self.shared.pause(_origin(request), seconds)
         until = monotonic() + seconds
         if until <= self.paused.get(key, 0.0):
             return
@@ -348,10 +394,6 @@ class PolitenessMiddleware:
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key)
-
-
-class CrawlClosing(Exception):
-    """The crawl closes while a request waits for its turn."""
 
 
 def _origin(request: Request) -> Origin:

@@ -49,6 +49,11 @@ class PolitenessOptions(Options):
     retry_after_max: float = defaults.WEBSPIDER_POLITENESS_RETRY_AFTER_MAX
     retry_after_times: int = defaults.WEBSPIDER_POLITENESS_RETRY_TIMES
     max_waiting_requests: int = defaults.WEBSPIDER_MAX_WAITING_REQUESTS
+    #: the Redis crawl state shared by several workers (None: one process)
+    shared_url: str | None = None
+    #: seconds before a dead worker's robots.txt claim or place is given up
+    #: (the crawl state's lease timeout, validated by the frontier's options)
+    lease_timeout: float = defaults.WEBSPIDER_STATE_LEASE_TIMEOUT
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Self:
@@ -96,4 +101,16 @@ class PolitenessOptions(Options):
             max_waiting_requests=get_int(
                 settings, "WEBSPIDER_MAX_WAITING_REQUESTS", minimum=0
             ),
+            shared_url=shared_state_url(settings),
+            lease_timeout=get_float(settings, "WEBSPIDER_STATE_LEASE_TIMEOUT"),
         )
+
+
+#: crawl states that several workers share (the rest live in one process)
+SHARED_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def shared_state_url(settings: BaseSettings) -> str | None:
+    """The URL of the crawl state when several workers share it (Redis)."""
+    url = str(settings.get("WEBSPIDER_STATE") or "").strip()
+    return url if url.lower().startswith(SHARED_SCHEMES) else None

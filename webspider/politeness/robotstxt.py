@@ -38,6 +38,8 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   again the ones it has (within the TTL), and the parsed rules of at most
   MAX_ORIGINS_IN_MEMORY origins are kept in memory (the least recently
   used are read back from the state when needed).
+  With a crawl state shared by several workers, robots.txt is fetched once
+  per origin for all of them (webspider.politeness.shared).
 
 Settings: ``ROBOTSTXT_OBEY``, ``WEBSPIDER_ROBOTSTXT_MAX_BYTES``,
 ``WEBSPIDER_ROBOTSTXT_CACHE_TTL``, ``WEBSPIDER_ROBOTSTXT_RETRY_TIMES``,
@@ -65,6 +67,7 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from webspider import signals, skips
 from webspider.config import get_product_token
@@ -90,7 +93,8 @@ from webspider.politeness.robotsstore import (
     RobotsRecord,
     RobotsStore,
 )
-from webspider.politeness.waiting import WaitingRoom
+from webspider.politeness.sharing import shared_store
+from webspider.politeness.waiting import CrawlClosing, WaitingRoom
 from webspider.utils.url import FETCHABLE_SCHEMES, Origin, origin_of_parts
 
 if TYPE_CHECKING:
@@ -111,6 +115,8 @@ STATS_TRUNCATED = "webspider/robotstxt/truncated_count"
 STATS_WAITED = "webspider/robotstxt/waited_request_count"
 #: answers read from the crawl state instead of fetched (a resumed crawl)
 STATS_STORED = "webspider/robotstxt/from_state_count"
+#: rules another worker of a shared crawl fetched, read from the crawl state
+STATS_SHARED = "webspider/robotstxt/shared_count"
 
 #: longest Retry-After a robots.txt answer may impose between retries
 MAX_ROBOTS_RETRY_AFTER = 3600.0
@@ -119,6 +125,8 @@ PENDING = "pending"
 
 #: origins whose parsed rules are kept in memory (the rest are in the store)
 MAX_ORIGINS_IN_MEMORY = 1024
+#: the crawl closed while another worker was fetching it
+CLOSED = "closed"
 
 
 @dataclass
@@ -163,7 +171,7 @@ class RobotsTxtMiddleware:
         #: least recently used first
         self._origins: OrderedDict[Origin, OriginRobots] = OrderedDict()
         self.max_origins = MAX_ORIGINS_IN_MEMORY
-        self.store: RobotsStore = RecordsRobotsStore()
+        self.store: RobotsStore = shared_store(crawler) or RecordsRobotsStore()
         crawler.signals.connect(
             self.crawl_state_opened, signal=signals.crawl_state_opened
         )
@@ -201,6 +209,8 @@ class RobotsTxtMiddleware:
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise RobotsUnreachable(request.url, entry.reason)
+        if entry.state == CLOSED:
+            raise IgnoreRequest(f"crawl closing: {request.url}")
         if entry.state == REFUSED:
             # the address middleware records the skip, as for its own refusals
             raise AddressRefused(request.url, entry.reason)
@@ -225,6 +235,10 @@ class RobotsTxtMiddleware:
 
         def done(result: Any) -> Any:
             self._fetches.discard(d)
+            if isinstance(result, Failure) and isinstance(result.value, CrawlClosing):
+                entry.state = CLOSED
+                self._release(entry)
+                return None
             if entry.state == PENDING:  # an unexpected error: fail closed
                 entry.state, entry.reason = UNREACHABLE, "internal error"
                 self._release(entry)
@@ -254,7 +268,8 @@ class RobotsTxtMiddleware:
         )
         record = obtained.record
         if not obtained.fetched_here:
-            self._inc(STATS_STORED)
+            shared = not isinstance(self.store, RecordsRobotsStore)
+            self._inc(STATS_SHARED if shared else STATS_STORED)
         entry.reason = record.reason
         if record.outcome == READY and record.text is not None:
             entry.parser = RobotsRules.parse(record.text)

@@ -76,3 +76,7 @@ class StartGate:
     #: monotonic time before which the next request may not start
     next_start: float = 0.0
     timer: CallLaterResult | None = None
+
+
+class CrawlClosing(Exception):
+    """The crawl closes while a request waits for its turn."""

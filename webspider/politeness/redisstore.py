@@ -1,0 +1,277 @@
+"""Politeness shared by the workers of one crawl, kept in Redis.
+
+Per origin (``scheme://host:port``), under a key prefix:
+
+- ``robots:<origin>``: the robots.txt record (JSON text, see
+  webspider.politeness.robotsstore), expiring with the rules' cache time;
+- ``robots-claim:<origin>``: the worker fetching it now (a token), expiring
+  after the claim timeout unless renewed — a worker that dies holding it
+  lets the next one fetch;
+- ``last:<origin>``: when the latest start reserved at the origin is (Redis
+  server time, seconds); the next start is reserved at ``last + delay`` or
+  later, the delay being what the asking worker knows (Crawl-delay,
+  DOWNLOAD_DELAY), so a robots.txt fetched before its Crawl-delay was
+  known still spaces the first page after it;
+- ``pause:<origin>``: when a Retry-After pause ends (server time);
+- ``busy:<origin>``: the requests in flight, a sorted set of lease tokens
+  scored by when their lease runs out; a lease is renewed while its worker
+  lives, so a killed worker's places come free after the lease timeout.
+
+All times are the Redis server's own clock (``TIME`` inside the scripts):
+workers on several machines need no synchronised clocks, and each decision
+that reads and writes several keys is one Lua script, atomic.
+
+Only the standard library and redis-py; errors of the connection are the
+caller's to handle (webspider.politeness.shared).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from redis import Redis
+
+DEFAULT_PREFIX = "webspider:politeness:"
+
+#: answers of ``robots_claim``
+RECORD = "record"
+CLAIMED = "claimed"
+WAIT = "wait"
+
+#: answers of ``turn``
+GO = "go"
+BUSY = "busy"
+PAUSED = "paused"
+
+#: how long ``last:`` outlives the start it records (longer than any delay)
+KEEP_LAST_MS = 3600 * 1000
+
+_ROBOTS_CLAIM = """
+local record = redis.call('GET', KEYS[1])
+if record then
+  return {1, record, redis.call('PTTL', KEYS[1])}
+end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {2}
+end
+return {0}
+"""
+
+_ROBOTS_PUT = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[3] then
+  redis.call('DEL', KEYS[2])
+end
+return 1
+"""
+
+_UNCLAIM = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+_RENEW_CLAIM = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+"""
+
+# KEYS: last, pause, busy; ARGV: delay (s), limit (0: none), lease (ms), token
+_TURN = (
+    _NOW
+    + """
+local pause = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if pause > now then
+  return {'paused', string.format('%.6f', pause - now)}
+end
+local limit = tonumber(ARGV[2])
+local lease = tonumber(ARGV[3])
+if limit > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%.6f', now))
+  if redis.call('ZCARD', KEYS[3]) >= limit then
+    return {'busy', '0'}
+  end
+  redis.call('ZADD', KEYS[3], string.format('%.6f', now + lease / 1000), ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], 2 * lease)
+end
+local delay = tonumber(ARGV[1])
+local start = now
+local last = tonumber(redis.call('GET', KEYS[1]) or '')
+if last and delay > 0 and last + delay > now then
+  start = last + delay
+elseif last and last > now then
+  -- a start reserved further ahead by a worker that knows a longer delay
+  start = last
+end
+redis.call('SET', KEYS[1], string.format('%.6f', start), 'PX',
+  math.floor((start - now) * 1000) + tonumber(ARGV[5]))
+return {'go', string.format('%.6f', start - now)}
+"""
+)
+
+_PAUSED_FOR = (
+    _NOW
+    + """
+local pause = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if pause > now then
+  return string.format('%.6f', pause - now)
+end
+return '0'
+"""
+)
+
+_PAUSE = (
+    _NOW
+    + """
+local seconds = tonumber(ARGV[1])
+local ends = now + seconds
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if ends <= current then
+  return 0
+end
+redis.call('SET', KEYS[1], string.format('%.6f', ends), 'PX',
+  math.floor(seconds * 1000) + 1000)
+return 1
+"""
+)
+
+# KEYS: busy; ARGV: token, lease (ms)
+_RENEW_LEASE = (
+    _NOW
+    + """
+return redis.call('ZADD', KEYS[1], 'XX', 'CH',
+  string.format('%.6f', now + tonumber(ARGV[2]) / 1000), ARGV[1])
+"""
+)
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisPoliteness:
+    """The shared politeness records of one crawl (see module docstring)."""
+
+    def __init__(self, client: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+        self.client = client
+        self.prefix = prefix
+        self._claim = client.register_script(_ROBOTS_CLAIM)
+        self._put = client.register_script(_ROBOTS_PUT)
+        self._unclaim = client.register_script(_UNCLAIM)
+        self._renew_claim = client.register_script(_RENEW_CLAIM)
+        self._turn = client.register_script(_TURN)
+        self._paused_for = client.register_script(_PAUSED_FOR)
+        self._pause = client.register_script(_PAUSE)
+        self._renew_lease = client.register_script(_RENEW_LEASE)
+
+    def key(self, kind: str, origin: str) -> str:
+        return f"{self.prefix}{kind}:{origin}"
+
+    # -- robots.txt ---------------------------------------------------------------
+    def robots_claim(
+        self, origin: str, token: str, timeout: float
+    ) -> tuple[str, bytes | None, float]:
+        """(RECORD, the stored record, seconds it stays fresh) when one is
+        stored; else (CLAIMED, None, 0) when this caller may fetch it now (the
+        claim lasts ``timeout`` unless renewed), or (WAIT, None, 0): another
+        worker is fetching it."""
+        keys = [self.key("robots", origin), self.key("robots-claim", origin)]
+        answer = self._claim(keys=keys, args=[token, _ms(timeout)])
+        if answer[0] == 1:
+            pttl = int(answer[2])
+            return RECORD, bytes(answer[1]), max(0.0, pttl / 1000) if pttl > 0 else 0.0
+        return (CLAIMED if answer[0] == 2 else WAIT), None, 0.0
+
+    def robots_put(self, origin: str, record: str, ttl: float, token: str) -> None:
+        """Store ``record`` for ``ttl`` seconds and drop the caller's claim."""
+        keys = [self.key("robots", origin), self.key("robots-claim", origin)]
+        self._put(keys=keys, args=[record, _ms(ttl), token])
+
+    def robots_unclaim(self, origin: str, token: str) -> None:
+        """Give the claim up without a record (the next worker fetches)."""
+        self._unclaim(keys=[self.key("robots-claim", origin)], args=[token])
+
+    def robots_forget(self, origin: str) -> None:
+        """Drop a stored record (one that could not be read)."""
+        self.client.delete(self.key("robots", origin))
+
+    # -- starts, places and pauses ------------------------------------------------
+    def turn(
+        self,
+        origin: str,
+        token: str,
+        *,
+        delay: float,
+        limit: int,
+        lease_timeout: float,
+    ) -> tuple[str, float]:
+        """Ask for the next start at ``origin``: (GO, seconds to wait before
+        starting) with a place held under ``token`` (when ``limit``), (BUSY,
+        0) when ``limit`` requests are in flight, or (PAUSED, seconds left)."""
+        keys = [
+            self.key("last", origin),
+            self.key("pause", origin),
+            self.key("busy", origin),
+        ]
+        args: list[str | int] = [
+            repr(float(delay)),
+            limit,
+            _ms(lease_timeout),
+            token,
+            KEEP_LAST_MS,
+        ]
+        verdict, seconds = self._turn(keys=keys, args=args)
+        return _text(verdict), float(seconds)
+
+    def paused_for(self, origin: str) -> float:
+        """Seconds left of the origin's pause (0: none)."""
+        return float(self._paused_for(keys=[self.key("pause", origin)]))
+
+    def pause(self, origin: str, seconds: float) -> bool:
+        """Start nothing at ``origin`` for ``seconds`` (a pause that ends
+        later is kept); whether this one extended it."""
+        answer = self._pause(keys=[self.key("pause", origin)], args=[repr(seconds)])
+        return bool(answer)
+
+    def release(self, origin: str, token: str) -> None:
+        """The request holding ``token`` left the downloader."""
+        self.client.zrem(self.key("busy", origin), token)
+
+    def in_flight(self, origin: str) -> int:
+        """Places held now (expired leases included until the next turn)."""
+        return int(self.client.zcard(self.key("busy", origin)))
+
+    def renew(
+        self,
+        claims: Iterable[tuple[str, str]],
+        leases: Iterable[tuple[str, str]],
+        timeout: float,
+    ) -> None:
+        """Keep the caller's robots.txt claims and places for another
+        ``timeout`` seconds (those that already ran out stay given up)."""
+        ms = _ms(timeout)
+        pipe = self.client.pipeline(transaction=False)
+        for origin, token in claims:
+            self._renew_claim(
+                keys=[self.key("robots-claim", origin)], args=[token, ms], client=pipe
+            )
+        for origin, token in leases:
+            self._renew_lease(
+                keys=[self.key("busy", origin)], args=[token, ms], client=pipe
+            )
+        pipe.execute()
