@@ -169,3 +169,60 @@ def test_kill_9_during_the_fix_up_then_resume(tmp_path, server):
     # the same command finished the fix-up where it stopped
     assert "Mirror: links fixed up in" in again, again
     assert_same_mirror(out, reference)
+
+
+def revalidating_site(server: TestServer, pages: int) -> None:
+    """``pages`` pages sent with an ETag and a Last-Modified, answered 304
+    when a request carries either validator (as a real server does)."""
+    for i in range(pages):
+        path = "/" if i == 0 else f"/p/{i}"
+        links = [f"/p/{c}" for c in (2 * i + 1, 2 * i + 2) if c < pages]
+        body = Node(links, delay=0.01).body(path)
+        validators = [
+            ("ETag", f'"v{i}"'),
+            ("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT"),
+        ]
+
+        def answer(seen, body=body, validators=validators):
+            asked = {k.lower() for k in seen.headers}
+            if asked & {"if-none-match", "if-modified-since"}:
+                return Page(b"", status=304, headers=validators)
+            return Page(body, headers=validators)
+
+        server.add(path, answer)
+
+
+def statuses(out: Path) -> dict[str, int]:
+    with (out / "pages.jsonl").open() as fh:
+        return {line["url"]: line["status"] for line in map(json.loads, fh)}
+
+
+def test_pages_refetched_after_a_kill_are_not_revalidated(tmp_path, server):
+    """A page the killed run stored but had not acknowledged is fetched again
+    as the uninterrupted crawl fetched it (no validators, so a 200), not as
+    an update of the mirror (a 304)."""
+    revalidating_site(server, 200)
+    reference = tmp_path / "reference"
+    finish(server, reference)
+    once = len(server.requested_pages())
+    out = tmp_path / "out"
+    for served in (40, 120):
+        crawl = start(server, out)
+        deadline = time.monotonic() + 90
+        while len(server.requested_pages()) < once + served:
+            assert crawl.poll() is None, crawl.communicate()[0]
+            assert time.monotonic() < deadline, "the crawl did not get that far"
+            time.sleep(0.01)  # polling another process's progress
+        kill(crawl)
+    finish(server, out)
+    seen = server.log[-(len(server.log) - once) :]
+    paths = [r.path for r in seen if r.path != "/robots.txt"]
+    assert len(paths) > len(set(paths)), "no page was fetched again: no test"
+    conditional = [
+        r.path
+        for r in seen
+        if {k.lower() for k in r.headers} & {"if-none-match", "if-modified-since"}
+    ]
+    assert conditional == []
+    assert statuses(out) == statuses(reference)
+    assert set(statuses(out).values()) == {200}

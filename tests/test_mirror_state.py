@@ -4,7 +4,16 @@ from array import array
 import pytest
 
 from webspider.frontier.sqlite import SQLiteState
-from webspider.mirror.state import Entry, MirrorState, TargetIndex, spans_of
+from webspider.mirror.state import (
+    Entry,
+    MirrorState,
+    TargetIndex,
+    pack_pending,
+    pack_restore,
+    spans_of,
+    unpack_pending,
+    unpack_restore,
+)
 from webspider.records import MemoryRecordStore
 
 
@@ -32,10 +41,12 @@ def test_entries_paths_and_aliases(store):
     assert state.entry("http://h/a").pending == []  # not in the index
     assert state.get("http://h/old").path == ("h", "a.html")
     assert state.owner(("h", "b")) == "http://h/B"  # case-insensitive ownership
-    assert state.pending.get("http://h/B") == {
-        "pending": [],
-        "kept": {"http://h/c": "h/c"},
-    }
+    # compact: the URL without its site, the expected file computed again
+    assert state.pending.get("http://h/B") == {"k": "/c"}
+    assert unpack_pending("http://h/B", state.pending.get("http://h/B")) == (
+        [],
+        {"http://h/c": "h/c"},
+    )
     assert state.pending.get("http://h/a") is None  # nothing to fix up there
     assert "http://h/old" in state.aliases
     assert [e.url for e in state] == ["http://h/B", "http://h/a"]
@@ -102,7 +113,10 @@ def test_export_and_import(store, tmp_path):
     fresh = MirrorState(MemoryRecordStore(), "/m")
     assert fresh.begin(file, continued=False) == (2, False)
     assert fresh.entry("http://h/a").restore == {"b.html": "http://h/b"}
-    assert fresh.pending.get("http://h/b")["kept"] == {"http://h/c": "h/c"}
+    assert unpack_pending("http://h/b", fresh.pending.get("http://h/b")) == (
+        [],
+        {"http://h/c": "h/c"},
+    )
     assert fresh.get("http://h/old").path == ("h", "a.html")
 
 
@@ -149,3 +163,40 @@ def test_another_mirror_starts_afresh(tmp_path):
     other = MirrorState(MemoryRecordStore(), "/elsewhere")
     assert other.begin(file, continued=False) == (1, False)
     assert list(other) == []
+
+
+def test_pending_links_round_trip_compactly():
+    page = "http://h:8080/docs/p"
+    pending = ["http://h:8080/x?y=1", "http://other/z", "https://h:8080/s"]
+    kept = {
+        "http://h:8080/docs/a": "h_8080/docs/a",
+        "http://h:8080/docs/": "h_8080/docs/index.html",
+        "http://h:8080/b": "h_8080/b.html",  # not url_path's answer: kept as is
+    }
+    record = pack_pending(page, pending, kept)
+    assert record["p"].split("\n") == ["/x?y=1", "http://other/z", "https://h:8080/s"]
+    assert record["k"] == "/docs/a\n/docs/"
+    assert record["kx"] == {"http://h:8080/b": "h_8080/b.html"}
+    assert unpack_pending(page, record) == (pending, kept)
+    # records of the earlier form are read as they were
+    old = {"pending": pending, "kept": kept}
+    assert unpack_pending(page, old) == (pending, kept)
+
+
+def test_restore_keeps_only_what_the_link_does_not_say():
+    page = "http://h/docs/p"
+    restore = {
+        "a.html": "http://h/docs/a.html",  # the value itself
+        "b.html#top": "http://h/docs/b#top",  # wget -E
+        "../index.html": "http://h/",  # a folder
+        "c.html": "http://h/docs/C?x=1",  # anything else: as it is
+    }
+    packed = pack_restore(page, restore)
+    assert packed["restore"] == {"c.html": "http://h/docs/C?x=1"}
+    assert packed["same"] == "=a.html\nhb.html#top\ni../index.html"
+    assert unpack_restore(page, packed["same"], packed["restore"]) == restore
+    e = Entry(url=page, path=("h", "docs", "p.html"), hash="x", size=1)
+    e.restore = restore
+    again = Entry.from_json(json.loads(json.dumps(e.index_json())), page)
+    assert again == e
+    assert "gone" not in e.index_json()  # defaults are left out

@@ -36,7 +36,9 @@ import logging
 from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urljoin
 
+from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -95,6 +97,9 @@ class Entry:
     gone: bool = False
     #: the crawl (run number) that last fetched it
     run: int = 0
+    #: that crawl found it unchanged (a 304) rather than storing a 200: a
+    #: refetch of it in the same crawl asks again with the validators
+    revalidated: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Every field: a line of the export."""
@@ -105,9 +110,17 @@ class Entry:
         return data
 
     def index_json(self) -> dict[str, Any]:
-        """The index record: without the fix-up's ``pending`` and ``kept``."""
-        data = self.to_json()
-        del data["pending"], data["kept"], data["url"]
+        """The index record: without the fix-up's ``pending`` and ``kept``,
+        the URL (its key) and fields at their defaults (``from_json`` puts
+        them back); ``restore`` in its compact form (``pack_restore``)."""
+        data = {
+            name: value
+            for name in _INDEX_FIELDS
+            if (value := getattr(self, name)) != _DEFAULTS.get(name, self)
+        }
+        data["path"] = "/".join(self.path)
+        if self.restore:
+            data.update(pack_restore(self.url, self.restore))
         return data
 
     @classmethod
@@ -116,8 +129,78 @@ class Entry:
         if url is not None:
             data["url"] = url
         data["path"] = tuple(str(data["path"]).split("/"))
+        if "same" in data:
+            data["restore"] = unpack_restore(
+                data["url"], data.pop("same"), data.get("restore") or {}
+            )
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_DEFAULTS: dict[str, Any] = {
+    "content_type": None,
+    "kind": "",
+    "encoding": None,
+    "etag": None,
+    "last_modified": None,
+    "converted": False,
+    "gone": False,
+    "run": 0,
+    "revalidated": False,
+}
+_INDEX_FIELDS = ("hash", "size", *_DEFAULTS)
+
+#: how a restore value is derived from the link value written (the value,
+#: joined with the page's URL): as is, without ``.html`` (wget -E), without
+#: ``index.html`` (a folder URL)
+_RULES = {"=": "", "h": ".html", "i": "index.html"}
+
+
+def _derive(joined: str, rule: str) -> str | None:
+    suffix = _RULES[rule]
+    if not suffix:
+        return joined
+    head, hash_, fragment = joined.partition("#")
+    if not head.endswith(suffix) or (rule == "h" and head.endswith("/index.html")):
+        return None
+    return head[: -len(suffix)] + hash_ + fragment
+
+
+def pack_restore(page_url: str, restore: Mapping[str, str]) -> dict[str, Any]:
+    """``restore`` (link value written → the URL it stands for) compactly:
+    ``same``, the values whose URL is the value joined with the page's URL
+    (by one of the ``_RULES``), as one string (rule character, value, one a
+    line); ``restore``, the others as they are. Most links of a page are in
+    ``same``, so an index record does not hold their URLs."""
+    same: list[str] = []
+    other: dict[str, str] = {}
+    for value, stands_for in restore.items():
+        joined = urljoin(page_url, value) if "\n" not in value else ""
+        for rule in _RULES:
+            if joined and _derive(joined, rule) == stands_for:
+                same.append(rule + value)
+                break
+        else:
+            other[value] = stands_for
+    packed: dict[str, Any] = {}
+    if same:
+        packed["same"] = "\n".join(same)
+    if other:
+        packed["restore"] = other
+    return packed
+
+
+def unpack_restore(
+    page_url: str, same: str, other: Mapping[str, str]
+) -> dict[str, str]:
+    """The restore map ``pack_restore`` packed."""
+    restore = dict(other)
+    for line in same.split("\n"):
+        rule, value = line[:1], line[1:]
+        derived = _derive(urljoin(page_url, value), rule)
+        if derived is not None:
+            restore[value] = derived
+    return restore
 
 
 class Target:
@@ -339,13 +422,16 @@ class MirrorState:
         if not entry.pending and not entry.kept:
             self.pending.delete([entry.url])
             return
-        record: dict[str, Any] = {"pending": entry.pending, "kept": entry.kept}
+        record = pack_pending(entry.url, entry.pending, entry.kept)
         if twins:
             record["twins"] = list(twins)
         if spans is not None:
             crc, packed = spans
             record["crc"] = crc
-            record["spans"] = base64.b64encode(packed.tobytes()).decode("ascii")
+            if all(-(2**31) <= n < 2**31 for n in packed):
+                record["s4"] = _b64(array("i", iter(packed)).tobytes())
+            else:
+                record["spans"] = _b64(packed.tobytes())
         self.pending.put(entry.url, record)
 
     def add_twin(self, owner: str, url: str) -> None:
@@ -380,10 +466,9 @@ class MirrorState:
                 # both namespaces stream in key order: a merge, not a lookup
                 while waiting is not None and waiting[0] < url:
                     waiting = next(pending, None)
-                line = {"url": url, **data}
+                line = Entry.from_json(data, url).to_json()
                 if waiting is not None and waiting[0] == url:
-                    line["pending"] = waiting[1].get("pending", [])
-                    line["kept"] = waiting[1].get("kept", {})
+                    line["pending"], line["kept"] = unpack_pending(url, waiting[1])
                 else:
                     line["pending"], line["kept"] = [], {}
                 fh.write(dumps(line) + "\n")
@@ -448,14 +533,85 @@ def split(path: str) -> Segments:
     return tuple(path.split("/"))
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 def spans_of(record: Mapping[str, Any]) -> tuple[int, array[int]] | None:
     """The (CRC-32, packed spans) a pending record keeps, if any."""
-    encoded = record.get("spans")
-    if encoded is None:
-        return None
     packed: array[int] = array("q")
-    packed.frombytes(base64.b64decode(encoded))
+    encoded = record.get("s4")
+    if encoded is not None:  # 32-bit numbers, the usual case: half the bytes
+        small = array("i")
+        small.frombytes(base64.b64decode(encoded))
+        packed.fromlist(small.tolist())
+    else:
+        encoded = record.get("spans")
+        if encoded is None:
+            return None
+        packed.frombytes(base64.b64decode(encoded))
     return int(record["crc"]), packed
+
+
+def _site(url: str) -> str:
+    """``scheme://host[:port]`` of a canonical URL."""
+    start = url.find("//")
+    end = url.find("/", start + 2) if start >= 0 else -1
+    return url[:end] if end >= 0 else url
+
+
+def pack_pending(
+    url: str, pending: Iterable[str], kept: Mapping[str, str]
+) -> dict[str, Any]:
+    """A page's pending links compactly: ``p`` (URLs left absolute) and ``k``
+    (URLs of relative links kept as written), one a line, those of the page's
+    own site without their ``scheme://host`` (they start with ``/``); ``kx``
+    the kept URLs whose expected file is not the one ``url_path`` gives
+    (the others' is computed again). A page keeps a few dozen such links
+    while the crawl runs, so their form is most of the state's size."""
+    site = _site(url)
+    cut = len(site)
+
+    def short(key: str) -> str:
+        return key[cut:] if key.startswith(site + "/") else key
+
+    record: dict[str, Any] = {}
+    if pending:
+        record["p"] = "\n".join(short(key) for key in pending)
+    if kept:
+        plain: list[str] = []
+        odd: dict[str, str] = {}
+        for key, expected in kept.items():
+            if "\n" not in key and "/".join(url_path(key)) == expected:
+                plain.append(short(key))
+            else:
+                odd[key] = expected
+        if plain:
+            record["k"] = "\n".join(plain)
+        if odd:
+            record["kx"] = odd
+    return record
+
+
+def unpack_pending(
+    url: str, record: Mapping[str, Any]
+) -> tuple[list[str], dict[str, str]]:
+    """(pending, kept) of a pending record (``pack_pending``; the plain
+    lists and dict older records hold are read too)."""
+    site = _site(url)
+
+    def full(key: str) -> str:
+        return site + key if key.startswith("/") else key
+
+    pending = [full(k) for k in record["p"].split("\n")] if "p" in record else []
+    pending += record.get("pending") or ()
+    kept: dict[str, str] = dict(record.get("kept") or {})
+    if "k" in record:
+        for short in record["k"].split("\n"):
+            key = full(short)
+            kept[key] = "/".join(url_path(key))
+    kept.update(record.get("kx") or {})
+    return pending, kept
 
 
 def find(entries: Mapping[str, T], aliases: Mapping[str, str], url: str) -> T | None:

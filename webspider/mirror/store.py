@@ -52,7 +52,13 @@ from webspider.mirror.links import (
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import Entry, MirrorState, TargetIndex, spans_of
+from webspider.mirror.state import (
+    Entry,
+    MirrorState,
+    TargetIndex,
+    spans_of,
+    unpack_pending,
+)
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
 from webspider.records import MemoryRecordStore
@@ -286,15 +292,24 @@ class MirrorStore:
     def unchanged(self, entry: Entry) -> None:
         """``entry`` was found unchanged (a 304) by this crawl."""
         again = entry.run == self.run and not entry.gone
-        self.seen(entry)
+        self.seen(entry, revalidated=True)
         self.record_change(entry.url, UNCHANGED, entry.path, again=again)
 
-    def seen(self, entry: Entry) -> None:
-        """``entry`` was fetched by this crawl (so it is not gone)."""
+    def seen(self, entry: Entry, revalidated: bool = False) -> None:
+        """``entry`` was fetched by this crawl (so it is not gone);
+        ``revalidated``: found unchanged by a 304."""
         assert self.state is not None
-        if entry.run != self.run or entry.gone:
+        if entry.run != self.run or entry.gone or entry.revalidated != revalidated:
             entry.run, entry.gone = self.run, False
+            entry.revalidated = revalidated
             self.state.update(entry)
+
+    def fetched_by_this_run(self, entry: Entry) -> bool:
+        """Whether this crawl stored ``entry`` from a response of its own (not
+        a 304): asking for it again is a refetch of this crawl (a later
+        round, or a page not acknowledged before a kill), not an update, so
+        it goes out without validators, as in the crawl that stored it."""
+        return entry.run == self.run and not entry.gone and not entry.revalidated
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
@@ -576,29 +591,38 @@ class MirrorStore:
         if not chunk:
             return 0
         entries = state.index.get_many([url for url, _ in chunk])
-        keys = [
-            key
-            for _, record in chunk
-            for key in (*record.get("pending", ()), *record.get("kept", ()))
-        ]
+        links = [unpack_pending(url, record) for url, record in chunk]
+        keys = [key for pending, kept in links for key in (*pending, *kept)]
         targets = state.targets(keys)
         fixed = 0
-        for (url, record), data in zip(chunk, entries, strict=True):
+        for (url, record), data, (pending, kept) in zip(
+            chunk, entries, links, strict=True
+        ):
             if data is None:  # its file was not recorded after all
                 state.pending.delete([url])
                 continue
-            fixed += self._fix_up_page(Entry.from_json(data, url), record, targets)
+            entry = Entry.from_json(data, url)
+            entry.pending, entry.kept = pending, kept
+            fixed += self._fix_up_page(entry, record, targets)
         return fixed
 
     def _fix_up_page(
         self, entry: Entry, record: dict[str, Any], targets: TargetIndex
     ) -> int:
-        """Fix up one page (``record``: its pending record); 1 if rewritten."""
+        """Fix up one page (``entry`` with the links its pending ``record``
+        keeps); 1 if rewritten. Once fixed, what it keeps is only what may
+        change still: the URLs left absolute (not mirrored). Relative links
+        whose file turned up where they lead are plain converted links now,
+        forgotten as those are; a page with nothing left has no record."""
         state, tree = self.state, self.tree
         assert state is not None and tree is not None
-        entry.pending = list(record.get("pending") or ())
-        entry.kept = dict(record.get("kept") or {})
         if not needs_fix_up(entry, targets):
+            if entry.kept:
+                state.put_pending(
+                    _without_kept(entry),
+                    spans_of(record),
+                    [str(t) for t in record.get("twins") or ()],
+                )
             return 0
         body = tree.read(entry.path)
         if body is None:
@@ -629,7 +653,9 @@ class MirrorStore:
             kept_spans = packed_spans(fixed_page)
         else:
             kept_spans = remembered
-        entry.pending, entry.kept = sorted(fixed_page.pending), fixed_page.kept
+        # the kept links all lead where their file is now (fix_up keeps only
+        # those): nothing left to check
+        entry.pending, entry.kept = sorted(fixed_page.pending), {}
         entry.restore = {**entry.restore, **fixed_page.restore}
         twins = [str(t) for t in record.get("twins") or ()]
         state.update(entry)
@@ -642,6 +668,12 @@ class MirrorStore:
                 twin.restore, twin.converted = entry.restore, entry.converted
                 state.update(twin)
         return 1 if count else 0
+
+
+def _without_kept(entry: Entry) -> Entry:
+    """``entry`` with no kept links (they all lead where their file is)."""
+    entry.kept = {}
+    return entry
 
 
 def packed_spans(conversion: Conversion) -> tuple[int, array[int]] | None:

@@ -68,6 +68,11 @@ class MirrorUpdateMiddleware:
         entry = self.store.stored(request.url)
         if entry is None or not (entry.etag or entry.last_modified):
             return
+        if self.store.fetched_by_this_run(entry):
+            # a refetch of this crawl (a later round, or again after a kill
+            # before the page was acknowledged), not an update: the page is
+            # asked for as the uninterrupted crawl asked for it
+            return
         if entry.etag:
             request.headers[b"If-None-Match"] = entry.etag
         if entry.last_modified:
