@@ -66,6 +66,9 @@ logger = logging.getLogger(__name__)
 STATS_PARSED = "webspider/page_worker/parsed_count"
 STATS_STORED = "webspider/page_worker/stored_count"
 STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
+#: bodies up to this size are sent in one write with their frame's head;
+#: larger ones by reference, as they are (no copy)
+JOIN_BELOW = 64 * 1024
 
 
 class _Answers(asyncio.Protocol):
@@ -282,8 +285,13 @@ class PageWorker:
     def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
         if not self.running:
             return
-        self._outbox.append(frame_head(header, body))
-        if body:
+        head = frame_head(header, body)
+        if len(body) <= JOIN_BELOW:
+            # a small page: one write (one system call) instead of two; the
+            # copy costs less than the call
+            self._outbox.append(head + body if body else head)
+        else:
+            self._outbox.append(head)
             self._outbox.append(body)
         self._flush()
 
