@@ -131,6 +131,17 @@ def make_command(
     name: str, served: Served, workdir: Path, args: argparse.Namespace
 ) -> contenders.Command | None:
     url = served.site.url
+    if name.endswith("@before"):
+        # the same contender on the checkout given by --before
+        here = argparse.Namespace(**{**vars(args), "project": args.before})
+        return make_command(name.removesuffix("@before"), served, workdir, here)
+    if name in args.variants:
+        base, settings = args.variants[name]
+        cmd = make_command(base, served, workdir, args)
+        if cmd is not None:
+            for setting in settings:
+                cmd.argv += ["-s", setting]
+        return cmd
     if name == "floor":
         cmd = _floor(workdir, served.urls)
     elif name == "nomirror":
@@ -528,11 +539,35 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--floor-set", action="append", default=[], metavar="NAME=VALUE",
                    help="Scrapy setting for the floor spider (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=CONTENDER:SETTING[|SETTING…]",
+        help="an extra contender: CONTENDER with these Scrapy settings, e.g. "
+        '\'floor-aiohttp=floor:DOWNLOAD_HANDLERS={"http": "scrapy.core.'
+        "downloader.handlers._aiohttp.AiohttpDownloadHandler\"}' (repeatable; "
+        "list NAME in --contenders)",
+    )
+    p.add_argument(
+        "--before",
+        type=Path,
+        help="another webspider checkout: contenders named NAME@before "
+        "(webspider@before, nomirror@before) run it, for before/after runs",
+    )
     args = p.parse_args(argv)
+    args.variants = {}
+    for spec in args.variant:
+        name, _, rest = spec.partition("=")
+        base, _, settings = rest.partition(":")
+        if base not in ALL_CONTENDERS or not settings:
+            p.error(f"bad --variant {spec!r}")
+        args.variants[name] = (base, settings.split("|"))
     args.project = args.project.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.contenders:
-        if name not in ALL_CONTENDERS:
+        base = name.removesuffix("@before") if args.before else name
+        if base not in ALL_CONTENDERS and base not in args.variants:
             p.error(f"unknown contender {name!r}")
     factories: dict[str, Callable[[], AbstractContextManager[Served]]] = {
         "synth": lambda: synth_site(args.pages, args.workdir),
