@@ -388,7 +388,7 @@ def profile_run(served: Served, mode: str, args: argparse.Namespace) -> dict[str
     """One crawl under py-spy (both processes sampled 250 times a second
     while on a CPU); the shares of its samples, scaled to the CPU time the
     crawl's processes used (os.wait4)."""
-    raw = args.out / f"smallpages-{served.site.name}-{mode}.pyspy.txt"
+    raw = args.out / f"{args.name}-{served.site.name}-{mode}.pyspy.txt"
     with tempfile.TemporaryDirectory(prefix="webspider-small-prof-") as tmp:
         cmd = make_command(mode, served, Path(tmp), args)
         assert cmd is not None
