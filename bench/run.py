@@ -79,12 +79,15 @@ def run_measured(
     env: dict[str, str] | None,
     log_path: Path,
     timeout: float,
+    *,
+    on_start: Callable[[int], object] | None = None,
 ) -> tuple[float, resource.struct_rusage, int, bool, int]:
     """Run argv; return (wall seconds, rusage, exit code, timed out, peak
     resident memory of it and its descendants in KiB).
 
     The child gets its own process group so a timeout kills everything it
-    started; os.wait4 gives the child's own CPU time and peak RSS."""
+    started; os.wait4 gives the child's own CPU time and peak RSS.
+    ``on_start(pid)`` is called once the child runs (to watch it)."""
     with log_path.open("wb") as log:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -96,6 +99,8 @@ def run_measured(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        if on_start is not None:
+            on_start(proc.pid)
         timed_out = threading.Event()
 
         def kill() -> None:

@@ -208,3 +208,23 @@ def test_checks_of_outside_links(tmp_path):
     assert request.method == "HEAD"
     assert request.meta == {CHECK_ONLY: True, "allow_offsite": True, REFERER: SITE}
     assert_page_callbacks(request, spider)
+
+
+def test_every_page_request_carries_the_same_callback_objects(spider):
+    # Scrapy caches what it learns of a callback (is it a generator that
+    # returns a value: inspect.getsource and ast.parse, ~1 ms) weakly keyed
+    # by the callback object: a fresh bound method per request would have it
+    # asked again whenever the cached one died with its request.
+    made = link_requests(spider, depth=1, referer=SITE)
+    stored = StoredRequest(
+        key="http://site.test/c", url="http://site.test/c", depth=0, round=0,
+        referer=None, kind="page", priority=0, method="GET", meta={},
+    )  # fmt: skip
+    requests = [
+        page_request(spider, SITE, depth=0),
+        made("http://site.test/a", "page"),
+        made("http://site.test/b", "requisite"),
+        from_stored(stored, spider),
+    ]
+    assert all(r.callback is requests[0].callback for r in requests)
+    assert all(r.errback is requests[0].errback for r in requests)

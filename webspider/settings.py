@@ -157,6 +157,9 @@ DOWNLOAD_DELAY = 0
 # nothing): at the default, 100, starting them was a large share of a crawl's
 # CPU. Pipelines here are quick, so a few are plenty.
 CONCURRENT_ITEMS = 8
+# Scrapy's MemoryStatsCollector without Scrapy 2.19's per-call deprecation
+# wrapper (2 µs a count, several counts a request): webspider.stats
+STATS_CLASS = "webspider.stats.StatsCollector"
 DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
@@ -250,6 +253,11 @@ SPIDER_MIDDLEWARES: dict[str, int | None] = {
     # drops overlong links with no record: webspider.bounds.trapmiddleware
     # skips them (reason url_length), redirect targets too
     "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
+    # Scrapy 2.19's check that a spider did not copy response.meta into a
+    # new request: webspider's requests are built with fresh meta
+    # (webspider.requests), and it is one more async generator every
+    # page's output passes through
+    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
     # Spider output passes these from the highest number to the lowest.
     # Shuffle before anyone sees a page's links (so deferral order is random too).
     "webspider.frontier.shuffle.ShuffleMiddleware": 950,

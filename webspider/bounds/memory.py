@@ -65,6 +65,8 @@ class BodyMemoryMiddleware(HttpCompressionMiddleware):
         self.receiving: dict[Request, int] = {}
         #: bytes of the (decompressed) bodies let through
         self.admitted: dict[Request, int] = {}
+        #: the largest sum held so far (the stat is set when it grows)
+        self.max_held = -1
         if self.budget:
             crawler.signals.connect(self.bytes_received, signal=signals.bytes_received)
 
@@ -87,7 +89,8 @@ class BodyMemoryMiddleware(HttpCompressionMiddleware):
                 del table[request]
         admitted = sum(self.admitted.values())
         total = admitted + sum(self.receiving.values())
-        if self.crawler.stats is not None:
+        if total > self.max_held and self.crawler.stats is not None:
+            self.max_held = total
             self.crawler.stats.max_value(STATS_BODY_MEMORY_MAX, total)
         return admitted, total
 

@@ -67,6 +67,10 @@ logger = logging.getLogger(__name__)
 STATS_PARSED = "webspider/page_worker/parsed_count"
 STATS_STORED = "webspider/page_worker/stored_count"
 STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
+#: bodies up to this size are sent in one write with their frame's head,
+#: and frames up to this size are joined into one write; larger bodies go by
+#: reference, as they are (no copy)
+JOIN_BELOW = 64 * 1024
 
 
 class _Answers(asyncio.Protocol):
@@ -127,6 +131,8 @@ class PageWorker:
         #: a second copy of its body (one per page sent meanwhile).
         self._outbox: deque[bytes] = deque()
         self._paused = False
+        #: a write of the outbox is due (call_soon)
+        self._flush_soon = False
         #: the task connecting the pipes (kept: the loop only holds it weakly)
         self._connecting: asyncio.Task[None] | None = None
         self._answers: dict[int, asyncio.Future[Reply | None]] = {}
@@ -275,17 +281,36 @@ class PageWorker:
     def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
         if not self.running:
             return
-        self._outbox.append(frame_head(header, body))
-        if body:
+        head = frame_head(header, body)
+        if len(body) <= JOIN_BELOW:
+            self._outbox.append(head + body if body else head)
+        else:
+            self._outbox.append(head)
             self._outbox.append(body)
-        self._flush()
+        # Written once the reactor is done with what it is doing: the frames
+        # sent meanwhile (a page to read, another to store, the mirror's
+        # index updates) go in one write. Each write is a system call and
+        # wakes the worker; on small pages, one to three writes a page cost
+        # more than the pages' bytes did.
+        if not self._flush_soon and self._loop is not None:
+            self._flush_soon = True
+            self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         """Write what waits in the outbox until the pipe is full (the
-        transport then holds at most the rest of one frame)."""
+        transport then holds at most the rest of one frame): small frames
+        joined, up to JOIN_BELOW bytes a write; large bodies as they are."""
+        self._flush_soon = False
         writer, outbox = self._writer, self._outbox
         while outbox and writer is not None and not self._paused:
-            writer.write(outbox.popleft())
+            data = outbox.popleft()
+            if len(data) < JOIN_BELOW and outbox and len(outbox[0]) < JOIN_BELOW:
+                parts, size = [data], len(data)
+                while outbox and size < JOIN_BELOW and len(outbox[0]) < JOIN_BELOW:
+                    parts.append(outbox.popleft())
+                    size += len(parts[-1])
+                data = b"".join(parts)
+            writer.write(data)
 
     def answered(self, answer: dict[str, Any], body: bytes) -> None:
         if answer.get("id") == self._ready_id and "error" not in answer:
