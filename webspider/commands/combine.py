@@ -58,9 +58,11 @@ class Command(ScrapyCommand):
             raise UsageError("give the output folders to combine")
         assert self.settings is not None
         try:
-            inputs = worker_folders(Path(a).expanduser() for a in args)
+            given = [Path(a).expanduser() for a in args]
+            inputs = worker_folders(given)
             largest = ReportOptions.of(self.settings).report_largest
-            result = combine(inputs, Path(opts.output).expanduser(), largest=largest)
+            output = Path(opts.output).expanduser()
+            result = combine(inputs, output, largest=largest, given=given)
         except (ConfigError, OSError) as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             self.exitcode = EXIT_USAGE

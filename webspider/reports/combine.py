@@ -484,10 +484,13 @@ def build_report(
 
 
 # -- the whole ----------------------------------------------------------------------
-def combine(inputs: list[Path], output: Path, largest: int = 20) -> Combined:
-    """Combine the output folders ``inputs`` (see worker_folders) into
-    ``output`` (see check_output), which is created or replaced."""
-    check_output(inputs, output)
+def combine(
+    inputs: list[Path], output: Path, largest: int = 20, given: Iterable[Path] = ()
+) -> Combined:
+    """Combine the output folders ``inputs`` (see worker_folders; ``given``:
+    the folders named, which may hold them) into ``output`` (see
+    check_output), which is created or replaced."""
+    check_output([*(p.resolve() for p in given), *inputs], output)
     output.mkdir(parents=True, exist_ok=True)
     summaries = [_read_json(f / SUMMARY_FILE) for f in inputs]
     result = Combined(inputs=inputs, summary=Summary())
