@@ -175,6 +175,33 @@ def test_kill_9_at_several_moments_then_resume_then_run_again(tmp_path, server):
     assert_complete(server, out, site)
 
 
+def test_kill_9_after_a_redirect_is_done_then_resume(tmp_path, server):
+    # the start page redirects to a page linked from nowhere else: once the
+    # redirect is done (committed), the crawl state alone knows its target
+    site = tree()
+    site["/"].links.append("/redirect/301?to=/r")
+    site["/r"] = Node([])
+    site.serve(server)
+    moments = Moments(server)
+    moments.gated = {"/r"}  # requested, never answered before the kill
+    moments.gate.clear()
+    out = tmp_path / "out"
+    # no level barrier: the other pages go on while the target is held
+    extra = ("-s", "WEBSPIDER_DEPTH_STRICT=0")
+    try:
+        # 70 pages on, the redirect's ack is committed (every 32 acks at most)
+        killed_at(moments, server, out, nth_page(70), *extra)
+    finally:
+        moments.gate.set()
+    assert "/r" in server.requested_pages()
+    server.clear()
+    finish(server, out, *extra)
+    assert "/r" in server.requested_pages()  # fetched again, not lost
+    lines = (out / "pages.jsonl").read_text("utf-8").splitlines()
+    urls = [json.loads(line)["url"][len(server.base) :] for line in lines]
+    assert sorted(urls) == sorted(site)
+
+
 def test_kill_9_around_round_changes_then_resume(tmp_path, server):
     # max_depth=2: rounds of 7, 56 and 64 pages, each round's start URLs
     # deferred by the one before

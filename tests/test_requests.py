@@ -176,7 +176,15 @@ def test_seeds_of_a_round(spider):
     )
     request = from_stored(stored, spider)
     assert request.url == "http://site.test/deep"
-    assert request.meta == {"depth": 0, ROUND: 2, REFERER: SITE, KIND: "requisite"}
+    # marked as the crawl state's (a redirect of it is stored without the
+    # headers the downloader middlewares set: webspider.frontier.requestdata)
+    assert request.meta == {
+        "depth": 0,
+        ROUND: 2,
+        REFERER: SITE,
+        KIND: "requisite",
+        "_webspider_from_state": True,
+    }
     assert_page_callbacks(request, spider)
 
 

@@ -12,6 +12,17 @@ that is not a method of the spider, a meta value JSON cannot write, headers
 other than the Referer that Scrapy's RefererMiddleware sets to the page it
 was found on — is not turned into data (``to_stored`` returns None); the
 scheduler keeps it in memory instead.
+
+A redirect is the exception to the headers rule. Scrapy builds it from the
+request it redirects as that request was sent: with the headers the
+downloader middlewares set (User-Agent, Accept, Accept-Encoding, an
+Authorization…) and the Referer the redirect middleware chose. When the
+redirected request came from the crawl state (``from_stored`` marks it),
+those headers are the middlewares', which set them again when the redirect's
+target is downloaded: they are left out (never written to the state), and
+the Referer is kept as sent. Kept in memory instead, the target would be
+lost at a kill once the redirect's lease is committed done — and a target
+linked from nowhere else would never be fetched.
 """
 
 from __future__ import annotations
@@ -36,6 +47,9 @@ _CALLBACK = "_webspider_callback"
 _ERRBACK = "_webspider_errback"
 #: the Referer header was the referer (RefererMiddleware's), in meta
 _REFERER_HEADER = "_webspider_referer_header"
+#: the request was made by ``from_stored`` (a redirect of it carries only the
+#: downloader middlewares' headers besides the Referer), in meta
+_FROM_STATE = "_webspider_from_state"
 
 
 def _method_name(func: Any, spider: Spider | None, default: str) -> str | None:
@@ -80,7 +94,9 @@ def to_stored(
     ):
         return None
     extra: dict[str, Any] = {
-        k: v for k, v in meta.items() if k not in _COLUMNS and k not in _TRANSIENT
+        k: v
+        for k, v in meta.items()
+        if k not in _COLUMNS and k not in _TRANSIENT and k != _FROM_STATE
     }
     if META_LINK_KIND not in meta:
         extra[META_LINK_KIND] = None  # restored as absent
@@ -91,11 +107,17 @@ def to_stored(
     headers = request.headers
     if headers:
         values = headers.getlist("Referer")
-        if list(headers) != [b"Referer"] or len(values) != 1 or referer is None:
+        if len(values) > 1:
             return None
-        if values[0].decode("latin-1") != referer:
+        if meta.get(_FROM_STATE) and "redirect_urls" in meta:
+            # a redirect: its other headers are the downloader middlewares'
+            if values:
+                value = values[0].decode("latin-1")
+                extra[_REFERER_HEADER] = True if value == referer else value
+        elif list(headers) == [b"Referer"] and values[0].decode("latin-1") == referer:
+            extra[_REFERER_HEADER] = True
+        else:
             return None
-        extra[_REFERER_HEADER] = True
     if extra:
         try:
             json.dumps(extra)
@@ -120,7 +142,13 @@ def from_stored(stored: StoredRequest, spider: Spider | None) -> Request:
     callback = str(extra.pop(_CALLBACK, "parse"))
     errback = str(extra.pop(_ERRBACK, "on_error"))
     referer_header = extra.pop(_REFERER_HEADER, False)
-    meta: dict[str, Any] = {"depth": stored.depth, META_ROUND: stored.round}
+    if referer_header is True:
+        referer_header = stored.referer
+    meta: dict[str, Any] = {
+        "depth": stored.depth,
+        META_ROUND: stored.round,
+        _FROM_STATE: True,
+    }
     if stored.referer is not None:
         meta[META_REFERER] = stored.referer
     if extra.pop(META_LINK_KIND, stored.kind) is not None:
@@ -133,5 +161,5 @@ def from_stored(stored: StoredRequest, spider: Spider | None) -> Request:
         errback=getattr(spider, errback, None),
         meta=meta,
         priority=stored.priority,
-        headers={"Referer": stored.referer} if referer_header else None,
+        headers={"Referer": referer_header} if referer_header else None,
     )
