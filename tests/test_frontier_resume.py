@@ -13,7 +13,7 @@ from webspider.frontier.resume import (
     state_path,
 )
 from webspider.frontier.sqlite import SQLiteState
-from webspider.frontier.state import META_FINISHED
+from webspider.frontier.state import META_FINISHED, StoredRequest
 
 
 def settings(tmp_path, url="http://a.test/", **more):
@@ -44,6 +44,27 @@ def test_same_crawl_continues(tmp_path):
     state, resumed = open_crawl_state(settings(tmp_path))
     assert resumed
     state.close()
+
+
+def test_the_check_leaves_the_leases_for_the_crawl_to_count(tmp_path):
+    # a crawl killed with three requests in flight
+    state, _ = open_crawl_state(settings(tmp_path))
+    state.add(
+        [
+            StoredRequest(key=f"http://a.test/{i}", url=f"http://a.test/{i}")
+            for i in "abcd"
+        ]
+    )
+    state.lease(3, deadline=1e12)
+    state.close()  # what a kill leaves: the leases are in the file
+    check_crawl_state(settings(tmp_path))
+    state, resumed = open_crawl_state(settings(tmp_path))
+    try:
+        assert resumed
+        assert state.released_on_open == 3  # "… (3 of them were in flight)"
+        assert state.counts().queued == 4
+    finally:
+        state.close()
 
 
 @pytest.mark.parametrize(

@@ -165,7 +165,11 @@ def check_crawl_state(settings: BaseSettings) -> None:
             "wait for it to end, or crawl into another output folder"
         ) from None
     try:
-        state = SQLiteState(path, fresh=False) if path.exists() else None
+        state = (
+            SQLiteState(path, fresh=False, release_leases=False)
+            if path.exists()
+            else None
+        )
     except StateError as exc:
         if restart(settings):
             return

@@ -158,9 +158,14 @@ class SQLiteState:
         fresh: bool = False,
         commit_interval: float = 1.0,
         commit_acks: int = 32,
+        release_leases: bool = True,
     ) -> None:
-        """``fresh``: replace any state at ``path`` by an empty one."""
+        """``fresh``: replace any state at ``path`` by an empty one.
+        ``release_leases=False``: leave the leases of a dead process as they
+        are (a look at the state before the crawl opens it, which releases
+        them and counts them as in flight)."""
         self.path = Path(path)
+        self._release_leases = release_leases
         self.commit_interval = commit_interval
         #: acknowledged requests after which a commit is due, whatever the
         #: time: a crawl killed again soon after a resume (before a second
@@ -254,9 +259,11 @@ class SQLiteState:
             self._origin_ids[name] = oid
             self._origin_names[oid] = name
         # the process that held the leases is gone
-        released = db.execute(
-            "UPDATE url SET status = ? WHERE status = ?", (QUEUED, LEASED)
-        ).rowcount
+        released = 0
+        if self._release_leases:
+            released = db.execute(
+                "UPDATE url SET status = ? WHERE status = ?", (QUEUED, LEASED)
+            ).rowcount
         if released:
             db.commit()
         self.released_on_open = released
