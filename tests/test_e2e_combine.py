@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.cli import ROOT, scrapy_env, start_crawl
 from tests.support.server import Page
 from tests.support.site import Node, Site
 
@@ -51,18 +51,11 @@ def serve(server: TestServer) -> None:
 
 
 def crawl(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
-            *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
-            *("-s", "CONCURRENT_REQUESTS=4"),
-            *extra,
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    return start_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
+        *("-s", "CONCURRENT_REQUESTS=4"),
+        *extra,
     )
 
 

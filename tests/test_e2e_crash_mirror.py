@@ -20,7 +20,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.cli import start_crawl
 from tests.support.server import Page
 from tests.support.site import Node, Site
 
@@ -54,17 +54,10 @@ def site(server: TestServer, pages: int, delay: float = 0.005) -> Site:
 
 
 def start(server: TestServer, out: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
-            *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
-            *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    return start_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
+        *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
     )
 
 

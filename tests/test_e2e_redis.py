@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.cli import ROOT, scrapy_command, scrapy_env, start_crawl
 from tests.support.redis_server import RedisServer
 from tests.support.site import Node, Site
 from webspider.frontier.redisscripts import ADD
@@ -46,20 +46,13 @@ def tree(delay: float = 0.02) -> Site:
 def start(
     server: TestServer, out: Path, state_url: str, *extra: str
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
-            *("-a", "mirror=0", "-s", "CONCURRENT_REQUESTS=4"),
-            *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
-            *("-s", f"WEBSPIDER_STATE={state_url}"),
-            *("-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=2"),
-            *extra,
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    return start_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-a", "mirror=0", "-s", "CONCURRENT_REQUESTS=4"),
+        *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
+        *("-s", f"WEBSPIDER_STATE={state_url}"),
+        *("-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=2"),
+        *extra,
     )
 
 

@@ -27,7 +27,7 @@ from scrapy.utils.defer import (
 )
 from twisted.internet.defer import DeferredList
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.cli import start_crawl
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.server import Page, SeenRequest, TestServer, html
 from webspider.politeness.redisstore import CLAIMED, GO, RedisPoliteness
@@ -79,18 +79,11 @@ def start_worker(
     server: TestServer, out: Path, state_url: str, *extra: str
 ) -> subprocess.Popen[str]:
     """One worker, as a user starts it on each machine."""
-    return subprocess.Popen(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
-            *("-a", "mirror=0", "-s", "WEBSPIDER_PROGRESS=off"),
-            *("-s", f"WEBSPIDER_STATE={state_url}"),
-            *extra,
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    return start_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-a", "mirror=0", "-s", "WEBSPIDER_PROGRESS=off"),
+        *("-s", f"WEBSPIDER_STATE={state_url}"),
+        *extra,
     )
 
 

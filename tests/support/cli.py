@@ -37,6 +37,19 @@ def scrapy_command(*args: str) -> list[str]:
     ]
 
 
+def start_crawl(*args: str) -> subprocess.Popen[str]:
+    """``scrapy crawl webspider *args`` started, its log (stdout and stderr
+    together) on the returned process's stdout."""
+    return subprocess.Popen(
+        scrapy_command(*args),
+        cwd=ROOT,
+        env=scrapy_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def run_crawl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         scrapy_command(*args),
