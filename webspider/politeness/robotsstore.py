@@ -2,10 +2,11 @@
 and sharing it.
 
 The robots.txt middleware asks a ``RobotsStore`` for an origin's record and
-hands it the coroutine that fetches one. ``LocalRobotsStore`` (one crawl
-process) simply fetches; webspider.politeness.shared's store (several
-workers on one Redis crawl state) lets the first worker that needs an
-origin fetch it and the others read what it stored.
+hands it the coroutine that fetches one. One crawl process keeps the
+records in its crawl state (webspider.politeness.robotsrecords: a resumed
+crawl reads what it fetched before); webspider.politeness.shared's store
+(several workers on one Redis crawl state) lets the first worker that needs
+an origin fetch it and the others read what it stored.
 
 A ``RobotsRecord`` is what the fetch found, as plain data: the outcome, the
 text of robots.txt (not the parsed rules: each worker parses it, so a
@@ -113,15 +114,3 @@ class RobotsStore(Protocol):
         """The origin's record: one kept (by anyone) for less than ``ttl``
         seconds, else what ``fetch`` returns, kept for ``ttl``."""
         ...
-
-
-class LocalRobotsStore:
-    """One crawl process: the middleware's own table is the only cache."""
-
-    async def obtain(
-        self,
-        origin: Origin,
-        fetch: Callable[[], Awaitable[RobotsRecord]],
-        ttl: float,
-    ) -> Obtained:
-        return Obtained(await fetch(), ttl, True)
