@@ -74,6 +74,7 @@ from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.misc import load_object
+from twisted.internet.task import LoopingCall
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
@@ -106,7 +107,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
-    from twisted.internet.task import LoopingCall
     from typing_extensions import Self
 
     from webspider.frontier.redisstate import RedisState
@@ -210,8 +210,6 @@ class StateScheduler(BaseScheduler):
         state = self.state
         self.shared = getattr(state, "shared", False)
         if self.shared:
-            from twisted.internet.task import LoopingCall  # noqa: PLC0415
-
             self.lease_seconds = self._shared_lease_seconds
             self._heartbeat = LoopingCall(self.heartbeat)
             self._heartbeat.start(self.lease_seconds / 4, now=False)
