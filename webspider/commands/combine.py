@@ -70,7 +70,8 @@ class Command(ScrapyCommand):
         logger.info(
             "Combined %d outputs into %s: %d pages (%d repeated lines and %d "
             "unreadable ones left out), %d mirror files (%d written by more "
-            "than one worker, %d of them with different copies)",
+            "than one worker, %d of them with different copies; %d links "
+            "fixed up in %d pages)",
             len(inputs),
             opts.output,
             result.pages_lines,
@@ -79,6 +80,8 @@ class Command(ScrapyCommand):
             result.mirror.files,
             result.mirror.shared,
             result.mirror.differing,
+            result.fixed.links,
+            result.fixed.pages,
         )
         for line in result.summary.log_lines():
             logger.info("%s", line)

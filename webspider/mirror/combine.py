@@ -14,6 +14,13 @@ choose between two copies of one name:
   rewrites it after its first write, and a page fetched again after a
   worker's kill is newer than the killed worker's copy.
 
+The copies chosen, the links are fixed up once more (webspider.mirror.fixup),
+from the export of the shared index written last: a worker fixes up the
+files it wrote when it stops, so a worker that stopped before another wrote
+the files its pages link to (it left the crawl, was killed, or simply ended
+first) left those links as written; over the combined mirror they lead to
+their files, as in one process's crawl.
+
 Every write of the mirror goes through a temporary name (``%~tmp…``) renamed
 into place, so a file in a worker's folder is always complete; temporary
 files a kill left behind are left out, and so are symlinks (the mirror never
@@ -23,16 +30,22 @@ writes one). Inputs are only read; the files are copied with their times.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webspider.mirror.safefs import TEMP_PREFIX
+from webspider.mirror.fixup import FixedUp, FixUp
+from webspider.mirror.safefs import TEMP_PREFIX, SafeTree
+from webspider.mirror.state import MirrorState
+from webspider.records import MemoryRecordStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+logger = logging.getLogger(__name__)
 
 _CHUNK = 1 << 20
 
@@ -114,3 +127,24 @@ def combine_mirrors(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, dest)
     return counts
+
+
+def fix_up_combined(mirror: Path, export: Path) -> FixedUp:
+    """Fix up the links of the combined ``mirror`` from ``export`` (its
+    mirror-state.jsonl, naming it as its root), and write the export again
+    with what is left pending."""
+    state = MirrorState(MemoryRecordStore(), str(mirror.resolve()))
+    info = state.import_file(export)
+    state.run = int(info.get("run", 0))
+    state.finished = bool(info.get("finished", False))
+
+    def refused(url: str, error: Exception) -> None:
+        logger.warning("Mirror: could not fix up %s: %s", url, error)
+
+    tree = SafeTree(mirror)
+    try:
+        done = FixUp(state, tree, refused).run()
+    finally:
+        tree.close()
+    state.export(export)
+    return done

@@ -267,8 +267,11 @@ class _Aliases:
 class MirrorState:
     """The mirror's records (see the module docstring) in ``store``."""
 
-    def __init__(self, store: RecordStore, root: str) -> None:
+    def __init__(self, store: RecordStore, root: str, shared: bool = False) -> None:
         self.root = root
+        #: the records are a shared crawl's (Redis), whose workers each write
+        #: a mirror folder of their own: the root they name is any worker's
+        self.shared = shared
         self.index = store.records(NS_INDEX)
         self.where = store.records(NS_WHERE)
         self.paths = store.records(NS_PATHS)
@@ -287,7 +290,7 @@ class MirrorState:
         began, when ``continued``): its number, and whether it goes on. A
         state without the mirror's records imports ``export`` first."""
         info = self.meta.get("run")
-        if info is not None and info.get("root") != self.root:
+        if info is not None and not self.shared and info.get("root") != self.root:
             logger.warning(
                 "The crawl state describes another mirror (%s); starting afresh",
                 info.get("root"),

@@ -28,9 +28,8 @@ import hashlib
 import json
 import logging
 import time
-import zlib
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -42,25 +41,13 @@ from webspider.keys import (
     PAGES_FILE,
     STATS_STATE_RESUMED,
 )
-from webspider.mirror.links import (
-    Conversion,
-    convert,
-    fix_up,
-    needs_fix_up,
-    unconvert,
-)
+from webspider.mirror.fixup import FIX_UP_COMMIT, FixUp, packed_spans
+from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import (
-    Entry,
-    MirrorState,
-    TargetIndex,
-    spans_of,
-    unpack_pending,
-)
+from webspider.mirror.state import Entry, MirrorState, TargetIndex
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
-from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
 from webspider.records import MemoryRecordStore
 from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.utils.url import canonical_url
@@ -83,10 +70,6 @@ NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 #: unchanged, and reported already by this run (a later round fetched it
 #: again, or a resumed crawl): no line in changes.jsonl
 SAME = "same"
-
-#: pages the fix-up goes through together (their links' files looked up in
-#: one batch), and between two commits of the crawl state
-FIX_UP_COMMIT = 256
 
 STATS_WRITTEN = "webspider/mirror/written_count"
 STATS_BYTES = "webspider/mirror/written_bytes_count"
@@ -220,7 +203,10 @@ class MirrorStore:
     def spider_opened(self) -> None:
         self.tree = SafeTree(self.root, self._forbidden())
         records = self.records if self.records is not None else MemoryRecordStore()
-        self.state = state = MirrorState(records, str(self.root.resolve()))
+        # a shared crawl's records name the folder of whichever worker began
+        # or ended last: not "another mirror" (that would empty them all)
+        shared = bool(getattr(records, "shared", False))
+        self.state = state = MirrorState(records, str(self.root.resolve()), shared)
         # A crawl that was interrupted goes on where it stopped (the scheduler
         # opened its crawl state, before this): the URLs it fetched before
         # count as seen by this crawl.
@@ -556,12 +542,8 @@ class MirrorStore:
     # -- the fix-up ----------------------------------------------------------------
     def fix_up_pages(self, commit: Callable[[], None] | None = None) -> int:
         """Fix the links of stored pages that depend on what was mirrored
-        after them: absolute links to files mirrored since become relative,
-        relative links kept as written whose file did not turn up where
-        expected are pointed at it, or made absolute. Streams over the
-        pending records, committing (``commit``) every FIX_UP_COMMIT pages,
-        so that a kill loses little and the same command finishes it.
-        Returns how many pages were rewritten."""
+        after them (webspider.mirror.fixup), committing (``commit``) as it
+        goes. Returns how many pages were rewritten."""
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
             return 0
@@ -569,120 +551,10 @@ class MirrorStore:
         if not waiting:
             return 0
         logger.info("Mirror: fixing up the links of up to %d pages", waiting)
-        fixed = 0
-        chunk: list[tuple[str, Any]] = []
-        for item in state.pending.items():
-            chunk.append(item)
-            if len(chunk) == FIX_UP_COMMIT:
-                fixed += self._fix_up_chunk(chunk)
-                chunk.clear()
-                if commit is not None:
-                    commit()
-        fixed += self._fix_up_chunk(chunk)
-        self._inc(STATS_FIXED, fixed)
-        return fixed
-
-    def _fix_up_chunk(self, chunk: list[tuple[str, Any]]) -> int:
-        """Fix up the pages of ``chunk`` (URL, pending record), looking up
-        their entries and their links' files together: how many were
-        rewritten."""
-        state = self.state
-        assert state is not None
-        if not chunk:
-            return 0
-        entries = state.index.get_many([url for url, _ in chunk])
-        links = [unpack_pending(url, record) for url, record in chunk]
-        keys = [key for pending, kept in links for key in (*pending, *kept)]
-        targets = state.targets(keys)
-        fixed = 0
-        for (url, record), data, (pending, kept) in zip(
-            chunk, entries, links, strict=True
-        ):
-            if data is None:  # its file was not recorded after all
-                state.pending.delete([url])
-                continue
-            entry = Entry.from_json(data, url)
-            entry.pending, entry.kept = pending, kept
-            fixed += self._fix_up_page(entry, record, targets)
-        return fixed
-
-    def _fix_up_page(
-        self, entry: Entry, record: dict[str, Any], targets: TargetIndex
-    ) -> int:
-        """Fix up one page (``entry`` with the links its pending ``record``
-        keeps); 1 if rewritten. Once fixed, what it keeps is only what may
-        change still: the URLs left absolute (not mirrored). Relative links
-        whose file turned up where they lead are plain converted links now,
-        forgotten as those are; a page with nothing left has no record."""
-        state, tree = self.state, self.tree
-        assert state is not None and tree is not None
-        if not needs_fix_up(entry, targets):
-            if entry.kept:
-                state.put_pending(
-                    _without_kept(entry),
-                    spans_of(record),
-                    [str(t) for t in record.get("twins") or ()],
-                )
-            return 0
-        body = tree.read(entry.path)
-        if body is None:
-            return 0
-        spans = None
-        remembered = spans_of(record)
-        if remembered is not None and ascii_compatible(entry.encoding):
-            crc, packed = remembered
-            if zlib.crc32(body) == crc:
-                spans = unpack_spans(body, packed, entry.encoding or "utf-8")
-        fixed_page = fix_up(
-            body,
-            entry,
-            targets,
-            encoding=entry.encoding,
-            html=entry.kind == HTML,
-            spans=spans,
-        )
-        count = fixed_page.count
-        if count:
-            try:
-                tree.write(entry.path, fixed_page.data)
-            except (OSError, UnsafePathError) as exc:
-                self.refused(entry.url, exc)
-                return 0
-            entry.converted = True
-            self._inc(STATS_CONVERTED, count)
-            kept_spans = packed_spans(fixed_page)
-        else:
-            kept_spans = remembered
-        # the kept links all lead where their file is now (fix_up keeps only
-        # those): nothing left to check
-        entry.pending, entry.kept = sorted(fixed_page.pending), {}
-        entry.restore = {**entry.restore, **fixed_page.restore}
-        twins = [str(t) for t in record.get("twins") or ()]
-        state.update(entry)
-        state.put_pending(entry, kept_spans, twins)
-        for other in twins:
-            # "/" and "/index.html": one file, fixed once; both must know
-            # what its links stand for now (an update crawl reads it back)
-            twin = state.entry(other)
-            if twin is not None and twin.path == entry.path:
-                twin.restore, twin.converted = entry.restore, entry.converted
-                state.update(twin)
-        return 1 if count else 0
-
-
-def _without_kept(entry: Entry) -> Entry:
-    """``entry`` with no kept links (they all lead where their file is)."""
-    entry.kept = {}
-    return entry
-
-
-def packed_spans(conversion: Conversion) -> tuple[int, array[int]] | None:
-    """(CRC-32 of the file, its packed spans) for the pending record."""
-    if conversion.packed_spans is not None:  # packed by the page worker
-        return conversion.packed_spans
-    if not conversion.spans:
-        return None
-    return zlib.crc32(conversion.data), pack_spans(conversion.spans)
+        done = FixUp(state, tree, self.refused).run(commit)
+        self._inc(STATS_CONVERTED, done.links)
+        self._inc(STATS_FIXED, done.pages)
+        return done.pages
 
 
 def _header(response: Response, name: bytes) -> str | None:

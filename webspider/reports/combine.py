@@ -50,7 +50,13 @@ from webspider.keys import (
     SKIPPED_FILE,
     SUMMARY_FILE,
 )
-from webspider.mirror.combine import Indexed, MirrorCounts, combine_mirrors
+from webspider.mirror.combine import (
+    Indexed,
+    MirrorCounts,
+    combine_mirrors,
+    fix_up_combined,
+)
+from webspider.mirror.fixup import FixedUp
 from webspider.reports.html import MAX_REFERRERS_SHOWN, MAX_ROWS, Report, render
 from webspider.reports.summary import Summary
 from webspider.utils.atomic import open_atomic, write_atomic
@@ -76,6 +82,8 @@ class Combined:
     repeated: int = 0
     unreadable: int = 0
     mirror: MirrorCounts = field(default_factory=MirrorCounts)
+    #: pages of the combined mirror whose links were fixed up
+    fixed: FixedUp = field(default_factory=FixedUp)
 
 
 # -- the inputs ---------------------------------------------------------------------
@@ -503,6 +511,8 @@ def combine(
     roots = _mirror_roots(inputs)
     if roots:
         result.mirror = combine_mirrors(roots, mirror, index)
+        if index:
+            result.fixed = fix_up_combined(mirror, output / MIRROR_STATE_FILE)
     broken = _broken_links(inputs, output)
     for name in (CHANGES_FILE, SKIPPED_FILE):
         _first_per_url(inputs, name, output)
