@@ -172,6 +172,15 @@ class CrawlReport:
     def open(self, store: RecordStore) -> None:
         self._pages = store.records(NS_PAGES)
         self._totals = store.records(NS_TOTALS)
+        # A shared crawl's workers each carry their own counters: a worker
+        # joining the crawl (which counts as resumed) must not take another
+        # worker's as its own, or every worker's summary.json counts the
+        # first one's requests and links again. A worker started again in a
+        # dead one's folder goes on with its counters (the same name).
+        worker = (
+            getattr(store, "worker", None) if getattr(store, "shared", False) else None
+        )
+        self._own = "" if worker is None else f"@{worker}"
         #: distinct pages, the whole crawl
         self.pages = int(self._totals.get("pages") or 0)
 
@@ -183,9 +192,10 @@ class CrawlReport:
             self._totals.clear()
             self.pages = 0
             return
-        for key, value in (self._totals.get("stats") or {}).items():
+        for key, value in (self._totals.get("stats" + self._own) or {}).items():
             stats.inc_value(key, int(value))
-        self.largest = [tuple(entry) for entry in self._totals.get("largest") or ()]
+        largest = self._totals.get("largest" + self._own) or ()
+        self.largest = [tuple(entry) for entry in largest]
         heapq.heapify(self.largest)
 
     def crawl_state_committing(self, records: RecordStore) -> None:
@@ -194,8 +204,8 @@ class CrawlReport:
     def _save(self) -> None:
         stats = self.crawler.stats
         if stats is not None:
-            self._totals.put("stats", carried(stats.get_stats()))
-        self._totals.put("largest", self.largest)
+            self._totals.put("stats" + self._own, carried(stats.get_stats()))
+        self._totals.put("largest" + self._own, self.largest)
 
     def crawl_state_closing(self, reason: str, records: RecordStore) -> None:
         self._save()
