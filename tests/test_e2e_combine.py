@@ -7,22 +7,27 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-import pytest
-
 from tests.support.cli import ROOT, scrapy_env, start_crawl
-from tests.support.server import Page
+from tests.support.server import Page, SeenRequest
 from tests.support.site import Node, Site
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tests.support.server import TestServer
 
 PAGES = 60
+#: the pages whose answers the test holds back (see Gates)
+FIRST_GATED = 7
 _LINK = re.compile(rb"""(?:href|src)="([^"]*)"|url\(([^)]*)\)""")
 
 
@@ -102,15 +107,84 @@ def dangling_links(mirror: Path) -> list[tuple[str, str]]:
     return missing
 
 
+class Gates:
+    """Holds back the answers to the pages from ``/p/FIRST_GATED`` on, one
+    gate per User-Agent, until the test opens it: the order in which the
+    workers write their pages is the test's, not the scheduler's."""
+
+    def __init__(self, server: TestServer, pages: Site) -> None:
+        self.open: dict[str, threading.Event] = {}
+        for i in range(FIRST_GATED, PAGES):
+            path = f"/p/{i}"
+            page = Page(pages[path].body(path), content_type="text/html; charset=utf-8")
+            server.add(path, self.route(page))
+
+    def route(self, page: Page) -> Callable[[SeenRequest], Page]:
+        def answer(seen: SeenRequest) -> Page:
+            agent = seen.headers.get("User-Agent", "")
+            gate = self.open.setdefault(agent, threading.Event())
+            gate.wait(180)
+            return page
+
+        return answer
+
+    def release(self, agent: str) -> None:
+        self.open.setdefault(agent, threading.Event()).set()
+
+
+def wait_for(
+    check: Callable[[], bool], what: str, process: subprocess.Popen[str]
+) -> None:
+    deadline = time.monotonic() + 120
+    while not check():
+        assert process.poll() is None, (
+            f"{what}: the worker ended\n" + (process.communicate()[0][-3000:])
+        )
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def lines(path: Path) -> list[str]:
+    try:
+        return [line for line in path.read_text().splitlines() if line.endswith("}")]
+    except FileNotFoundError:
+        return []
+
+
 def test_three_workers_combined_equal_one_crawl(server, redis_url, tmp_path):
+    """The order that left links unconverted, forced: worker 1 writes pages
+    alone (their links to pages not fetched yet kept as ``p/7``, the file
+    expected); workers 2 and 3 join (an older version emptied the shared
+    mirror index then); worker 1 leaves (its fix-up runs, too early for
+    the pages the others write next); workers 2 and 3 crawl the rest."""
     serve(server)
+    gates = Gates(server, site())
     out = tmp_path / "out"
     shared = ("-s", f"WEBSPIDER_STATE={redis_url}")
-    workers = [crawl(server, out, *shared) for _ in range(3)]
-    for worker in workers:
+    first = crawl(server, out, *shared, "-s", "USER_AGENT=worker-1")
+    alone_pages = {server.url("/"), *(server.url(f"/p/{i}") for i in range(1, 7))}
+    wait_for(
+        lambda: alone_pages <= set(map(_url, lines(out / "worker-1/pages.jsonl"))),
+        "worker 1's first pages",
+        first,
+    )
+    others = [crawl(server, out, *shared, "-s", "USER_AGENT=others") for _ in range(2)]
+    for n, worker in zip((2, 3), others, strict=True):
+        # its mirror has begun (after the shared index was read)
+        wait_for(
+            lambda n=n: (out / f"worker-{n}/changes.jsonl").exists(),
+            f"worker {n} started",
+            worker,
+        )
+    first.send_signal(signal.SIGINT)
+    gates.release("worker-1")
+    finished(first)
+    gates.release("others")
+    for worker in others:
         finished(worker)
     alone = tmp_path / "alone"
-    finished(crawl(server, alone))
+    gates.release("alone")
+    finished(crawl(server, alone, "-s", "USER_AGENT=alone"))
     combined = tmp_path / "combined"
     result = combine_command(str(out), "-o", str(combined))
     assert result.returncode == 0, result.stderr[-3000:]
@@ -120,18 +194,30 @@ def test_three_workers_combined_equal_one_crawl(server, redis_url, tmp_path):
     assert len(got) == len(set(got))
     assert set(got) == set(urls(alone / "pages.jsonl"))
     assert f"{server.url('/copy-of-4')}" in got
-    # the workers did share the work (slow pages: the last to start finds
-    # some left), so the combination is more than one worker's file
     shares = [len(urls(out / f"worker-{n}/pages.jsonl")) for n in (1, 2, 3)]
-    assert sum(1 for n in shares if n) >= 2, shares
+    assert shares[0] and shares[1] + shares[2], shares
 
-    # one mirror: the same names, and every relative link leads to a file
+    # one mirror: the same names, and every relative link leads to a file,
+    # those of worker 1's pages to files the others wrote after it left
     mirror = combined / "mirror"
     assert files(mirror) == files(alone / "mirror")
     assert len(files(mirror)) == PAGES + 3
     assert dangling_links(alone / "mirror") == []
+    assert dangling_links(mirror) == []
+    # the links are those of one process's crawl, byte for byte
+    for name in sorted(files(mirror)):
+        assert (mirror / name).read_bytes() == (alone / "mirror" / name).read_bytes(), (
+            name
+        )
     state = (combined / "mirror-state.jsonl").read_text().splitlines()
     assert json.loads(state[0])["mirror_root"] == str(mirror.resolve())
+    # the order was the one forced: worker 1 left with links of its pages
+    # still as written, which the combination fixed
+    first_mirror = out / "worker-1/mirror"
+    assert any(
+        path.read_bytes() != (mirror / name).read_bytes()
+        for name, path in ((n, first_mirror / n) for n in files(first_mirror))
+    )
 
     # the reports: the same broken URLs and counts as one crawl's
     def broken(folder: Path) -> dict[str, int]:
@@ -152,15 +238,9 @@ def test_three_workers_combined_equal_one_crawl(server, redis_url, tmp_path):
     assert server.url("/missing/0") in report
     assert server.url("/copy-of-4") in report
 
-    # browsable offline: every relative link leads to a file. Known bug of
-    # the shared mirror (not of combine): a worker finishing after the first
-    # puts fixed-up pages' links back to pending (the workers' exports of
-    # mirror-state.jsonl had 9, 32, 60 pending pages), so a page a worker
-    # wrote may keep links that lead where a file was expected before the
-    # fix-up ("p/1" for "p/1.html"). Shown as xfail until that is fixed.
-    dangling = dangling_links(mirror)
-    if dangling:
-        pytest.xfail(f"the workers' fix-up left unconverted links: {dangling[:3]}")
+
+def _url(line: str) -> str:
+    return str(json.loads(line)["url"])
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
