@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
+from collections import Counter
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -130,6 +132,47 @@ def test_crawl_delay_and_robots_txt_hold_for_all_workers(tmp_path, server, redis
     served = [responses(log) for log in logs]
     assert sum(served) == 9
     assert sum(1 for n in served if n) >= 2, served
+
+
+def test_workers_share_a_crawl_delay_origin(tmp_path, server, redis_url):
+    """2 workers at their usual concurrency, 12 pages under Crawl-delay 1:
+    the first to read the home page must not lease all its links and wait
+    out the delays alone (it holds two of them at most), so the server
+    sees the pages asked for by both workers (told apart by their
+    User-Agent)."""
+    star(server, 12)
+    server.add("/robots.txt", robots("User-agent: *\nCrawl-delay: 1\n"))
+    out = tmp_path / "out"
+    both_up = threading.Event()
+    home = server.routes["/"]
+    assert isinstance(home, Page)
+
+    def gated_home(seen: SeenRequest) -> Page:
+        # the links are found once both workers can lease them
+        both_up.wait(120)
+        return home
+
+    server.add("/", gated_home)
+    agents = ("worker-a", "worker-b")
+    started = [
+        start_worker(server, out, redis_url, "-s", f"USER_AGENT={agent}")
+        for agent in agents
+    ]
+    deadline = time.monotonic() + 120
+    while not all((out / f"worker-{n}/pages.jsonl").exists() for n in (1, 2)):
+        assert time.monotonic() < deadline
+        assert all(w.poll() is None for w in started)
+        time.sleep(0.1)
+    both_up.set()
+    for worker in started:
+        log = worker.communicate(timeout=180)[0]
+        assert worker.returncode == 0, log[-3000:]
+    pages = [r for r in server.log if r.path.startswith("/p")]
+    assert len(pages) == 12
+    by_agent = Counter(r.headers.get("User-Agent") for r in pages)
+    assert set(by_agent) == set(agents), by_agent
+    # the delay still holds for both together
+    assert min(gaps([r.time for r in server.log])) >= 1 - TOLERANCE
 
 
 def test_retry_after_from_one_worker_pauses_the_origin_for_all(

@@ -53,6 +53,8 @@ worker killed in between fetches those pages again (another worker does),
 rather than losing their lines. A worker with nothing to lease while other
 workers hold leases waits (``has_pending_requests``): those may come back or
 bring new links; the crawl ends when nothing is queued or leased anywhere.
+A worker holds at most two requests of an origin with a delay between
+starts (webspider.frontier.holding), so the others share its turns.
 
 ``pages.jsonl`` is written here too, a page's line when its lease is
 acknowledged, with its length committed with the acks
@@ -78,6 +80,7 @@ from twisted.internet.task import LoopingCall
 
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
+from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
@@ -92,6 +95,7 @@ from webspider.keys import (
     STATS_URLS_SEEN,
 )
 from webspider.signals import (
+    crawl_delay_found,
     crawl_state_closing,
     crawl_state_committing,
     crawl_state_opened,
@@ -113,6 +117,7 @@ if TYPE_CHECKING:
     from webspider.frontier.seen import SeenKeys
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
+    from webspider.utils.url import Origin
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +128,8 @@ STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
 STATS_MEMORY = "webspider/scheduler/memory_count"
 STATS_RELEASED = "webspider/scheduler/released_count"
+#: leases of a delayed origin put back at once: this worker held enough
+STATS_PUT_BACK = "webspider/scheduler/put_back_count"
 
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
@@ -186,6 +193,8 @@ class StateScheduler(BaseScheduler):
         #: leased, not handed out yet
         self._leased: deque[Lease] = deque()
         self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
+        #: requests of delayed origins held (a shared state's workers only)
+        self.holds = OriginHolds(settings.getfloat("DOWNLOAD_DELAY"))
         self.filtered = 0
         #: pages.jsonl, unless Scrapy's feed exporter writes the items (FEEDS)
         self.write_pages = not settings.getdict("FEEDS")
@@ -214,6 +223,7 @@ class StateScheduler(BaseScheduler):
             self._heartbeat = LoopingCall(self.heartbeat)
             self._heartbeat.start(self.lease_seconds / 4, now=False)
             self._flush_soon = lambda: call_later(0, self._flush_adds)
+            self.crawler.signals.connect(self.crawl_delay_found, crawl_delay_found)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
         if self.write_pages:
             self.pages = PagesFile(
@@ -299,6 +309,9 @@ class StateScheduler(BaseScheduler):
         if self._to_ack:
             self._commit()
         return bool(state.pending())  # type: ignore[union-attr]
+
+    def crawl_delay_found(self, origin: Origin, delay: float) -> None:
+        self.holds.crawl_delay(origin, delay)
 
     def heartbeat(self) -> None:
         """Renew this worker's leases, and put back those of dead workers
@@ -404,14 +417,20 @@ class StateScheduler(BaseScheduler):
         leased = self._leased
         if not leased:
             # a batch at a time: one query for the engine's burst of calls
-            leased.extend(
-                state.lease(
-                    self._batch,
-                    deadline=time.time() + self.lease_seconds,
-                    strict=self.strict,
-                    max_depth=0 if self.start_pending else None,
-                )
+            holds = self.holds if self.shared and self.holds.active else None
+            got = state.lease(
+                self._batch,
+                deadline=time.time() + self.lease_seconds,
+                strict=self.strict,
+                max_depth=0 if self.start_pending else None,
+                skip_origins=holds.full() if holds is not None else (),
             )
+            if holds is not None:
+                got, back = holds.admit(got)
+                if back:
+                    state.release(back)
+                    self.stats.inc_value(STATS_PUT_BACK, len(back))
+            leased.extend(got)
             if not leased:
                 if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
@@ -453,6 +472,7 @@ class StateScheduler(BaseScheduler):
                 lines = self._lines.pop(ticket, None)
                 if lines:
                     self.pages.write(lines)
+        self.holds.done(tickets)
         if self.shared:
             self._to_ack += tickets  # sent after the lines are on disk
         else:
@@ -503,6 +523,7 @@ class StateScheduler(BaseScheduler):
         self._out_keys.clear()
         self._memory.clear()
         self._leased.clear()
+        self.holds.clear()
 
     def level_open(self, depth: int) -> bool:
         """Whether requests of ``depth`` may leave now at all (start requests
