@@ -263,3 +263,53 @@ async def test_a_dead_workers_place_comes_free(
     assert len(result.items) == 2
     # every place this worker took, it gave back
     assert store.in_flight(origin) == 0
+
+
+def test_a_worker_killed_while_fetching_robots_txt(tmp_path, server, redis_url):
+    """``kill -9`` of the worker that claimed robots.txt, its fetch not
+    answered yet: the claim runs out, another worker fetches robots.txt,
+    and every worker obeys it (the disallowed pages are never asked for)."""
+    server.add(
+        "/",
+        html(
+            "".join(f'<a href="/p{i}">{i}</a>' for i in range(4))
+            + '<a href="/private/a">a</a><a href="/private/b">b</a>'
+        ),
+    )
+    for i in range(4):
+        server.add(f"/p{i}", html(f'page {i} <a href="/private/{i}">x</a>'))
+    server.add_prefix("/private/", Page(html("secret")))
+    rules = robots("User-agent: *\nDisallow: /private\n")
+    hold = threading.Event()
+
+    def robots_txt(seen: SeenRequest) -> Page:
+        if seen.headers.get("User-Agent") == "victim":
+            hold.wait(60)  # never answered while the victim lives
+        return rules
+
+    server.add("/robots.txt", robots_txt)
+    out = tmp_path / "out"
+    lease = ("-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=2")
+    victim = start_worker(server, out, redis_url, *lease, "-s", "USER_AGENT=victim")
+    deadline = time.monotonic() + 120
+    while "/robots.txt" not in server.requested():
+        assert time.monotonic() < deadline
+        assert victim.poll() is None, victim.communicate()[0][-3000:]
+        time.sleep(0.05)
+    victim.kill()
+    victim.communicate()
+    try:
+        others = [
+            start_worker(server, out, redis_url, *lease, "-s", f"USER_AGENT=w{n}")
+            for n in range(2)
+        ]
+        for worker in others:
+            log = worker.communicate(timeout=180)[0]
+            assert worker.returncode == 0, log[-3000:]
+    finally:
+        hold.set()
+    requested = server.requested()
+    assert [p for p in requested if p.startswith("/private")] == []
+    # the victim's fetch, and one more once its claim ran out
+    assert requested.count("/robots.txt") == 2
+    assert sorted(server.requested_pages()) == ["/", "/p0", "/p1", "/p2", "/p3"]
