@@ -13,6 +13,16 @@
         proxy adding 200 ms to every response (8 requests in flight per
         worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages.
 
+    python bench/redis_workers.py killone [--times 5] [--pages 600] [--seed 1]
+        ``kill -9`` of 1 of 3 workers at a random moment (a random share of
+        the pages written), ``--times`` runs; each run's outputs combined
+        (``scrapy combine``) and compared with one process's crawl of the
+        same site (a generated tree of pages with stylesheets, an image,
+        broken links and a duplicate, served by nginx): pages lost or extra,
+        pages fetched again (in two workers' files), mirror files missing,
+        extra or with other bytes, relative links leading nowhere, broken
+        links or referrers differing, summary counts differing.
+
 A redis-server is started on a free port for the run (``redis-server`` from
 the distribution). Figures go to stdout; bench/README.md keeps them.
 """
@@ -20,7 +30,11 @@ the distribution). Figures go to stdout; bench/README.md keeps them.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import random
+import re
 import shutil
 import socket
 import subprocess
@@ -28,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -35,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import redis  # noqa: E402
+from sites import static_server  # noqa: E402
 
 from webspider.frontier.redisstate import RedisState, crawl_prefix  # noqa: E402
 from webspider.frontier.state import StoredRequest  # noqa: E402
@@ -170,6 +186,184 @@ def bench_workers(url: str, site_name: str, counts: list[int]) -> None:
             )
 
 
+# -- kill -9 of one worker ------------------------------------------------------------
+_LINK = re.compile(rb"""(?:href|src)="([^"]*)"|url\(([^)]*)\)""")
+
+
+def killone_site(root: Path, pages: int) -> None:
+    """A tree of ``pages`` pages (two children each, a link home), a
+    stylesheet (with an image) on every fifth, a broken link on every
+    seventh, and a duplicate of page 4."""
+    (root / "p").mkdir(parents=True)
+    for i in range(pages):
+        children = [f"/p/{c}.html" for c in (2 * i + 1, 2 * i + 2) if c < pages]
+        links = [*children, "/index.html"]
+        if i % 7 == 0:
+            links.append(f"/missing/{i % 3}.html")
+        if i == 9:
+            links.append("/copy-of-4.html")
+        head = '<link rel="stylesheet" href="/s.css">' if i % 5 == 0 else ""
+        body = "".join(f'<a href="{link}">{link}</a> ' for link in links)
+        text = f"<!DOCTYPE html><html><head><title>{i}</title>{head}</head><body>{body}</body></html>"
+        (root / ("index.html" if i == 0 else f"p/{i}.html")).write_text(text)
+    (root / "copy-of-4.html").write_bytes((root / "p/4.html").read_bytes())
+    (root / "s.css").write_text("body { background: url(/img.png) }")
+    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+
+
+def run_combine(inputs: list[Path], output: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    subprocess.run(
+        [sys.executable, "-m", "scrapy", "combine", *map(str, inputs), "-o", str(output)],
+        cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def crawl_command(site_url: str, out: Path, extra: list[str]) -> list[str]:
+    return [
+        sys.executable, "-m", "scrapy", "crawl", "webspider",
+        "-a", f"url={site_url}", "-a", f"output={out}",
+        "-s", "WEBSPIDER_PROGRESS=off", "-s", "LOG_LEVEL=WARNING",
+        "-s", "RETRY_TIMES=0", "-s", "CONCURRENT_REQUESTS=4",
+        *extra,
+    ]  # fmt: skip
+
+
+def outputs(folder: Path) -> dict[str, object]:
+    """What is compared of a (combined) output folder."""
+    pages = [json.loads(line)["url"] for line in (folder / "pages.jsonl").open()]
+    mirror = folder / "mirror"
+    files = {
+        p.relative_to(mirror).as_posix(): p.read_bytes()
+        for p in mirror.rglob("*")
+        if p.is_file()
+    }
+    broken = {}
+    for line in (folder / "broken-links.jsonl").open():
+        record = json.loads(line)
+        broken[record["url"]] = sorted(
+            r["url"] if isinstance(r, dict) else r for r in record["referrers"]
+        )
+    summary = json.loads((folder / "summary.json").read_text())
+    counts = {
+        key: summary[key] for key in ("pages", "urls_seen", "broken", "duplicates")
+    }
+    dangling = 0
+    for name, data in files.items():
+        if not name.endswith((".html", ".css")):
+            continue
+        for match in _LINK.finditer(data):
+            link = (match.group(1) or match.group(2)).decode().strip("'\"")
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            target = ((mirror / name).parent / unquote(parts.path)).resolve()
+            dangling += not target.is_file()
+    return {
+        "pages": pages,
+        "files": files,
+        "broken": broken,
+        "counts": counts,
+        "dangling": dangling,
+    }
+
+
+def bench_killone(state_url: str, times: int, pages: int, seed: int) -> None:
+    rng = random.Random(seed)
+    work = Path(tempfile.mkdtemp(prefix="webspider-bench-killone-"))
+    root = work / "site"
+    killone_site(root, pages)
+    lease = ["-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=5"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with static_server(root) as (port, _log):
+        site_url = f"http://127.0.0.1:{port}/"
+        alone = work / "alone"
+        started = time.monotonic()
+        subprocess.run(
+            crawl_command(site_url, alone, []), cwd=ROOT, env=env, check=False
+        )
+        ref = outputs(alone)
+        expected = len(ref["pages"])  # type: ignore[arg-type]
+        print(f"one process: {time.monotonic() - started:.1f} s, {expected} pages, {len(ref['files'])} mirror files, "  # type: ignore[arg-type]
+              f"{len(ref['broken'])} broken URLs, {ref['dangling']} dangling links")  # fmt: skip
+        failed = 0
+        for run in range(1, times + 1):
+            out = work / f"run{run}"
+            key = ["-s", f"WEBSPIDER_STATE_KEY=bench-killone-{seed}-{run}"]
+            command = crawl_command(
+                site_url, out, ["-s", f"WEBSPIDER_STATE={state_url}", *key, *lease]
+            )
+            procs = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(3)]
+            share = rng.uniform(0.1, 0.9)
+            started = time.monotonic()
+            while True:
+                written = sum(
+                    path.read_bytes().count(b"\n")
+                    for path in out.glob("worker-*/pages.jsonl")
+                )
+                if written >= share * expected or all(
+                    p.poll() is not None for p in procs
+                ):
+                    break
+                time.sleep(0.05)
+            alive = [p for p in procs if p.poll() is None]
+            victim = rng.choice(alive) if alive else None
+            if victim is not None:
+                victim.kill()
+            codes = [p.wait() for p in procs]
+            seconds = time.monotonic() - started
+            combined = work / f"combined{run}"
+            run_combine([out], combined)
+            got = outputs(combined)
+            lines: dict[str, int] = {}
+            for path in out.glob("worker-*/pages.jsonl"):
+                for line in path.read_text().splitlines():
+                    with contextlib.suppress(ValueError):
+                        url = json.loads(line)["url"]
+                        lines[url] = lines.get(url, 0) + 1
+            want, have = set(ref["pages"]), set(got["pages"])  # type: ignore[call-overload]
+            ref_files, got_files = ref["files"], got["files"]
+            assert isinstance(ref_files, dict) and isinstance(got_files, dict)
+            differing_files = sum(
+                1
+                for name in ref_files.keys() & got_files.keys()
+                if ref_files[name] != got_files[name]
+            )
+            ref_broken, got_broken = ref["broken"], got["broken"]
+            assert isinstance(ref_broken, dict) and isinstance(got_broken, dict)
+            broken_diff = sum(
+                1
+                for url in ref_broken.keys() | got_broken.keys()
+                if ref_broken.get(url) != got_broken.get(url)
+            )
+            ref_counts, got_counts = ref["counts"], got["counts"]
+            assert isinstance(ref_counts, dict) and isinstance(got_counts, dict)
+            counts_diff = [k for k in ref_counts if ref_counts[k] != got_counts[k]]
+            figures = {
+                "lost": len(want - have),
+                "extra": len(have - want),
+                "repeated lines": len(got["pages"]) - len(have),  # type: ignore[arg-type]
+                "files missing": len(ref_files.keys() - got_files.keys()),
+                "files extra": len(got_files.keys() - ref_files.keys()),
+                "files differing": differing_files,
+                "dangling links": got["dangling"],
+                "broken differing": broken_diff,
+                "summary differing": len(counts_diff),
+            }
+            bad = any(figures.values())
+            failed += bad
+            refetched = sum(1 for n in lines.values() if n > 1)
+            print(
+                f"run {run}: killed a worker at {share:.0%} of the pages, exit codes {codes}, "
+                f"{seconds:.1f} s; pages fetched again (in two workers' files): {refetched}; "
+                + ", ".join(f"{k} {v}" for k, v in figures.items())
+                + (f" {counts_diff}" if counts_diff else "")
+                + ("  <-- DIFFERS" if bad else "")
+            )
+        print(f"{times - failed} of {times} runs equal to one process's crawl")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -178,12 +372,18 @@ def main() -> None:
     work = sub.add_parser("workers")
     work.add_argument("--site", choices=["latency", "synthetic"], default="latency")
     work.add_argument("--workers", type=int, nargs="+", default=[1, 4])
+    kill = sub.add_parser("killone")
+    kill.add_argument("--times", type=int, default=5)
+    kill.add_argument("--pages", type=int, default=600)
+    kill.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp))
         try:
             if args.what == "seen":
                 bench_seen(server.url, args.urls)
+            elif args.what == "killone":
+                bench_killone(server.url, args.times, args.pages, args.seed)
             else:
                 bench_workers(server.url, args.site, args.workers)
         finally:
