@@ -11,6 +11,11 @@ crawled by 4 ``scrapy crawl`` workers sharing a real redis-server
 as the server logged them (target: min ≥ 0.95 s), how many workers served
 pages, and how often robots.txt was fetched (target: once).
 
+``gaps usual``: the same, each worker at its usual concurrency (16
+requests, a waiting room): how evenly the workers share the origin (before
+the bound of webspider.frontier.holding, the first worker to read the home
+page leased all its links and the others idled).
+
 ``overhead``: the politeness and robots.txt middlewares' per-request work in
 a crawl without a shared state (process_request and process_response of a
 request to an origin whose rules are known), in ns per request, median of 7.
@@ -35,7 +40,7 @@ PAGES = 12
 WORKERS = 4
 
 
-def gaps() -> None:
+def gaps(usual: bool = False) -> None:
     from tests.support.cli import scrapy_command, scrapy_env  # noqa: PLC0415
     from tests.support.redis_server import RedisServer  # noqa: PLC0415
     from tests.support.server import Page, TestServer, html  # noqa: PLC0415
@@ -56,8 +61,14 @@ def gaps() -> None:
                         *("-s", f"WEBSPIDER_STATE={redis.url}"),
                         *("-s", "WEBSPIDER_PROGRESS=off"),
                         # one request at a time each, so all 4 take part
-                        *("-s", "CONCURRENT_REQUESTS=1"),
-                        *("-s", "WEBSPIDER_MAX_WAITING_REQUESTS=0"),
+                        *(
+                            ()
+                            if usual
+                            else (
+                                *("-s", "CONCURRENT_REQUESTS=1"),
+                                *("-s", "WEBSPIDER_MAX_WAITING_REQUESTS=0"),
+                            )
+                        ),
                     ),
                     cwd=ROOT,
                     env=scrapy_env(),
@@ -135,4 +146,8 @@ def overhead() -> None:
 
 
 if __name__ == "__main__":
-    {"gaps": gaps, "overhead": overhead}[sys.argv[1] if len(sys.argv) > 1 else "gaps"]()
+    what = sys.argv[1] if len(sys.argv) > 1 else "gaps"
+    if what == "gaps":
+        gaps(usual=sys.argv[2:] == ["usual"])
+    else:
+        overhead()
