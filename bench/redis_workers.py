@@ -275,7 +275,7 @@ def bench_killone(state_url: str, times: int, pages: int, seed: int) -> None:
     killone_site(root, pages)
     lease = ["-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=5"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    with static_server(root) as (port, _log):
+    with static_server(root) as (port, log):
         site_url = f"http://127.0.0.1:{port}/"
         alone = work / "alone"
         started = time.monotonic()
@@ -293,6 +293,7 @@ def bench_killone(state_url: str, times: int, pages: int, seed: int) -> None:
             command = crawl_command(
                 site_url, out, ["-s", f"WEBSPIDER_STATE={state_url}", *key, *lease]
             )
+            log.mark()
             procs = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(3)]
             share = rng.uniform(0.1, 0.9)
             started = time.monotonic()
@@ -353,9 +354,16 @@ def bench_killone(state_url: str, times: int, pages: int, seed: int) -> None:
             bad = any(figures.values())
             failed += bad
             refetched = sum(1 for n in lines.values() if n > 1)
+            served: dict[str, int] = {}
+            for hit in log.read():
+                served[hit.path] = served.get(hit.path, 0) + 1
+            twice = sum(
+                1 for path, n in served.items() if n > 1 and path != "/robots.txt"
+            )
             print(
                 f"run {run}: killed a worker at {share:.0%} of the pages, exit codes {codes}, "
-                f"{seconds:.1f} s; pages fetched again (in two workers' files): {refetched}; "
+                f"{seconds:.1f} s; fetched twice at the server {twice} (robots.txt {served.get('/robots.txt', 0)} times), "
+                f"pages in two workers' files {refetched}; "
                 + ", ".join(f"{k} {v}" for k, v in figures.items())
                 + (f" {counts_diff}" if counts_diff else "")
                 + ("  <-- DIFFERS" if bad else "")
