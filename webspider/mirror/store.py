@@ -430,7 +430,7 @@ class MirrorStore:
                 # "/" and "/index.html": the same bytes want the same name;
                 # one file serves both (links to either already open it)
                 entry.path, entry.converted = twin.path, twin.converted
-                entry.restore = twin.restore
+                entry.restore, entry.restore_joins = twin.restore, twin.restore_joins
                 self.state.put(entry)
                 self.state.add_twin(twin.url, url)
                 return entry, change, False
@@ -666,6 +666,7 @@ class MirrorStore:
             twin = state.entry(other)
             if twin is not None and twin.path == entry.path:
                 twin.restore, twin.converted = entry.restore, entry.converted
+                twin.restore_joins = entry.restore_joins
                 state.update(twin)
         return 1 if count else 0
 
