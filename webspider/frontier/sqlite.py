@@ -11,7 +11,8 @@ Layout (``FORMAT_VERSION`` 1)::
         referer INTEGER,         -- url.id of the page it was found on
         seq INTEGER NOT NULL,    -- FIFO order
         extra TEXT)              -- JSON of the rest (method, meta, an unknown
-                                 -- referer, another kind); NULL almost always
+                                 -- referer, another kind); NULL when none
+                                 -- (referer and extra: NULL once done)
     INDEX queued ON url(origin, depth, priority DESC, seq) WHERE status = 1
     INDEX deferred ON url(seq) WHERE status = 4
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
@@ -39,6 +40,9 @@ cost, and a power cut loses at most the last second — which the resumed
 crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
+A finished crawl's state (its flag committed) is read again only for its
+metadata: closing it deletes its records and vacuums the file (``_compact``).
+
 A ``<file>.lock`` beside the state is flock()ed while it is open: a second
 crawl on the same state is refused (StateLockedError), and the OS releases
 the lock when the process dies however it dies.
@@ -49,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -75,6 +80,8 @@ from webspider.frontier.state import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
+
+logger = logging.getLogger(__name__)
 
 QUEUED, LEASED, DONE, DEFERRED = 1, 2, 3, 4
 _SEEN = (QUEUED, LEASED, DONE)
@@ -773,9 +780,14 @@ class SQLiteState:
         was set. So the records go, and VACUUM packs what is left (the
         queue's rows: what was crawled) into a file without free pages. A
         kill during either step leaves a finished state, as before it."""
-        db = self._db
-        db.execute("DELETE FROM record")
-        db.execute("DELETE FROM namespace")
-        db.commit()
-        db.execute("VACUUM")
         self._finishing = False
+        db = self._db
+        try:
+            db.execute("DELETE FROM record")
+            db.execute("DELETE FROM namespace")
+            db.commit()
+            db.execute("VACUUM")  # needs free disk space of the file's size
+        except sqlite3.OperationalError as exc:
+            # the crawl is over and recorded as such: a full disk costs space only
+            db.rollback()
+            logger.warning("%s: not compacted (%s)", self.path, exc)
