@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sqlite3
+
 from scrapy import signals
 from scrapy.core.engine import ExecutionEngine, _Slot
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -7,7 +9,6 @@ from scrapy.utils.test import get_crawler
 
 from tests.support.crawl import crawl
 from tests.support.server import html
-from webspider.frontier.sqlite import SQLiteState
 from webspider.signals import crawl_state_closing, crawl_state_opened
 from webspider.spiders.webspider import WebSpider
 
@@ -44,9 +45,13 @@ class RecordingExtension:
     def page(self, response, request):
         self.store.records("test.pages").put(response.url, response.status)
 
+    #: the records as the crawl state held them when it closed
+    at_close: dict[str, object] = {}
+
     def closing(self, reason, records):
         self.closing_reason = reason
         records.records("test.pages").put("closed", reason)
+        RecordingExtension.at_close = dict(records.records("test.pages").items())
 
 
 @deferred_f_from_coro_f
@@ -59,15 +64,19 @@ async def test_features_keep_records_in_the_crawl_state(tmp_path, server):
         tmp_path, settings={"EXTENSIONS": {ext: 0}}, start_urls=server.url("/")
     )
     assert len(result.items) == 3
-    state = SQLiteState(tmp_path / "out" / ".webspider-state.sqlite3")
-    try:
-        pages = dict(state.records("test.pages").items())
-    finally:
-        state.close()
-    assert pages == {
+    assert RecordingExtension.at_close == {
         "closed": "finished",
         server.url("/robots.txt"): 404,
         server.url("/"): 200,
         server.url("/a"): 200,
         server.url("/b"): 200,
     }
+    # a finished crawl's state is not read again (the next run starts a
+    # fresh one): its records are given back with the file's free pages
+    path = tmp_path / "out" / ".webspider-state.sqlite3"
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("SELECT COUNT(*) FROM record").fetchone() == (0,)
+        assert db.execute("PRAGMA freelist_count").fetchone() == (0,)
+    finally:
+        db.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -175,6 +176,42 @@ def test_bytes_per_url_on_disk(path):
     state.close()
     size = sum(p.stat().st_size for p in path.parent.iterdir())
     assert size / n < 300
+
+
+def test_done_rows_and_a_finished_state_keep_only_what_is_read_again(path):
+    state = SQLiteState(path)
+    state.add(
+        [
+            StoredRequest(key=k, url=k, depth=1, meta={"m": 1}, referer="http://r/")
+            for k in (f"http://a.test/{i}" for i in range(2000))
+        ]
+    )
+    leases = state.lease(1500, deadline=1e12, strict=False)
+    state.ack([lease.ticket for lease in leases[:1000]])
+    state.records("test.big").put_many((str(i), "x" * 200) for i in range(5000))
+    state.commit()
+    # a resumed crawl still gets what a queued request needs
+    state.release([lease.ticket for lease in leases[1000:]])
+    again = state.lease(1, deadline=1e12, strict=False)[0].request
+    assert (again.meta, again.referer) == ({"m": 1}, "http://r/")
+    state.records("test.big").delete(str(i) for i in range(4000))
+    state.set_meta("finished", "1")
+    state.close()
+    db = sqlite3.connect(path)
+    try:
+        done = db.execute("SELECT referer, extra FROM url WHERE status = 3")
+        assert set(done.fetchall()) == {(None, None)}
+        assert db.execute("SELECT COUNT(*) FROM url").fetchone() == (2000,)
+        # no records, no free pages: the next run starts a fresh state
+        assert db.execute("SELECT COUNT(*) FROM record").fetchone() == (0,)
+        assert db.execute("PRAGMA freelist_count").fetchone() == (0,)
+    finally:
+        db.close()
+    fresh = SQLiteState(path)  # still a readable state
+    try:
+        assert fresh.get_meta("finished") == "1" and len(fresh) == 2000
+    finally:
+        fresh.close()
 
 
 def test_batched_confirmation_with_collisions(path, monkeypatch):

@@ -193,10 +193,67 @@ def test_restore_keeps_only_what_the_link_does_not_say():
     }
     packed = pack_restore(page, restore)
     assert packed["restore"] == {"c.html": "http://h/docs/C?x=1"}
-    assert packed["same"] == "=a.html\nhb.html#top\ni../index.html"
-    assert unpack_restore(page, packed["same"], packed["restore"]) == restore
+    # a value that says its URL is not kept at all
+    assert packed["same"] == "hb.html#top\ni../index.html"
+    said = {k: v for k, v in restore.items() if k != "a.html"}
+    assert unpack_restore(page, packed["same"], packed["restore"]) == said
+    # records of the earlier form (with "=" lines) are read as they were
+    assert (
+        unpack_restore(
+            page, "=a.html\n" + packed["same"], {"c.html": restore["c.html"]}
+        )
+        == restore
+    )
     e = Entry(url=page, path=("h", "docs", "p.html"), hash="x", size=1)
     e.restore = restore
     again = Entry.from_json(json.loads(json.dumps(e.index_json())), page)
+    assert again.restore == said and again.restore_joins
+    e.restore, e.restore_joins = said, True
     assert again == e
-    assert "gone" not in e.index_json()  # defaults are left out
+    assert "x" not in e.index_json()  # defaults are left out
+
+
+def test_index_record_is_compact_and_reads_back():
+    url = "http://h/p/0/12.html"
+    e = Entry(
+        url=url,
+        path=("h", "p", "0", "12.html"),
+        hash="7040627e7ca8f58d9ac3428875407b695bafeea48a9d97bd5bb80772ca31a54f",
+        size=3832,
+        content_type="text/html",
+        kind="html",
+        encoding="utf-8",
+        etag='"6b0f41ad-ef8"',
+        last_modified="Tue, 01 Dec 2026 21:52:45 GMT",
+        converted=True,
+        run=1,
+        restore={"13.html": "http://h/p/0/13.html", "../1/index.html": "http://h/p/1/"},
+    )
+    record = e.index_json()
+    # no URL nor path it can compute again, the hash in base64, the date as
+    # a number, no link that says its URL
+    assert set(record) == {"b", "s", "t", "k", "e", "g", "m", "c", "r", "j"}
+    assert len(json.dumps(record, separators=(",", ":"))) < 180  # was 330
+    again = Entry.from_json(json.loads(json.dumps(record)), url)
+    assert again.hash == e.hash and again.path == e.path
+    assert again.last_modified == e.last_modified and again.converted is True
+    assert again.restore == {"../1/index.html": "http://h/p/1/"}
+    # what is not in the usual form is kept as it is
+    odd = Entry(
+        url=url,
+        path=("h", "x.html"),
+        hash="h",
+        size=1,
+        last_modified="Tuesday, 01-Dec-26 21:52:45 GMT",
+    )
+    back = Entry.from_json(odd.index_json(), url)
+    assert (back.path, back.hash, back.last_modified) == (
+        odd.path,
+        "h",
+        odd.last_modified,
+    )
+    # the long form (an older state, the export) is read as before
+    long = {"hash": "h", "size": 1, "path": "h/x.html", "same": "=a.html"}
+    old = Entry.from_json(long, url)
+    assert old.restore == {"a.html": "http://h/p/0/a.html"}
+    assert not old.restore_joins

@@ -164,6 +164,8 @@ def figures(raw: dict[str, Any]) -> dict[str, Any]:
     out["state_mb"] = round(raw["state_bytes"] / 2**20, 1)
     out["peak_state_mb"] = round(raw["peak_state_bytes"] / 2**20, 1)
     out["disk_bytes_per_url"] = round(raw["state_bytes"] / seen)
+    # the largest the files were while the crawl ran (the WAL included)
+    out["peak_disk_bytes_per_url"] = round(raw["peak_state_bytes"] / seen)
     return out
 
 
@@ -184,6 +186,7 @@ COLUMNS = (
     ("growth_bytes_per_page", "RSS growth B/page (10%→100%)"),
     ("state_mb", "state MB"),
     ("disk_bytes_per_url", "state B/URL"),
+    ("peak_disk_bytes_per_url", "peak state B/URL"),
     ("exit", "exit"),
 )
 
@@ -209,7 +212,9 @@ def markdown(results: list[dict[str, Any]], info: dict[str, str]) -> str:
         "worker), sampled every 0.2 s. Peak at the end: from the last 1% of the "
         "pages to the exit (end-of-crawl work). B/page in memory = peak RSS / pages; "
         "state B/URL = the crawl state's files after the crawl "
-        "(`.webspider-state.sqlite3*`) / URLs seen (summary.json).",
+        "(`.webspider-state.sqlite3*`) / URLs seen (summary.json); peak state "
+        "B/URL: the largest they were in a sample during the crawl (WAL "
+        "included).",
         "",
     ]
     lines += [f"- {k}: {v}" for k, v in info.items()]

@@ -11,7 +11,8 @@ Layout (``FORMAT_VERSION`` 1)::
         referer INTEGER,         -- url.id of the page it was found on
         seq INTEGER NOT NULL,    -- FIFO order
         extra TEXT)              -- JSON of the rest (method, meta, an unknown
-                                 -- referer, another kind); NULL almost always
+                                 -- referer, another kind); NULL when none
+                                 -- (referer and extra: NULL once done)
     INDEX queued ON url(origin, depth, priority DESC, seq) WHERE status = 1
     INDEX deferred ON url(seq) WHERE status = 4
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
@@ -39,6 +40,9 @@ cost, and a power cut loses at most the last second — which the resumed
 crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
+A finished crawl's state (its flag committed) is read again only for its
+metadata: closing it deletes its records and vacuums the file (``_compact``).
+
 A ``<file>.lock`` beside the state is flock()ed while it is open: a second
 crawl on the same state is refused (StateLockedError), and the OS releases
 the lock when the process dies however it dies.
@@ -49,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -65,6 +70,7 @@ from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
 from webspider.frontier.sqliterecords import SQLiteRecords
 from webspider.frontier.state import (
     FORMAT_VERSION,
+    META_FINISHED,
     META_FORMAT,
     Counts,
     Lease,
@@ -74,6 +80,8 @@ from webspider.frontier.state import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
+
+logger = logging.getLogger(__name__)
 
 QUEUED, LEASED, DONE, DEFERRED = 1, 2, 3, 4
 _SEEN = (QUEUED, LEASED, DONE)
@@ -108,6 +116,7 @@ CREATE INDEX url_queued ON url (origin, depth, priority DESC, seq) WHERE status 
 CREATE INDEX url_deferred ON url (seq) WHERE status = 4;
 """
 _ROW = "id, key, url, origin, depth, round, priority, kind, referer, extra"
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _next_id(i: int) -> int:
@@ -296,6 +305,8 @@ class SQLiteState:
         self._leased_depths: dict[int, Counter[int]] = {}
         self._turn = 0
         self._free = 0
+        #: this handle set the finished flag: close() compacts the file
+        self._finishing = False
 
     # -- the seen-set -------------------------------------------------------------
     def __contains__(self, key: object) -> bool:
@@ -466,7 +477,7 @@ class SQLiteState:
             kind,
             referer,
             self._seq,
-            json.dumps(extra, ensure_ascii=False) if extra else None,
+            _dumps(extra) if extra else None,
         )
 
     def _origin_id(self, name: str) -> int:
@@ -593,9 +604,17 @@ class SQLiteState:
                 self._queued_by_origin[origin] += 1
             self._counts[status] += 1
             ended.append(ticket)
-        self._db.executemany(
-            "UPDATE url SET status = ? WHERE id = ?", [(status, t) for t in ended]
-        )
+        if status == DONE:
+            # a done row is never a request again: what only a request needs
+            # (its referer, its meta) would be kept for nothing
+            self._db.executemany(
+                "UPDATE url SET status = ?, referer = NULL, extra = NULL WHERE id = ?",
+                [(status, t) for t in ended],
+            )
+        else:
+            self._db.executemany(
+                "UPDATE url SET status = ? WHERE id = ?", [(status, t) for t in ended]
+            )
         return ended
 
     def ack(self, tickets: Iterable[int]) -> None:
@@ -713,6 +732,8 @@ class SQLiteState:
         self._db.execute(
             "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value)
         )
+        if name == META_FINISHED:
+            self._finishing = value == "1"
 
     def get_offset(self, output: str) -> int:
         return int(self.get_meta(f"offset:{output}") or 0)
@@ -744,5 +765,29 @@ class SQLiteState:
     def close(self) -> None:
         with contextlib.suppress(sqlite3.ProgrammingError):
             self.commit()
+            if self._finishing:
+                self._compact()
             self._db.close()
         self._unlock()
+
+    def _compact(self) -> None:
+        """Give back the space of a crawl that finished (its flag committed).
+
+        Nothing reads a finished state again but its metadata: the next run
+        of the command starts a fresh state (resume.open_crawl_state), and
+        the features wrote what their records held to their output files
+        (mirror-state.jsonl, broken-links.jsonl, the report) before the flag
+        was set. So the records go, and VACUUM packs what is left (the
+        queue's rows: what was crawled) into a file without free pages. A
+        kill during either step leaves a finished state, as before it."""
+        self._finishing = False
+        db = self._db
+        try:
+            db.execute("DELETE FROM record")
+            db.execute("DELETE FROM namespace")
+            db.commit()
+            db.execute("VACUUM")  # needs free disk space of the file's size
+        except sqlite3.OperationalError as exc:
+            # the crawl is over and recorded as such: a full disk costs space only
+            db.rollback()
+            logger.warning("%s: not compacted (%s)", self.path, exc)

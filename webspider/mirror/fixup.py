@@ -159,6 +159,7 @@ class FixUp:
             twin = state.entry(other)
             if twin is not None and twin.path == entry.path:
                 twin.restore, twin.converted = entry.restore, entry.converted
+                twin.restore_joins = entry.restore_joins
                 state.update(twin)
 
 

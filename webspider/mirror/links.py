@@ -344,9 +344,10 @@ def unconvert(
     folder = "/".join(entry.path[:-1])
     restore = entry.restore
     join = UrlJoiner(page_url).join
-    if restore:
+    if restore or entry.restore_joins:
         # the values conversion wrote, and what they stood for: exact, and a
-        # dictionary lookup per link
+        # dictionary lookup per link (those left out of it say their URL as
+        # they are, the page's base being its URL again)
         def undo(value: str, kind: str) -> str | None:
             return page_url if kind == "base" else restore.get(value)
 

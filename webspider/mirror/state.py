@@ -4,11 +4,12 @@ The mirror's per-URL data lives in namespaces of records (webspider.records)
 of the crawl state, committed with the acknowledgements of the pages they
 came from, never held whole in memory:
 
-- ``mirror.index``: canonical URL → its Entry (``Entry.index_json``: where
-  the file is, its hash, validators, kind, the run that fetched it, the
-  ``restore`` map of the links its conversion wrote);
-- ``mirror.where``: canonical URL → the file's path (``a/b/c.html``), the
-  lean copy conversion looks up per link;
+- ``mirror.index``: canonical URL → its Entry (``Entry.index_json``, a
+  compact record: where the file is, its hash, validators, kind, the run
+  that fetched it, the ``restore`` map of the links its conversion wrote
+  that do not say their URL themselves);
+- ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
+  when ``url_path`` gives it), the lean copy conversion looks up per link;
 - ``mirror.paths``: case-folded path → the URL that owns the file name (the
   first stored under it; its twins share the file);
 - ``mirror.alias``: redirecting URL → the canonical URL it led to;
@@ -35,6 +36,7 @@ import json
 import logging
 from array import array
 from dataclasses import dataclass, field
+from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin
 
@@ -100,6 +102,10 @@ class Entry:
     #: that crawl found it unchanged (a 304) rather than storing a 200: a
     #: refetch of it in the same crawl asks again with the validators
     revalidated: bool = False
+    #: ``restore`` leaves out the links whose value, joined with the page's
+    #: URL, is the URL they stand for (read as they are, they say it): so
+    #: read back from the index, whose records do not keep them
+    restore_joins: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Every field: a line of the export."""
@@ -110,22 +116,40 @@ class Entry:
         return data
 
     def index_json(self) -> dict[str, Any]:
-        """The index record: without the fix-up's ``pending`` and ``kept``,
-        the URL (its key) and fields at their defaults (``from_json`` puts
-        them back); ``restore`` in its compact form (``pack_restore``)."""
-        data = {
-            name: value
-            for name in _INDEX_FIELDS
-            if (value := getattr(self, name)) != _DEFAULTS.get(name, self)
-        }
-        data["path"] = "/".join(self.path)
+        """The index record, compact (one per mirrored URL, so its size is
+        much of the crawl state's): one-letter names (``_SHORT``), without
+        the fix-up's ``pending`` and ``kept``, the URL (its key), fields at
+        their defaults, the path when ``url_path`` gives it; the hash in
+        base64, a Last-Modified date as its timestamp when that gives it
+        back exactly; ``restore`` without the links that say their URL
+        (``pack_restore``). ``from_json`` reads it, and the long form."""
+        data: dict[str, Any] = {}
+        for name in _INDEX_FIELDS:
+            value = getattr(self, name)
+            if value != _DEFAULTS.get(name, self):
+                data[_SHORT[name]] = 1 if value is True else value
+        digest = _hash_b64(self.hash)
+        if digest is not None:
+            del data["h"]
+            data["b"] = digest
+        stamp = _http_date_stamp(self.last_modified)
+        if stamp is not None:
+            data["m"] = stamp
+        path = "/".join(self.path)
+        if path != "/".join(url_path(self.url)):
+            data["p"] = path
         if self.restore:
-            data.update(pack_restore(self.url, self.restore))
+            packed = pack_restore(self.url, self.restore)
+            if "same" in packed:
+                data["j"] = packed["same"]
+            if "restore" in packed:
+                data["o"] = packed["restore"]
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], url: str | None = None) -> Entry:
-        data = dict(data)
+        # "s": the compact index record (the export has the long form)
+        data = _long_form(data, url) if "s" in data else dict(data)
         if url is not None:
             data["url"] = url
         data["path"] = tuple(str(data["path"]).split("/"))
@@ -149,6 +173,63 @@ _DEFAULTS: dict[str, Any] = {
     "revalidated": False,
 }
 _INDEX_FIELDS = ("hash", "size", *_DEFAULTS)
+#: an index field's name in the compact record (``Entry.index_json``)
+_SHORT = {
+    "hash": "h",
+    "size": "s",
+    "content_type": "t",
+    "kind": "k",
+    "encoding": "e",
+    "etag": "g",
+    "last_modified": "m",
+    "converted": "c",
+    "gone": "x",
+    "run": "r",
+    "revalidated": "v",
+}
+_LONG = {short: name for name, short in _SHORT.items()}
+_BOOLS = frozenset(("converted", "gone", "revalidated"))
+_HEX = frozenset("0123456789abcdef")
+
+
+def _hash_b64(digest: str) -> str | None:
+    """A SHA-256 in hex as base64 (43 characters instead of 64), or None."""
+    if len(digest) != 64 or not _HEX.issuperset(digest):
+        return None
+    return base64.urlsafe_b64encode(bytes.fromhex(digest)).decode("ascii")[:43]
+
+
+def _http_date_stamp(value: str | None) -> int | None:
+    """An HTTP date as its POSIX timestamp, when formatting that again gives
+    the very same string (servers' usual form); None otherwise."""
+    if not value or len(value) != 29:
+        return None
+    parsed = parsedate_tz(value)
+    if parsed is None:
+        return None
+    stamp = int(mktime_tz(parsed))
+    return stamp if formatdate(stamp, usegmt=True) == value else None
+
+
+def _long_form(data: Mapping[str, Any], url: str | None) -> dict[str, Any]:
+    """A compact index record (``Entry.index_json``) with its long names."""
+    out: dict[str, Any] = {"restore_joins": True}
+    for short, value in data.items():
+        name = _LONG.get(short)
+        if name is not None:
+            out[name] = bool(value) if name in _BOOLS else value
+    if "b" in data:
+        out["hash"] = base64.urlsafe_b64decode(data["b"] + "=").hex()
+    if isinstance(out.get("last_modified"), int):
+        out["last_modified"] = formatdate(out["last_modified"], usegmt=True)
+    full = url if url is not None else str(data.get("url"))
+    out["path"] = data["p"] if "p" in data else "/".join(url_path(full))
+    if "j" in data:
+        out["same"] = data["j"]
+    if "o" in data:
+        out["restore"] = data["o"]
+    return out
+
 
 #: how a restore value is derived from the link value written (the value,
 #: joined with the page's URL): as is, without ``.html`` (wget -E), without
@@ -168,17 +249,19 @@ def _derive(joined: str, rule: str) -> str | None:
 
 def pack_restore(page_url: str, restore: Mapping[str, str]) -> dict[str, Any]:
     """``restore`` (link value written → the URL it stands for) compactly:
-    ``same``, the values whose URL is the value joined with the page's URL
-    (by one of the ``_RULES``), as one string (rule character, value, one a
-    line); ``restore``, the others as they are. Most links of a page are in
-    ``same``, so an index record does not hold their URLs."""
+    the values whose URL is the value joined with the page's URL are left
+    out (most links of a page: read as they are, they say their URL; see
+    ``Entry.restore_joins``); ``same``, those whose URL is derived so by
+    another of the ``_RULES``, as one string (rule character, value, one a
+    line); ``restore``, the others as they are."""
     same: list[str] = []
     other: dict[str, str] = {}
     for value, stands_for in restore.items():
         joined = urljoin(page_url, value) if "\n" not in value else ""
         for rule in _RULES:
             if joined and _derive(joined, rule) == stands_for:
-                same.append(rule + value)
+                if rule != "=":  # the value says its URL: not kept at all
+                    same.append(rule + value)
                 break
         else:
             other[value] = stands_for
@@ -333,12 +416,12 @@ class MirrorState:
 
     def get(self, url: str) -> Target | None:
         """Where ``url`` (or the URL it redirected to) is stored."""
-        path = self.where.get(url)
+        found, path = url, self.where.get(url)
         if path is None:
             target = self.alias_records.get(url)
             if target is not None:
-                path = self.where.get(target)
-        return None if path is None else Target(split(path))
+                found, path = str(target), self.where.get(target)
+        return None if path is None else Target(split(where_path(found, path)))
 
     def targets(self, urls: Iterable[str]) -> TargetIndex:
         """A snapshot of where ``urls`` are stored, in a few batched reads."""
@@ -349,7 +432,7 @@ class MirrorState:
             if path is None:
                 missing.append(key)
             else:
-                found.entries[key] = Target(split(path))
+                found.entries[key] = Target(split(where_path(key, path)))
         if missing:
             aliases = {
                 key: str(target)
@@ -362,7 +445,7 @@ class MirrorState:
             led = [t for t in dict.fromkeys(aliases.values()) if t not in found.entries]
             for key, path in zip(led, self.where.get_many(led), strict=True):
                 if path is not None:
-                    found.entries[key] = Target(split(path))
+                    found.entries[key] = Target(split(where_path(key, path)))
         return found
 
     def owner(self, path: Segments) -> str | None:
@@ -378,14 +461,15 @@ class MirrorState:
     def _place(self, url: str, path: Segments) -> None:
         """``url`` is at ``path`` now: the lean copy and the name's owner."""
         where = "/".join(path)
+        value = where_value(url, where)
         old = self.where.get(url)
-        if old == where:
+        if old == value:
             return
         if old is not None:
-            key = str(old).casefold()
+            key = where_path(url, old).casefold()
             if self.paths.get(key) == url:
                 self.paths.delete([key])
-        self.where.put(url, where)
+        self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
         self.paths.put_new(where.casefold(), url)
 
@@ -534,6 +618,17 @@ class MirrorState:
 
 def split(path: str) -> Segments:
     return tuple(path.split("/"))
+
+
+def where_value(url: str, path: str) -> str | int:
+    """``mirror.where``'s value: ``1`` when the path is the one ``url_path``
+    gives the URL (nearly always), the path otherwise."""
+    return 1 if path == "/".join(url_path(url)) else path
+
+
+def where_path(url: str, value: Any) -> str:
+    """The path a ``mirror.where`` value (``where_value``) stands for."""
+    return "/".join(url_path(url)) if value == 1 else str(value)
 
 
 def _b64(data: bytes) -> str:

@@ -416,7 +416,7 @@ class MirrorStore:
                 # "/" and "/index.html": the same bytes want the same name;
                 # one file serves both (links to either already open it)
                 entry.path, entry.converted = twin.path, twin.converted
-                entry.restore = twin.restore
+                entry.restore, entry.restore_joins = twin.restore, twin.restore_joins
                 self.state.put(entry)
                 self.state.add_twin(twin.url, url)
                 return entry, change, False
