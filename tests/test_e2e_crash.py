@@ -294,6 +294,8 @@ def test_kill_9_with_missing_anchors_and_sitemaps_then_resume(tmp_path, server):
     assert len(expected) == PAGES
     assert json.loads(expected[0])["referrer_count"] == PAGES  # "/#gone"
     assert got == expected
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["broken"]["missing_anchors"] == PAGES
 
 
 def test_second_crawl_refused_then_double_ctrl_c_then_resume(tmp_path, server):

@@ -479,8 +479,8 @@ def _compare_summary(report: Report, ref: Path, got: Path) -> None:
 #: report.html's words that tell when and how much was downloaded: the work
 #: done, not the site (a killed crawl fetches some pages again)
 _WORK = (
-    re.compile(r"· started \S+ \S+ UTC · ran [0-9hms ]+? (?=\d+ Pages)"),
-    re.compile(r"[0-9.]+ [KMGT]?i?B Downloaded [0-9hms ]+? Elapsed"),
+    re.compile(r"· started \S+ \S+ UTC · ran [0-9.hms ]+? (?=\d+ Pages)"),
+    re.compile(r"[0-9.]+ [KMGT]?i?B Downloaded [0-9.hms ]+? Elapsed"),
 )
 
 

@@ -94,12 +94,15 @@ class AnchorLedger:
         self._targets = store.records(NS_TARGETS)
         self._referrers = store.records(NS_REFERRERS)
         self._totals = store.records(NS_TOTALS)
+        #: kept in memory too: read after the crawl state closed
+        self.missing_count = int(self._totals.get("missing") or 0)
         self.version += 1
 
     def clear(self) -> None:
         """Start empty (a new crawl on a state an earlier one finished)."""
         for records in (self._pages, self._targets, self._referrers, self._totals):
             records.clear()
+        self.missing_count = 0
         self.version += 1
 
     def add_link(self, key: str, url: str, fragment: str, referrer: Referrer) -> None:
@@ -115,7 +118,7 @@ class AnchorLedger:
                 state = _FOUND
             else:
                 state = _MISSING
-                self._totals.incr("missing")
+                self.missing_count = self._totals.incr("missing")
             self._targets.put(target, [url, state])
         else:
             state = found[1]
@@ -140,14 +143,10 @@ class AnchorLedger:
                 )
             else:
                 decided.append((target, [url, _MISSING]))
-                self._totals.incr("missing")
+                self.missing_count = self._totals.incr("missing")
                 self.version += 1
         if decided:
             self._targets.put_many(decided)
-
-    @property
-    def missing_count(self) -> int:
-        return int(self._totals.get("missing") or 0)
 
     def records(self, internal: bool = True) -> Iterator[dict[str, Any]]:
         """The missing anchors as broken-links.jsonl lines, in key order, each

@@ -181,6 +181,7 @@ class CrawlReport:
         connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         connect(self.spider_closed, signal=scrapy_signals.spider_closed)
+        connect(self.response_downloaded, signal=scrapy_signals.response_downloaded)
         connect(self.response_received, signal=scrapy_signals.response_received)
         connect(self.links_extracted, signal=signals.links_extracted)
 
@@ -225,25 +226,25 @@ class CrawlReport:
         self._totals.put("largest", self.largest)
 
     # -- what the requests in progress counted ---------------------------------------
-    def response_received(self, response: Response, request: Request) -> None:
+    def _count(self, request: Request, key: str, count: int = 1) -> None:
         counted = self._counted.get(request)
         if counted is None:
             counted = self._counted[request] = {}
-        key = f"{_STATUS_PREFIX}{response.status}"
-        counted[key] = counted.get(key, 0) + 1
-        for key in (_RESPONSE_COUNT, _RECEIVED_COUNT):
-            counted[key] = counted.get(key, 0) + 1
+        counted[key] = counted.get(key, 0) + count
+
+    def response_downloaded(self, response: Response, request: Request) -> None:
+        # as the response leaves the download handler, before Scrapy's
+        # DownloaderStats counts it: a commit while other middlewares still
+        # hold it (the page worker reads it) must leave it out too
+        self._count(request, f"{_STATUS_PREFIX}{response.status}")
+        self._count(request, _RESPONSE_COUNT)
+
+    def response_received(self, response: Response, request: Request) -> None:
+        self._count(request, _RECEIVED_COUNT)
 
     def links_extracted(self, response: Response, page: ParsedPage) -> None:
-        request = response.request
-        if request is None:
-            return
-        counted = self._counted.get(request)
-        if counted is None:
-            counted = self._counted[request] = {}
-        counted[STATS_LINKS_EXTRACTED] = counted.get(STATS_LINKS_EXTRACTED, 0) + len(
-            page.links
-        )
+        if response.request is not None:
+            self._count(response.request, STATS_LINKS_EXTRACTED, len(page.links))
 
     def in_progress_counts(self) -> dict[str, int]:
         """What the requests still in progress added to the carried counters
