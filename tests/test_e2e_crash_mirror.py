@@ -262,31 +262,6 @@ def test_pages_refetched_after_a_kill_are_not_revalidated(tmp_path, server):
     assert changes(out) == changes(reference)
 
 
-def test_kill_9_while_a_response_is_in_the_middlewares_then_resume(tmp_path, server):
-    """A commit while a response is held in the downloader middlewares
-    (counted by Scrapy's stats already): the summary of the resumed crawl
-    counts it once, as an uninterrupted crawl does."""
-    site(server, 100)
-    # robots.txt off: a resumed crawl may ask for it again, which counts
-    no_robots = ("-a", "robots=0")
-    reference = tmp_path / "reference"
-    finish(server, reference, *no_robots)
-    out = tmp_path / "out"
-    middlewares = {"tests.support.hold.KillInDownloader": 800}
-    crawl = start(
-        server,
-        out,
-        *no_robots,
-        *("-s", f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}"),
-        *("-s", "TEST_KILL_PATH=/p/9"),
-    )
-    log = crawl.communicate(timeout=120)[0]
-    assert crawl.returncode == -signal.SIGKILL, log
-    finish(server, out, *no_robots)
-    assert figures(out) == figures(reference)
-    assert changes(out) == changes(reference)
-
-
 def test_kill_9_right_after_a_page_is_written_then_resume(tmp_path, server):
     """Killed once a page's file and its changes.jsonl line are written, its
     records not committed: the resumed crawl writes it again, and reports it
