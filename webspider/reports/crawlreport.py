@@ -181,7 +181,6 @@ class CrawlReport:
         connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         connect(self.spider_closed, signal=scrapy_signals.spider_closed)
-        connect(self.response_downloaded, signal=scrapy_signals.response_downloaded)
         connect(self.response_received, signal=scrapy_signals.response_received)
         connect(self.links_extracted, signal=signals.links_extracted)
 
@@ -232,11 +231,10 @@ class CrawlReport:
             counted = self._counted[request] = {}
         counted[key] = counted.get(key, 0) + count
 
-    def response_downloaded(self, response: Response, request: Request) -> None:
-        # as the response leaves the download handler, before Scrapy's
-        # DownloaderStats counts it: a commit while other middlewares still
-        # hold it (the page worker reads it) must leave it out too
-        self._count(request, f"{_STATUS_PREFIX}{response.status}")
+    def response_counted(self, request: Request, status: int) -> None:
+        """Scrapy's DownloaderStats is about to count ``request``'s response
+        (told by webspider.reports.inprogress, in the same reactor turn)."""
+        self._count(request, f"{_STATUS_PREFIX}{status}")
         self._count(request, _RESPONSE_COUNT)
 
     def response_received(self, response: Response, request: Request) -> None:
