@@ -24,6 +24,7 @@ from tests.support.cli import start_crawl
 from tests.support.hold import mirror_record_committed
 from tests.support.server import Page
 from tests.support.site import Node, Site
+from webspider.settings import DOWNLOADER_MIDDLEWARES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -258,6 +259,36 @@ def test_pages_refetched_after_a_kill_are_not_revalidated(tmp_path, server):
     assert conditional == []
     assert statuses(out) == statuses(reference)
     assert set(statuses(out).values()) == {200}
+    assert figures(out) == figures(reference)
+    assert changes(out) == changes(reference)
+
+
+def test_kill_9_while_a_response_is_in_the_middlewares_then_resume(tmp_path, server):
+    """A commit while a response is held in the downloader middlewares
+    (counted by Scrapy's stats already): the summary of the resumed crawl
+    counts it once, as an uninterrupted crawl does."""
+    site(server, 100)
+    # robots.txt off: a resumed crawl may ask for it again, which counts
+    no_robots = ("-a", "robots=0")
+    reference = tmp_path / "reference"
+    finish(server, reference, *no_robots)
+    out = tmp_path / "out"
+    # webspider's, and the one that kills (a value given with -s replaces
+    # the project's whole dict)
+    middlewares = {
+        **DOWNLOADER_MIDDLEWARES,
+        "tests.support.hold.KillInDownloader": 800,
+    }
+    crawl = start(
+        server,
+        out,
+        *no_robots,
+        *("-s", f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}"),
+        *("-s", "TEST_KILL_PATH=/p/9"),
+    )
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    finish(server, out, *no_robots)
     assert figures(out) == figures(reference)
     assert changes(out) == changes(reference)
 

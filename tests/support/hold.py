@@ -73,3 +73,42 @@ class KillAfterMirror:
                 await asyncio.sleep(0.02)
         os.kill(os.getpid(), signal.SIGKILL)
         return item
+
+
+def committed_offset(state: Path) -> str | None:
+    """pages.jsonl's length as the crawl state last committed it."""
+    db = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+    try:
+        row = db.execute(
+            "SELECT value FROM meta WHERE name = 'offset:pages.jsonl'"
+        ).fetchone()
+    finally:
+        db.close()
+    return row[0] if row else None
+
+
+class KillInDownloader:
+    """A downloader middleware (``-s DOWNLOADER_MIDDLEWARES=…: 800``, after
+    Scrapy's DownloaderStats counted the response, 850) that holds the
+    response of ``TEST_KILL_PATH`` until the crawl state commits again
+    (pages.jsonl's committed length moves: other pages were acknowledged),
+    then kills the crawl: a commit while a response is still in the
+    downloader middlewares, as the page worker holds it while it reads it."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.path = settings.get("TEST_KILL_PATH")
+        self.state = get_output_dir(settings) / STATE
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_response(self, request: Any, response: Any) -> Any:
+        if not self.path or not request.url.endswith(self.path):
+            return response
+        before = committed_offset(self.state)
+        while committed_offset(self.state) == before:
+            await asyncio.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return response
