@@ -485,8 +485,10 @@ _WORK = (
 
 
 def report_text(path: Path) -> list[str]:
-    """report.html's words, markup and the work done left out."""
+    """report.html's words, markup and the work done left out (and the
+    output folder, which differs)."""
     html = path.read_text("utf-8", errors="replace")
+    html = html.replace(str(path.parent), "<output>")
     html = re.sub(r"<style.*?</style>", " ", html, flags=re.S)
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
     for pattern in _WORK:
