@@ -149,6 +149,14 @@ def hold_lock(path: str | Path) -> None:
         _HELD[key] = _acquire(Path(path))
 
 
+def release_held_locks() -> None:
+    """Release every lock hold_lock took and no crawl took over (a check
+    of the settings without a crawl after it: in-process tests)."""
+    for fh in _HELD.values():
+        fh.close()
+    _HELD.clear()
+
+
 class SQLiteState:
     """``SQLiteState(path)`` opens (or creates) a crawl state file; see the
     module docstring and webspider.frontier.state.CrawlState."""
