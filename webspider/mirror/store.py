@@ -19,9 +19,10 @@ finishes it. Without a crawl state (another SCHEDULER) the records are kept
 in memory and the work runs on ``spider_closed``.
 
 ``changes.jsonl`` is crash-safe as ``pages.jsonl`` is: its length is
-committed with the records its lines describe (record ``changes.jsonl`` of
-namespace ``mirror.outputs``, written on ``crawl_state_committing`` after
-the file is flushed and fsynced), and a resumed crawl cuts it back to that
+committed with the records its lines describe (a record of namespace
+``mirror.outputs`` keyed by the file's absolute path, as each worker of a
+shared state writes its own, written on ``crawl_state_committing`` after the
+file is flushed and fsynced), and a resumed crawl cuts it back to that
 length, so the lines of pages that will be fetched again (their records were
 not committed) are not there twice.
 
@@ -179,6 +180,9 @@ class MirrorStore:
         self.thread_size = options.thread_size
         self.state_path = output / MIRROR_STATE_FILE
         self.changes_path = output / CHANGES_FILE
+        #: its record in NS_OUTPUTS: the file's absolute path, as the
+        #: workers of a shared state each write their own
+        self._changes_key = str(self.changes_path.resolve())
         own = [
             str(self.state_path),
             str(self.changes_path),
@@ -250,13 +254,13 @@ class MirrorStore:
     def _open_changes(self, resumed: bool, outputs: Records) -> IO[bytes]:
         """changes.jsonl, cut back to its committed length when resumed."""
         path = self.changes_path
-        committed = outputs.get(CHANGES_FILE) if resumed else 0
+        committed = outputs.get(self._changes_key) if resumed else 0
         if committed is None or not path.exists():  # from before the record
             return path.open("ab")
         fh = path.open("r+b")
         fh.truncate(min(int(committed), fh.seek(0, os.SEEK_END)))
         fh.seek(0, os.SEEK_END)
-        outputs.put(CHANGES_FILE, fh.tell())
+        outputs.put(self._changes_key, fh.tell())
         return fh
 
     def state_committing(self, records: RecordStore) -> None:
@@ -266,7 +270,7 @@ class MirrorStore:
             return
         fh.flush()
         os.fsync(fh.fileno())
-        records.records(NS_OUTPUTS).put(CHANGES_FILE, fh.tell())
+        records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
 
     def _start_writer(self) -> None:
         writer, state = self._attached, self.state
