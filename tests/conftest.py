@@ -7,6 +7,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from tests.support.server import TestServer
+from webspider.frontier.sqlite import release_held_locks
 
 #: redis_server (session) and redis_url (flushed per test): a real redis-server
 pytest_plugins = ["tests.support.redis_server"]
@@ -31,6 +32,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(autouse=True)
+def _state_locks_released() -> Iterator[None]:
+    """A test that checks the settings (which holds the state's lock until
+    a crawl takes it over) without a crawl leaves no lock file open."""
+    yield
+    release_held_locks()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
-from tests.support.server import Page
+from tests.support.server import Page, html
 from tests.support.site import Node, Site
 
 if TYPE_CHECKING:
@@ -232,6 +232,70 @@ def test_kill_9_around_round_changes_then_resume(tmp_path, server):
     log = finish(server, out, *extra)
     assert "Resuming round 2" in log, log
     assert_complete(server, out, site, stops=3)
+
+
+def anchored_tree(server: TestServer) -> set[str]:
+    """The tree, each page with an anchor of its own and links to fragments
+    of its children (one there, one missing: decided when the child is
+    fetched, after the link) and of the start page (one missing: decided at
+    once); robots.txt names a sitemap of five pages linked from nowhere."""
+    paths = {path_of(i) for i in range(PAGES)}
+    for i in range(PAGES):
+        links = [
+            f'<a href="{path_of(c)}#s{c}">{c}</a><a href="{path_of(c)}#no{c}">x</a>'
+            for c in (2 * i + 1, 2 * i + 2)
+            if c < PAGES
+        ]
+        links.append(f'<a href="/#s0">top</a><a href="/#gone">gone {i}</a>')
+        body = f'<h1 id="s{i}">{i}</h1>' + "".join(links)
+        server.add(path_of(i), Page(html(body), delay=0.005))
+    extra = [f"/extra/{n}" for n in range(5)]
+    for path in extra:
+        server.add(path, Page(html("listed in the sitemap")))
+    locs = "".join(f"<url><loc>{server.url(p)}</loc></url>" for p in extra)
+    server.add(
+        "/sitemap.xml",
+        Page(
+            '<?xml version="1.0"?><urlset xmlns='
+            f'"http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>',
+            content_type="application/xml",
+        ),
+    )
+    server.add(
+        "/robots.txt",
+        Page(f"Sitemap: {server.url('/sitemap.xml')}\n", content_type="text/plain"),
+    )
+    return paths | set(extra)
+
+
+def test_kill_9_with_missing_anchors_and_sitemaps_then_resume(tmp_path, server):
+    """The missing anchors and the sitemaps read are in the crawl state: a
+    killed and resumed crawl reports the anchors an uninterrupted one does
+    (those found before the kill too) and does not read the sitemap again."""
+    paths = anchored_tree(server)
+    extra = ("-a", "check_anchors=1", "-a", "sitemaps=1")
+    reference = tmp_path / "reference"
+    finish(server, reference, *extra)
+    server.clear()
+    moments = Moments(server)
+    out = tmp_path / "out"
+    # 60 pages on, the sitemap read and what the first pages found are
+    # committed (every 32 acks at most)
+    killed_at(moments, server, out, nth_page(60), *extra)
+    assert "/sitemap.xml" in server.requested_pages()
+    finish(server, out, *extra)
+    assert server.requested_pages().count("/sitemap.xml") == 1
+    lines = (out / "pages.jsonl").read_text("utf-8").splitlines()
+    urls = [json.loads(line)["url"][len(server.base) :] for line in lines]
+    assert sorted(urls) == sorted(paths)
+    got = (out / "broken-links.jsonl").read_text("utf-8").splitlines()
+    expected = (reference / "broken-links.jsonl").read_text("utf-8").splitlines()
+    # "/#gone", and every page but the start page ("#no<i>")
+    assert len(expected) == PAGES
+    assert json.loads(expected[0])["referrer_count"] == PAGES  # "/#gone"
+    assert got == expected
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["broken"]["missing_anchors"] == PAGES
 
 
 def test_second_crawl_refused_then_double_ctrl_c_then_resume(tmp_path, server):

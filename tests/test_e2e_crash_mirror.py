@@ -21,8 +21,10 @@ import time
 from typing import TYPE_CHECKING
 
 from tests.support.cli import start_crawl
+from tests.support.hold import mirror_record_committed
 from tests.support.server import Page
 from tests.support.site import Node, Site
+from webspider.settings import DOWNLOADER_MIDDLEWARES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,16 +55,59 @@ def site(server: TestServer, pages: int, delay: float = 0.005) -> Site:
     return out
 
 
-def start(server: TestServer, out: Path) -> subprocess.Popen[str]:
+def start(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
     return start_crawl(
         *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
         *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
         *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
+        *extra,
     )
 
 
-def finish(server: TestServer, out: Path) -> str:
-    crawl = start(server, out)
+def killed_after_mirror(server: TestServer, out: Path, path: str, when: str) -> str:
+    """A crawl killed by tests.support.hold when the page at ``path`` is
+    written (``when``: "now", or once its records are "committed")."""
+    pipelines = {
+        "webspider.mirror.pipeline.MirrorPipeline": 900,
+        "tests.support.hold.KillAfterMirror": 950,
+    }
+    crawl = start(
+        server,
+        out,
+        *("-s", f"ITEM_PIPELINES={json.dumps(pipelines)}"),
+        *("-s", f"TEST_KILL_PATH={path}", "-s", f"TEST_KILL_WHEN={when}"),
+    )
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    return log
+
+
+#: summary.json's figures about the site (not about the work: requests and
+#: bytes count the pages fetched again)
+SITE_FIGURES = (
+    "pages",
+    "urls_seen",
+    "links",
+    "broken",
+    "duplicates",
+    "skipped",
+    "rounds",
+    "deferred_remaining",
+    "status_codes",
+)
+
+
+def figures(out: Path) -> dict[str, object]:
+    summary = json.loads((out / "summary.json").read_text())
+    return {key: summary[key] for key in SITE_FIGURES}
+
+
+def changes(out: Path) -> list[str]:
+    return sorted((out / "changes.jsonl").read_text("utf-8").splitlines())
+
+
+def finish(server: TestServer, out: Path, *extra: str) -> str:
+    crawl = start(server, out, *extra)
     log = crawl.communicate(timeout=180)[0]
     assert crawl.returncode == 0, log
     assert "Spider closed (finished)" in log, log
@@ -191,26 +236,21 @@ def statuses(out: Path) -> dict[str, int]:
 
 
 def test_pages_refetched_after_a_kill_are_not_revalidated(tmp_path, server):
-    """A page the killed run stored but had not acknowledged is fetched again
-    as the uninterrupted crawl fetched it (no validators, so a 200), not as
-    an update of the mirror (a 304)."""
+    """A page the killed run stored, its records committed by the acks of
+    other pages but its own ack not, is fetched again as the uninterrupted
+    crawl fetched it (no validators, so a 200), not as an update of the
+    mirror (a 304); and counted once in the summary."""
     revalidating_site(server, 200)
     reference = tmp_path / "reference"
     finish(server, reference)
-    once = len(server.requested_pages())
+    once = len(server.log)
     out = tmp_path / "out"
-    for served in (40, 120):
-        crawl = start(server, out)
-        deadline = time.monotonic() + 90
-        while len(server.requested_pages()) < once + served:
-            assert crawl.poll() is None, crawl.communicate()[0]
-            assert time.monotonic() < deadline, "the crawl did not get that far"
-            time.sleep(0.01)  # polling another process's progress
-        kill(crawl)
+    killed_after_mirror(server, out, "/p/3", "committed")
+    assert mirror_record_committed(out / STATE, server.url("/p/3"))
     finish(server, out)
-    seen = server.log[-(len(server.log) - once) :]
+    seen = server.log[once:]
     paths = [r.path for r in seen if r.path != "/robots.txt"]
-    assert len(paths) > len(set(paths)), "no page was fetched again: no test"
+    assert paths.count("/p/3") == 2  # fetched again: not acknowledged
     conditional = [
         r.path
         for r in seen
@@ -219,3 +259,51 @@ def test_pages_refetched_after_a_kill_are_not_revalidated(tmp_path, server):
     assert conditional == []
     assert statuses(out) == statuses(reference)
     assert set(statuses(out).values()) == {200}
+    assert figures(out) == figures(reference)
+    assert changes(out) == changes(reference)
+
+
+def test_kill_9_while_a_response_is_in_the_middlewares_then_resume(tmp_path, server):
+    """A commit while a response is held in the downloader middlewares
+    (counted by Scrapy's stats already): the summary of the resumed crawl
+    counts it once, as an uninterrupted crawl does."""
+    site(server, 100)
+    # robots.txt off: a resumed crawl may ask for it again, which counts
+    no_robots = ("-a", "robots=0")
+    reference = tmp_path / "reference"
+    finish(server, reference, *no_robots)
+    out = tmp_path / "out"
+    # webspider's, and the one that kills (a value given with -s replaces
+    # the project's whole dict)
+    middlewares = {
+        **DOWNLOADER_MIDDLEWARES,
+        "tests.support.hold.KillInDownloader": 800,
+    }
+    crawl = start(
+        server,
+        out,
+        *no_robots,
+        *("-s", f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}"),
+        *("-s", "TEST_KILL_PATH=/p/9"),
+    )
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    finish(server, out, *no_robots)
+    assert figures(out) == figures(reference)
+    assert changes(out) == changes(reference)
+
+
+def test_kill_9_right_after_a_page_is_written_then_resume(tmp_path, server):
+    """Killed once a page's file and its changes.jsonl line are written, its
+    records not committed: the resumed crawl writes it again, and reports it
+    once."""
+    site(server, 100)
+    reference = tmp_path / "reference"
+    finish(server, reference)
+    out = tmp_path / "out"
+    killed_after_mirror(server, out, "/p/3", "now")
+    assert not mirror_record_committed(out / STATE, server.url("/p/3"))
+    finish(server, out)
+    assert changes(out) == changes(reference)
+    assert figures(out) == figures(reference)
+    assert_same_mirror(out, reference)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from webspider.frontier import sqlite as sqlite_state
-from webspider.frontier.sqlite import SQLiteState, StateLockedError
+from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
 
 
@@ -222,3 +222,24 @@ def test_batched_confirmation_with_collisions(path, monkeypatch):
     keys = ["http://a.test/" + k for k in ["aa", "bb", "cc", "c", "d", "dd", "aa"]]
     assert state.contains_many(keys) == [True, True, False, True, False, False, True]
     state.close()
+
+
+def test_a_held_lock_is_kept_by_a_look_and_released_by_the_crawls_state(path):
+    hold_lock(path)  # the crawl command's check
+    SQLiteState(path, release_leases=False).close()  # its look at the state
+    with pytest.raises(StateLockedError):
+        sqlite_state._acquire(path)  # another crawl: refused
+    crawl = SQLiteState(path)  # the crawl's own state takes the lock over
+    assert os.path.abspath(path) not in sqlite_state._HELD
+    crawl.close()  # and releases it: no lock file left open
+    SQLiteState(path).close()
+
+
+def test_a_lock_kept_at_close_goes_to_the_state_opened_next(path):
+    first = SQLiteState(path)
+    first.close(keep_lock=True)
+    with pytest.raises(StateLockedError):
+        sqlite_state._acquire(path)  # still held: no other crawl in between
+    SQLiteState(path, fresh=True).close()
+    assert os.path.abspath(path) not in sqlite_state._HELD
+    SQLiteState(path).close()

@@ -232,6 +232,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Before scope: lets the robots.txt of checked hosts out, and sees the
     # final answer to a HEAD check (after redirects and retries).
     "webspider.reports.linkcheck.LinkCheckMiddleware": 45,
+    # tells the report what each response counts, right before Scrapy's
+    # DownloaderStats (850) counts it (a resumed crawl counts it once)
+    "webspider.reports.inprogress.InProgressCountsMiddleware": 851,
     "webspider.scope.prefixmiddleware.PrefixMiddleware": 60,
     "webspider.scope.patternmiddleware.ExcludePatternMiddleware": 70,
     # before robots.txt: a refused host's robots.txt is not fetched either

@@ -203,7 +203,7 @@ def open_crawl_state(
     if state.get_meta(META_FINISHED) == "1":
         # the last crawl finished: this one starts afresh (an update crawl)
         run = int(state.get_meta(META_RUN) or 0)
-        state.close()
+        state.close(keep_lock=True)  # no other crawl slips in between
         state = SQLiteState(path, fresh=True)
         state.set_meta(META_RUN, str(run))
     fingerprint = crawl_fingerprint(settings)

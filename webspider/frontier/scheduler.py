@@ -131,6 +131,9 @@ STATS_RELEASED = "webspider/scheduler/released_count"
 #: leases of a delayed origin put back at once: this worker held enough
 STATS_PUT_BACK = "webspider/scheduler/put_back_count"
 
+#: the state's meta holding STATS_URLS_SEEN as of the last commit
+META_URLS_SEEN = "urls_seen"
+
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
 LEASE_SECONDS = 3600.0
@@ -235,8 +238,13 @@ class StateScheduler(BaseScheduler):
             spider.seen_urls = state
         self.crawler.signals.send_catch_log(signal=crawl_state_opened, records=state)
         counts = state.counts()
-        # seen by the earlier part of a resumed crawl (HEAD checks included)
-        self.stats.set_value(STATS_URLS_SEEN, len(state))
+        # queued by the earlier part of a resumed crawl: the count committed
+        # with the requests it counts (a shared state's workers each keep
+        # their own, so there it is the state's size, HEAD checks included)
+        seen = None if self.shared else state.get_meta(META_URLS_SEEN)
+        self.stats.set_value(
+            STATS_URLS_SEEN, int(seen) if seen is not None else len(state)
+        )
         if counts.queued or counts.done or counts.deferred:
             logger.info(
                 "Resuming round %d with %d URLs deferred, %d queued (%d of them "
@@ -505,6 +513,9 @@ class StateScheduler(BaseScheduler):
         )
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
+        if not self.shared:
+            seen = self.stats.get_value(STATS_URLS_SEEN, 0)
+            self.state.set_meta(META_URLS_SEEN, str(seen))
         if self._to_ack:
             self.state.ack(self._to_ack)
             self._to_ack = []

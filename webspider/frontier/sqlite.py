@@ -145,14 +145,25 @@ def _acquire(path: Path) -> IO[bytes]:
 
 
 def hold_lock(path: str | Path) -> None:
-    """Take the lock of the state at ``path`` for the rest of this process
-    (StateLockedError when another process has it). A SQLiteState opened on
-    that path in this process then uses this lock: the crawl command takes
-    it when it checks the state, so that no other crawl starts between the
-    check and the crawl's own opening of the state."""
+    """Take the lock of the state at ``path`` until the crawl's state is
+    closed (StateLockedError when another process has it): the crawl command
+    takes it when it checks the state, so that no other crawl starts between
+    the check and the crawl's own opening of the state. A SQLiteState opened
+    on that path in this process then uses this lock: a look at the state
+    (``release_leases=False``, the check's) leaves it held; the crawl's own
+    state takes it over, and releases it when it closes (so an in-process
+    crawl leaves no lock file open behind it)."""
     key = os.path.abspath(path)
     if key not in _HELD:
         _HELD[key] = _acquire(Path(path))
+
+
+def release_held_locks() -> None:
+    """Release every lock hold_lock took and no crawl took over (a check
+    of the settings without a crawl after it: in-process tests)."""
+    for fh in _HELD.values():
+        fh.close()
+    _HELD.clear()
 
 
 class SQLiteState:
@@ -205,8 +216,9 @@ class SQLiteState:
 
     # -- opening ------------------------------------------------------------------
     def _lock(self) -> IO[bytes] | None:
-        if os.path.abspath(self.path) in _HELD:
-            return None  # held by this process already (hold_lock)
+        key = os.path.abspath(self.path)
+        if key in _HELD:  # held by this process already (hold_lock)
+            return _HELD.pop(key) if self._release_leases else None
         return _acquire(self.path)
 
     def _abandon(self, db: sqlite3.Connection | None) -> None:
@@ -762,12 +774,17 @@ class SQLiteState:
         self.commit()
         return True
 
-    def close(self) -> None:
+    def close(self, keep_lock: bool = False) -> None:
+        """Commit and close; ``keep_lock``: the lock stays held by this
+        process, for the state opened next on this path (hold_lock)."""
         with contextlib.suppress(sqlite3.ProgrammingError):
             self.commit()
             if self._finishing:
                 self._compact()
             self._db.close()
+        if keep_lock and self._lock_file is not None:
+            _HELD[os.path.abspath(self.path)] = self._lock_file
+            self._lock_file = None
         self._unlock()
 
     def _compact(self) -> None:

@@ -18,6 +18,14 @@ it goes; a kill during it leaves the crawl unfinished, and the same command
 finishes it. Without a crawl state (another SCHEDULER) the records are kept
 in memory and the work runs on ``spider_closed``.
 
+``changes.jsonl`` is crash-safe as ``pages.jsonl`` is: its length is
+committed with the records its lines describe (a record of namespace
+``mirror.outputs`` keyed by the file's absolute path, as each worker of a
+shared state writes its own, written on ``crawl_state_committing`` after the
+file is flushed and fsynced), and a resumed crawl cuts it back to that
+length, so the lines of pages that will be fetched again (their records were
+not committed) are not there twice.
+
 Settings: ``WEBSPIDER_MIRROR`` (folder, ``0`` = off), ``WEBSPIDER_MIRROR_*``;
 see docs/mirror.md. Stats: ``webspider/mirror/*``.
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
@@ -49,7 +58,11 @@ from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
 from webspider.mirror.state import Entry, MirrorState, TargetIndex
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.records import MemoryRecordStore
-from webspider.signals import crawl_state_closing, crawl_state_opened
+from webspider.signals import (
+    crawl_state_closing,
+    crawl_state_committing,
+    crawl_state_opened,
+)
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -61,7 +74,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from webspider.page.links import ParsedPage
-    from webspider.records import RecordStore
+    from webspider.records import Records, RecordStore
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +91,9 @@ STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
 STATS_REFUSED = "webspider/mirror/refused_count"
 STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
+
+#: how far the outputs the mirror writes got, committed with its records
+NS_OUTPUTS = "mirror.outputs"
 
 
 HTML, CSS = "html", "css"
@@ -147,6 +163,9 @@ class MirrorStore:
         self.thread_size = options.thread_size
         self.state_path = output / MIRROR_STATE_FILE
         self.changes_path = output / CHANGES_FILE
+        #: its record in NS_OUTPUTS: the file's absolute path, as the
+        #: workers of a shared state each write their own
+        self._changes_key = str(self.changes_path.resolve())
         own = [
             str(self.state_path),
             str(self.changes_path),
@@ -160,7 +179,7 @@ class MirrorStore:
         self.state: MirrorState | None = None
         #: the crawl state's records (crawl_state_opened), else memory
         self.records: RecordStore | None = None
-        self._changes: IO[str] | None = None
+        self._changes: IO[bytes] | None = None
         #: this crawl's run number (kept when an interrupted crawl goes on)
         self.run = 0
         self._finished = False
@@ -172,6 +191,7 @@ class MirrorStore:
         connect = crawler.signals.connect
         connect(self.state_opened, signal=crawl_state_opened)
         connect(self.state_closing, signal=crawl_state_closing)
+        connect(self.state_committing, signal=crawl_state_committing)
         connect(self.spider_opened, signal=signals.spider_opened)
         connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -214,9 +234,29 @@ class MirrorStore:
         continued = bool(stats is not None and stats.get_value(STATS_STATE_RESUMED))
         self.run, resumed = state.begin(self.state_path, continued)
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)
-        mode = "a" if resumed else "w"
-        self._changes = self.changes_path.open(mode, encoding="utf-8", buffering=1)
+        self._changes = self._open_changes(resumed, records.records(NS_OUTPUTS))
         self._start_writer()
+
+    def _open_changes(self, resumed: bool, outputs: Records) -> IO[bytes]:
+        """changes.jsonl, cut back to its committed length when resumed."""
+        path = self.changes_path
+        committed = outputs.get(self._changes_key) if resumed else 0
+        if committed is None or not path.exists():  # from before the record
+            return path.open("ab")
+        fh = path.open("r+b")
+        fh.truncate(min(int(committed), fh.seek(0, os.SEEK_END)))
+        fh.seek(0, os.SEEK_END)
+        outputs.put(self._changes_key, fh.tell())
+        return fh
+
+    def state_committing(self, records: RecordStore) -> None:
+        """Commit changes.jsonl's length with the records its lines describe."""
+        fh = self._changes
+        if fh is None:
+            return
+        fh.flush()
+        os.fsync(fh.fileno())
+        records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
 
     def _start_writer(self) -> None:
         writer, state = self._attached, self.state
@@ -315,7 +355,9 @@ class MirrorStore:
                 "change": change,
                 "path": "/".join(path) if path else None,
             }
-            self._changes.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._changes.write(
+                (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+            )
         self._inc(f"{STATS_CHANGES}/{change}")
 
     # -- update crawls -----------------------------------------------------------

@@ -14,11 +14,22 @@ is not well-formed, ``<loc>`` values that are not http(s) URLs, a relative
 and what was wrong; whatever could be read of it is still used
 (webspider.politeness.sitemapxml).
 
+The sitemaps read are kept in the crawl state as records (namespace
+``politeness.sitemaps``: a sitemap's URL → ``1`` for a urlset whose URLs are
+queued, or the list of the sitemaps an index names), written in the state's
+transaction with the requests they brought: a resumed crawl does not read
+them again (it follows a read index to the sitemaps it names, to request
+those not read yet), and a sitemap requested but not read before a kill is
+requested again. A new crawl on a state whose crawl finished (an update
+crawl) reads them all again.
+
 Settings: ``WEBSPIDER_ROBOTSTXT_SITEMAPS`` (off by default), ``ROBOTSTXT_OBEY``,
 ``DOWNLOAD_MAXSIZE`` (the most a ``.xml.gz`` is unpacked to).
 Stats: ``webspider/sitemaps/fetched_count``, ``webspider/sitemaps/url_count``,
 ``webspider/sitemaps/warning_count`` (sitemaps with a warning),
-``webspider/sitemaps/bad_url_count`` (``<loc>`` values left out).
+``webspider/sitemaps/bad_url_count`` (``<loc>`` values left out),
+``webspider/sitemaps/from_state_count`` (sitemaps a resumed crawl found read
+already).
 """
 
 from __future__ import annotations
@@ -31,10 +42,11 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from webspider import signals
-from webspider.keys import META_SITEMAP
+from webspider.keys import META_SITEMAP, STATS_STATE_RESUMED
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.robotstxt import origin_url
 from webspider.politeness.sitemapxml import SITEMAPINDEX, read_sitemap, usable
+from webspider.records import MemoryRecords
 from webspider.requests import link_requests, page_spider
 
 if TYPE_CHECKING:
@@ -46,6 +58,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from webspider.politeness.robotsrules import RobotsRules
+    from webspider.records import Records, RecordStore
     from webspider.utils.url import Origin
 
 logger = logging.getLogger(__name__)
@@ -54,6 +67,8 @@ STATS_FETCHED = "webspider/sitemaps/fetched_count"
 STATS_URLS = "webspider/sitemaps/url_count"
 STATS_WARNINGS = "webspider/sitemaps/warning_count"
 STATS_BAD_URLS = "webspider/sitemaps/bad_url_count"
+STATS_FROM_STATE = "webspider/sitemaps/from_state_count"
+NS_SITEMAPS = "politeness.sitemaps"
 #: sitemap index → sitemap → … nesting followed at most
 MAX_LEVEL = 3
 
@@ -69,12 +84,25 @@ class SitemapSeeder:
             logger.warning("sitemaps=1 has no effect with robots.txt off (robots=0)")
             raise NotConfigured
         self.max_size = settings.getint("DOWNLOAD_MAXSIZE")
-        self._seen: set[str] = set()
+        #: sitemaps requested by this run (a few per site)
+        self._requested: set[str] = set()
+        #: sitemaps read (see the module docstring); in memory until the
+        #: crawl state opens, and without one
+        self.read: Records = MemoryRecords()
         crawler.signals.connect(self.robots_rules_found, signals.robots_rules_found)
+        crawler.signals.connect(
+            self.crawl_state_opened, signal=signals.crawl_state_opened
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def crawl_state_opened(self, records: RecordStore) -> None:
+        self.read = records.records(NS_SITEMAPS)
+        stats = self.crawler.stats
+        if stats is None or not stats.get_value(STATS_STATE_RESUMED):
+            self.read.clear()  # a new crawl reads them again
 
     def robots_rules_found(self, origin: Origin, parser: RobotsRules) -> None:
         robots = origin_url(origin) + "/robots.txt"
@@ -92,9 +120,16 @@ class SitemapSeeder:
                 )
 
     def request_sitemap(self, url: str, level: int) -> None:
-        if url in self._seen or level > MAX_LEVEL:
+        if url in self._requested or level > MAX_LEVEL:
             return
-        self._seen.add(url)
+        self._requested.add(url)
+        read = self.read.get(url)
+        if read is not None:  # by the earlier part of a resumed crawl
+            self._inc(STATS_FROM_STATE)
+            if isinstance(read, list):  # an index: the sitemaps it names
+                for child in read:
+                    self.request_sitemap(child, level + 1)
+            return
         assert self.crawler.engine is not None
         self.crawler.engine.crawl(
             Request(
@@ -119,9 +154,12 @@ class SitemapSeeder:
                 len(found.locs),
             )
         level = int(response.meta.get(META_SITEMAP, 1))
+        # the URL it was requested as (before any redirect)
+        requested = (response.meta.get("redirect_urls") or [response.url])[0]
         if found.kind == SITEMAPINDEX:
             for loc in found.locs:
                 self.request_sitemap(loc, level + 1)
+            self.read.put(requested, list(found.locs))
             return
         # a sitemap's URLs are links on it (a sitemap request has depth 0)
         link_request = link_requests(
@@ -130,6 +168,8 @@ class SitemapSeeder:
         for loc in found.locs:
             self._inc(STATS_URLS)
             yield link_request(loc, "page")
+        # once every URL is queued: in the same commit as they are
+        self.read.put(requested, 1)
 
     def on_error(self, failure: Failure) -> None:
         logger.info("Sitemap not read: %s", failure.getErrorMessage())

@@ -20,7 +20,8 @@ complete up to the last rewrite even if the crawl is killed.
 
 Settings: WEBSPIDER_BROKEN_LINKS_ENABLED, WEBSPIDER_BROKEN_LINKS_MAX_REFERRERS,
 WEBSPIDER_CHECK_ANCHORS, WEBSPIDER_CHECK_EXTERNAL, WEBSPIDER_REPORT_INTERVAL.
-Missing anchors (WEBSPIDER_CHECK_ANCHORS) are kept in memory, for one run.
+Missing anchors (WEBSPIDER_CHECK_ANCHORS) are kept in the crawl state too
+(webspider.reports.anchors), continued by a resumed crawl.
 Meta keys read: ``redirect_urls``, ``redirect_reasons``,
 ``webspider_check_only`` (the URL is outside the scope).
 Stats: ``webspider/broken/url_count`` (``/internal``, ``/external``),
@@ -310,11 +311,15 @@ class BrokenLinks:
 
     def crawl_state_opened(self, records: RecordStore) -> None:
         self.ledger.open(records)
+        if self.anchors is not None:
+            self.anchors.open(records)
         self.stored = True
         stats = self.crawler.stats
         if stats is None or not stats.get_value(STATS_STATE_RESUMED):
             # a new crawl (or an update crawl after a finished one)
             self.ledger.clear()
+            if self.anchors is not None:
+                self.anchors.clear()
         elif self.ledger.broken_count:
             logger.info(
                 "Resuming with %d broken links already found", self.ledger.broken_count

@@ -16,8 +16,14 @@ records (``reports.pages``: one short digest per page, so a page fetched
 again after a kill is counted once; ``reports.totals``: pages per depth and
 round, the largest files, and the counters of the stats listed in
 CARRIED_STATS as they were at the last commit, added back to the stats when
-a crawl resumes — requests in flight at a kill are fetched, and so counted,
-again). A new crawl on a state whose crawl finished starts from zero.
+a crawl resumes). What the requests still in progress at a commit counted
+(their responses' statuses, their pages' links) is left out of the counters
+committed: their leases are not acknowledged by that commit, so after a kill
+they are fetched, and counted, again — and only then. So a killed and
+resumed crawl's figures about the site (``links``, ``status_codes``…) are an
+uninterrupted crawl's; ``requests`` and ``bytes`` count the work done, the
+pages fetched again included. A new crawl on a state whose crawl finished
+starts from zero.
 
 Settings: WEBSPIDER_REPORT_ENABLED, WEBSPIDER_REPORT_INTERVAL,
 WEBSPIDER_REPORT_LARGEST.
@@ -41,6 +47,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import signals, skips
 from webspider.config import get_output_dir
+from webspider.internals import requests_in_progress
 from webspider.items import PageItem
 from webspider.keys import (
     BROKEN_LINKS_FILE,
@@ -70,8 +77,11 @@ from webspider.reports.summary import Summary
 from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
     from typing_extensions import Self
 
+    from webspider.page.links import ParsedPage
     from webspider.records import RecordStore
 
 logger = logging.getLogger(__name__)
@@ -104,6 +114,12 @@ CARRIED_STATS = (
     "webspider/broken/status_count/",
     "webspider/broken/error_count/",
 )
+
+
+#: the counters a request in progress adds to, tracked per request (see
+#: CrawlReport.in_progress_counts)
+_RESPONSE_COUNT = "downloader/response_count"
+_RECEIVED_COUNT = "response_received_count"
 
 
 def carried(stats: dict[str, Any]) -> dict[str, int]:
@@ -154,6 +170,8 @@ class CrawlReport:
         self._task: Any = None
         #: the report's tables, taken from the crawl state before it closed
         self._final: Report | None = None
+        #: what requests not done yet added to the carried counters
+        self._counted: dict[Request, dict[str, int]] = {}
         self.open(MemoryRecordStore())
         connect = crawler.signals.connect
         connect(self.item_seen, signal=scrapy_signals.item_scraped)
@@ -163,6 +181,8 @@ class CrawlReport:
         connect(self.crawl_state_closing, signal=signals.crawl_state_closing)
         connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         connect(self.spider_closed, signal=scrapy_signals.spider_closed)
+        connect(self.response_received, signal=scrapy_signals.response_received)
+        connect(self.links_extracted, signal=signals.links_extracted)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -204,8 +224,52 @@ class CrawlReport:
     def _save(self) -> None:
         stats = self.crawler.stats
         if stats is not None:
-            self._totals.put("stats" + self._own, carried(stats.get_stats()))
+            counters = carried(stats.get_stats())
+            for key, count in self.in_progress_counts().items():
+                left = counters.get(key, 0) - count
+                if left > 0:
+                    counters[key] = left
+                else:
+                    counters.pop(key, None)
+            self._totals.put("stats" + self._own, counters)
         self._totals.put("largest" + self._own, self.largest)
+
+    # -- what the requests in progress counted ---------------------------------------
+    def _count(self, request: Request, key: str, count: int = 1) -> None:
+        counted = self._counted.get(request)
+        if counted is None:
+            counted = self._counted[request] = {}
+        counted[key] = counted.get(key, 0) + count
+
+    def response_counted(self, request: Request, status: int) -> None:
+        """Scrapy's DownloaderStats is about to count ``request``'s response
+        (told by webspider.reports.inprogress, in the same reactor turn)."""
+        self._count(request, f"{_STATUS_PREFIX}{status}")
+        self._count(request, _RESPONSE_COUNT)
+
+    def response_received(self, response: Response, request: Request) -> None:
+        self._count(request, _RECEIVED_COUNT)
+
+    def links_extracted(self, response: Response, page: ParsedPage) -> None:
+        if response.request is not None:
+            self._count(response.request, STATS_LINKS_EXTRACTED, len(page.links))
+
+    def in_progress_counts(self) -> dict[str, int]:
+        """What the requests still in progress added to the carried counters
+        (the requests done since the last call are forgotten)."""
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
+            engine = None
+        in_progress = requests_in_progress(engine)
+        counted = self._counted
+        for request in [r for r in counted if r not in in_progress]:
+            del counted[request]
+        total: dict[str, int] = {}
+        for counts in counted.values():
+            for key, count in counts.items():
+                total[key] = total.get(key, 0) + count
+        return total
 
     def crawl_state_closing(self, reason: str, records: RecordStore) -> None:
         self._save()
