@@ -17,13 +17,14 @@ clocks must agree to well within the lease timeout (NTP does).
 The seen-set keeps a 96-bit fingerprint of each URL (BLAKE2b of its key):
 the first 2 bytes pick one of 65,536 small hashes, the other 10 are the
 field. Redis keeps a hash of up to ``hash-max-listpack-entries`` (128)
-fields as a listpack: 14 bytes a URL, plus the bucket's own overhead
-(about 20 bytes a URL in all at a million URLs, measured by
-bench/redis_workers.py), whatever the URL's length; buckets fill past 128
-fields near 6 million URLs, and a crawl larger than that wants that Redis
-setting raised (512: 30 million). Exact keys, as this state kept before
-(format 1), cost the URL's path and more, and a bucket holding one path
-longer than ``hash-max-listpack-value`` (64 bytes) became a hash table.
+fields as a listpack: 14 bytes a URL whatever the URL's length, plus the
+bucket's own overhead (about 22 bytes a URL in all at a million URLs,
+bench/redis_workers.py). The fullest buckets pass 128 fields near 5
+million URLs (each then becomes a hash table, several times the memory):
+a larger crawl wants that Redis setting raised (512: about 25 million).
+Exact keys, as this state kept before (format 1), cost the URL's path and
+more, and a bucket holding one path longer than
+``hash-max-listpack-value`` (64 bytes) became a hash table.
 
 Why a fingerprint drops no URL. A URL not yet seen is taken as seen only if
 its 96 bits equal those of one of the n URLs seen: at most n / 2**96 a

@@ -325,27 +325,27 @@ class SQLiteState:
         ]
         if not todo:
             return answers
-        unconfirmed: dict[int, list[int]] = {}
-        for i, fp in zip(todo, fingerprints([keys[i] for i in todo]), strict=True):
-            unconfirmed.setdefault(fp, []).append(i)
-        fps = list(unconfirmed)
+        unsure = [keys[i] for i in todo]
+        fps = fingerprints(unsure).tolist()
+        found: dict[int, str] = {}
         for start in range(0, len(fps), _BATCH):
             chunk = fps[start : start + _BATCH]
-            rows = self._db.execute(
-                "SELECT id, key, status FROM url WHERE id IN"
-                f" ({', '.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            stored = {row[0]: (row[1], row[2]) for row in rows}
-            for fp in chunk:
-                row = stored.get(fp)
-                for i in unconfirmed[fp]:
-                    if row is not None and row[0] == keys[i]:
-                        answers[i] = row[1] in _SEEN
-                    else:  # stored under another id (a collision), or not at all
-                        answers[i] = keys[i] in self
-                    if answers[i]:
-                        self._confirm(keys[i])
+            found.update(
+                self._db.execute(
+                    f"SELECT id, key FROM url WHERE status IN {_SEEN} AND id IN"
+                    f" ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        if len(confirmed) + len(todo) > _CONFIRMED_MAX:
+            confirmed.clear()
+        for i, key, fp in zip(todo, unsure, fps, strict=True):
+            # not under its fingerprint: stored under another id (a
+            # collision), deferred, or a key the filter only may hold
+            seen = found.get(fp) == key or key in self
+            answers[i] = seen
+            if seen:
+                confirmed.add(key)
         return answers
 
     @property
