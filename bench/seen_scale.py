@@ -1,6 +1,6 @@
 """Benchmark (not a test): the crawl state's seen-set at 10 million URLs.
 
-    PYTHONPATH=. python bench/seen_scale.py                 # 10M URLs (~15 min)
+    PYTHONPATH=. python bench/seen_scale.py                 # 10M URLs (~45 min here)
     PYTHONPATH=. python bench/seen_scale.py --urls 1000000  # quicker
     PYTHONPATH=. python bench/seen_scale.py --filter-only   # no store
 
