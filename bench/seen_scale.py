@@ -1,34 +1,40 @@
-"""Benchmark (not a test): the crawl state's seen-set at scale.
+"""Benchmark (not a test): the crawl state's seen-set at 10 million URLs.
 
-    PYTHONPATH=. python bench/seen_scale.py       # tables of 1M and 10M, store of 1M
-    PYTHONPATH=. python bench/seen_scale.py --sizes 1000000 --store-urls 0
+    PYTHONPATH=. python bench/seen_scale.py                 # 10M URLs (~45 min here)
+    PYTHONPATH=. python bench/seen_scale.py --urls 1000000  # quicker
+    PYTHONPATH=. python bench/seen_scale.py --filter-only   # no store
 
 What a *check* is here: from the URL string (a fresh ``str``, as a page's
-links are) to the answer. Fingerprinting the URL is included, as the crawl
-pays it; so is, in the store section, confirming a hit against the exact
-key in the file. A *batch* is 50 URLs (a page's links: the crawl asks
-``contains_many`` once per page, webspider.spiders.webspider.follow_links).
+links are) to the exact answer, through the path the crawl uses: the
+spider asks ``seen_many(state, keys)`` once per page
+(webspider.spiders.webspider.follow_links), that is
+``SQLiteState.contains_many`` with the page's links, ``--batch`` of them
+(default 35: pages of 20-50 links). Rates are checks per second of process
+time, best of three (the machine is shared: wall time would measure the
+neighbours).
 
-1. The in-memory part, for each of ``--sizes`` (default 1M and 10M): the
-   fingerprints of N distinct URLs added to a FingerprintTable (no file).
-   Reports its bytes per URL (the table's arrays, and the RSS growth), and
-   checks per second, one at a time and in batches, of URLs absent (never
-   added: the answer is the table's) and present (the table's hit, before
-   the store would confirm it).
-2. The store, with ``--store-urls`` URLs (default 1M; 0 skips it) pushed
-   through webspider.frontier.sqlite.SQLiteState (queued in batches of
-   1,000, committed about once a second, as a crawl does); then checks
-   through the state:
+1. The filter alone (webspider.frontier.keyfilter), the N URLs added one by
+   one as a crawl adds them (so grown, not sized in advance): its bytes per
+   URL (its array, exact) and the RSS growth; checks of URLs absent and
+   present (the filter's "maybe", before the store confirms it).
+2. The store: a state file of N queued URLs (the first 10,000 added
+   through SQLiteState.add, the rest written as the rows ``add`` writes, in
+   the order of their ids: see ``build_store``). Then a *fresh process*
+   opens the state as a resumed crawl does (the filter rebuilt from the
+   keys) and checks, through ``contains_many``:
 
-   - ``absent``: URLs never added (answered by the in-memory table);
-   - ``present_repeated``: the same 1,000 added URLs over and over (the
-     navigation links every page repeats; confirmed once, then cached);
-   - ``present_cold``: added URLs each checked once (every hit confirmed
-     against the file: SQLite's page reads, not the table, set this rate).
+   - ``absent``: URLs never added (the filter answers: no file access);
+   - ``present_repeated``: the same 1,000 added URLs again and again (the
+     navigation links every page repeats: confirmed once, then cached);
+   - ``present_cold``: added URLs each checked once (each hit confirmed
+     against its row in the file: SQLite's reads set this rate);
+   - ``page``: pages of one new link and the rest seen, a third of those
+     repeated navigation links and two thirds cold, as a synthetic site's
+     breadth-first crawl meets them.
 
-   Pushing 10M URLs through the store takes over an hour here (inserts at
-   random row ids, each dirtying a page of the file), hence 1M by default;
-   what the store keeps in memory per URL is the table of part 1.
+   Memory of that process: the filter's bytes (exact) and the RSS growth
+   from before the state is opened to after the checks (the filter, SQLite's
+   page cache, the confirmed-keys cache), per URL.
 """
 
 from __future__ import annotations
@@ -36,19 +42,21 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webspider.frontier.fingerprints import FingerprintTable, fingerprint, fingerprints
+from webspider.frontier.fingerprints import fingerprints
+from webspider.frontier.keyfilter import KeyFilter
+from webspider.frontier.seen import seen_many
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import StoredRequest
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-BATCH = 50
 
 
 def rss_kib(field: str = "VmRSS") -> int:
@@ -67,140 +75,180 @@ def fresh(indexes: list[int]) -> list[str]:
     return [url(i) for i in indexes]
 
 
-def per_second(run: Callable[[list[str]], object], keys: list[str]) -> int:
-    """Checks per second of ``run(keys)``: the best of three, by CPU time
-    (the machine is shared; wall time would measure the neighbours)."""
+def per_second(
+    check: Callable[[list[str]], list[bool]],
+    keys: list[str],
+    expected: list[bool] | bool,
+    batch: int,
+    before: Callable[[], object] = lambda: None,
+) -> int:
+    """Checks per second of ``check`` over ``keys`` in batches of ``batch``:
+    the best of three by process time, the answers verified afterwards."""
     best = float("inf")
     for _ in range(3):
         copy = [k[:-1] + k[-1] for k in keys]  # fresh strings each time
+        batches = [copy[i : i + batch] for i in range(0, len(copy), batch)]
+        before()
         started = time.process_time()
-        run(copy)
+        answers = [check(b) for b in batches]
         best = min(best, time.process_time() - started)
+        flat = [a for page in answers for a in page]
+        wanted = expected if isinstance(expected, list) else [expected] * len(keys)
+        assert flat == wanted, "wrong answers"
     return round(len(keys) / best)
 
 
-def singly(
-    check: Callable[[str], bool], expected: bool
-) -> Callable[[list[str]], object]:
-    def run(keys: list[str]) -> None:
-        assert all(check(k) is expected for k in keys)
-
-    return run
-
-
-def batched(
-    check: Callable[[list[str]], list[bool]], expected: bool
-) -> Callable[[list[str]], object]:
-    def run(keys: list[str]) -> None:
-        for i in range(0, len(keys), BATCH):
-            assert all(a is expected for a in check(keys[i : i + BATCH]))
-
-    return run
-
-
-def table_part(n: int, checks: int) -> dict[str, object]:
+def filter_part(n: int, checks: int, batch: int) -> dict[str, object]:
+    rng = random.Random(0)
     before = rss_kib()
-    table = FingerprintTable()
+    f = KeyFilter()
+    add = f.add
     started = time.perf_counter()
-    for start in range(0, n, 10_000):
-        for fp in fingerprints([url(i) for i in range(start, min(start + 10_000, n))]):
-            table.add(fp)
+    for i in range(n):
+        add(url(i))
     added_per_s = n / (time.perf_counter() - started)
     grown = rss_kib() - before
-    rng = random.Random(0)
     absent = fresh([n + i for i in range(checks)])
     present = fresh([rng.randrange(n) for _ in range(checks)])
-
-    def one(key: str) -> bool:
-        return fingerprint(key) in table
-
-    def many(keys: list[str]) -> list[bool]:
-        return table.contains_many(fingerprints(keys))
-
+    maybe = f.maybe_many(absent)
     return {
         "urls": n,
         "added_per_s": round(added_per_s),
-        "table_bytes_per_url": round(table.nbytes / n, 2),
+        "filter_bytes_per_url": round(f.nbytes / n, 2),
         "rss_growth_bytes_per_url": round(grown * 1024 / n, 2),
+        "absent_reported_maybe": f"{sum(maybe) / len(maybe):.3%}",
         "checks_per_s": {
-            "absent": per_second(singly(one, False), absent),
-            "absent_batched": per_second(batched(many, False), absent),
-            "present": per_second(singly(one, True), present),
-            "present_batched": per_second(batched(many, True), present),
-            "fingerprint_alone": per_second(
-                lambda ks: [fingerprint(k) for k in ks], absent
-            ),
+            "absent": per_second(f.maybe_many, absent, maybe, batch),
+            "present": per_second(f.maybe_many, present, True, batch),
         },
     }
 
 
-def store_part(n: int, checks: int) -> dict[str, object]:
-    rng = random.Random(0)
-    with tempfile.TemporaryDirectory(prefix="seen-scale-") as tmp:
-        path = Path(tmp) / "state.sqlite3"
-        state = SQLiteState(path)
-        base = rss_kib()
-        started = time.perf_counter()
-        for start in range(0, n, 1000):
-            batch = []
-            for i in range(start, min(start + 1000, n)):
-                u = url(i)
-                batch.append(StoredRequest(key=u, url=u, depth=i % 6))
-            state.add(batch)
-            state.maybe_commit()
-        state.commit()
-        added_per_s = n / (time.perf_counter() - started)
-        grown = rss_kib() - base
-
-        def cold(run: Callable[[list[str]], object]) -> Callable[[list[str]], object]:
-            def clear_first(keys: list[str]) -> object:
-                state._confirmed.clear()  # a cold start, on purpose
-                return run(keys)
-
-            return clear_first
-
-        absent = fresh([n + i for i in range(checks)])
-        nav = [rng.randrange(n) for _ in range(1000)]
-        repeated = fresh([nav[i % 1000] for i in range(checks)])
-        cold_n = min(checks, n) // 4
-        present = fresh([rng.randrange(n) for _ in range(cold_n)])
-        in_state = state.__contains__
-        rates = {
-            "absent": per_second(singly(in_state, False), absent),
-            "absent_batched": per_second(batched(state.contains_many, False), absent),
-            "present_repeated": per_second(singly(in_state, True), repeated),
-            "present_repeated_batched": per_second(
-                batched(state.contains_many, True), repeated
-            ),
-            "present_cold": per_second(cold(singly(in_state, True)), present),
-            "present_cold_batched": per_second(
-                cold(batched(state.contains_many, True)), present
-            ),
-        }
-        table_bytes = state.memory_bytes
-        state.close()
-        disk = sum(p.stat().st_size for p in Path(tmp).iterdir())
+def build_store(path: Path, n: int) -> dict[str, object]:
+    """The state file of ``n`` queued URLs. The first 10,000 go through
+    SQLiteState.add; the rest are written as the rows ``add`` writes (the
+    same columns and values: fingerprint id, key, status queued, origin,
+    depth, sequence), in the order of their ids so that each insert appends
+    to the file — through ``add``, in a crawl's order, each insert dirties a
+    page at a random place and 10M take hours on this machine."""
+    through_add = min(n, 10_000)
+    state = SQLiteState(path)
+    for start in range(0, through_add, 1000):
+        urls = [url(i) for i in range(start, min(through_add, start + 1000))]
+        state.add(
+            [StoredRequest(key=u, url=u, depth=i % 6) for i, u in enumerate(urls)]
+        )
+    state.commit()
+    (origin,) = state._db.execute("SELECT id FROM origin").fetchone()
+    rows: list[tuple[int, int]] = []
+    for start in range(through_add, n, 100_000):
+        chunk = range(start, min(n, start + 100_000))
+        rows.extend(zip(fingerprints([url(i) for i in chunk]), chunk, strict=True))
+    rows.sort()
+    started = time.perf_counter()
+    insert = (
+        "INSERT OR IGNORE INTO url (id, key, url, status, origin, depth, round,"
+        " priority, kind, referer, seq, extra)"
+        " VALUES (?, ?, NULL, 1, ?, ?, 0, 0, 0, NULL, ?, NULL)"
+    )
+    db = state._db
+    for start in range(0, len(rows), 100_000):
+        db.executemany(
+            insert,
+            [
+                (fp, url(i), origin, i % 6, i + 1)
+                for fp, i in rows[start : start + 100_000]
+            ],
+        )
+        db.commit()
+    written = time.perf_counter() - started
+    (stored,) = db.execute("SELECT COUNT(*) FROM url").fetchone()
+    state.close()
+    disk = sum(p.stat().st_size for p in path.parent.iterdir())
     return {
-        "urls": n,
-        "added_per_s": round(added_per_s),
-        "memory_table_bytes_per_url": round(table_bytes / n, 2),
-        "rss_growth_bytes_per_url": round(grown * 1024 / n, 2),
-        "disk_bytes_per_url": round(disk / n, 1),
-        "checks_per_s": rates,
+        "rows_written_per_s": round(len(rows) / written) if rows else None,
+        # a fingerprint shared by two URLs (the store would probe): not written
+        "skipped_shared_fingerprints": n - stored,
+        "disk_bytes_per_url": round(disk / n),
     }
 
 
+def check_store(path: Path, n: int, checks: int, batch: int) -> dict[str, object]:
+    """In a fresh process: open the state, check, measure."""
+    rng = random.Random(1)
+    absent = fresh([n + i for i in range(checks)])
+    nav = [rng.randrange(n) for _ in range(1000)]
+    repeated = fresh([nav[i % 1000] for i in range(checks)])
+    cold = fresh(rng.sample(range(n), min(n, checks) // 4))
+    # pages: one new link, then seen ones, a third navigation, two thirds cold
+    page_keys: list[str] = []
+    page_seen: list[bool] = []
+    news = iter(range(n + checks, n + 2 * checks))
+    while len(page_keys) < checks:
+        page_keys.append(url(next(news)))
+        page_seen.append(False)
+        for j in range(1, batch):
+            page_keys.append(url(nav[j] if j % 3 == 0 else rng.randrange(n)))
+            page_seen.append(True)
+    before = rss_kib()
+    started = time.perf_counter()
+    state = SQLiteState(path)
+    opened_s = time.perf_counter() - started
+    after_open = rss_kib()
+
+    def clear() -> None:
+        state._confirmed.clear()  # a cold start, on purpose
+
+    def many(keys: list[str]) -> list[bool]:
+        return seen_many(state, keys)
+
+    rates = {
+        "absent": per_second(many, absent, False, batch),
+        "present_repeated": per_second(many, repeated, True, batch),
+        "present_cold": per_second(many, cold, True, batch, before=clear),
+        "page": per_second(many, page_keys, page_seen, batch, before=clear),
+    }
+    grown = rss_kib() - before
+    result = {
+        "open_s": round(opened_s, 1),
+        "filter_bytes_per_url": round(state.memory_bytes / n, 2),
+        "rss_growth_on_open_bytes_per_url": round((after_open - before) * 1024 / n, 2),
+        "rss_growth_bytes_per_url": round(grown * 1024 / n, 2),
+        "checks_per_s": rates,
+    }
+    state.close()
+    return result
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000000,10000000")
-    parser.add_argument("--store-urls", type=int, default=1_000_000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--urls", type=int, default=10_000_000)
     parser.add_argument("--checks", type=int, default=200_000)
+    parser.add_argument("--batch", type=int, default=35, help="links a page")
+    parser.add_argument("--filter-only", action="store_true")
+    parser.add_argument("--check-store", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    report: dict[str, object] = {"batch": BATCH}
-    report["table"] = [table_part(int(n), args.checks) for n in args.sizes.split(",")]
-    if args.store_urls:
-        report["store"] = store_part(args.store_urls, args.checks)
-    report["peak_rss_mib"] = round(rss_kib("VmHWM") / 1024, 1)
+    if args.check_store:
+        result = check_store(args.check_store, args.urls, args.checks, args.batch)
+        print(json.dumps(result))
+        return
+    report: dict[str, object] = {"batch": args.batch}
+    report["filter"] = filter_part(args.urls, args.checks, args.batch)
+    if not args.filter_only:
+        with tempfile.TemporaryDirectory(prefix="seen-scale-") as tmp:
+            path = Path(tmp) / "state.sqlite3"
+            store = build_store(path, args.urls)
+            command = [sys.executable, __file__, "--check-store", str(path)]
+            command += ["--urls", str(args.urls), "--checks", str(args.checks)]
+            command += ["--batch", str(args.batch)]
+            child = subprocess.run(
+                command,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            store.update(json.loads(child.stdout))
+            report["store"] = {"urls": args.urls, **store}
     print(json.dumps(report, indent=2))
 
 

@@ -233,3 +233,28 @@ def test_a_bad_state_url_is_one_line_and_hides_the_password(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
     assert "s3cret" not in result.stderr + result.stdout
     assert "user:***@" in result.stderr
+
+
+def test_a_state_of_the_old_layout_is_refused_then_started_over(
+    server, redis_url, tmp_path
+):
+    # format 1 kept exact keys in the seen-set: a crawl never reads it as
+    # format 2's fingerprints, it stops with one line, exit 2
+    tree(delay=0).serve(server)
+    key = ("-s", "WEBSPIDER_STATE_KEY=old")
+    r = redis.Redis.from_url(redis_url)
+    r.hset("webspider:{old}:meta", mapping={"format": "1", "round": "0"})
+    r.hset("webspider:{old}:s:0000", "1/p/1", "")
+    worker = start(server, tmp_path / "out", redis_url, *key)
+    out, _ = worker.communicate(timeout=180)
+    assert worker.returncode == 2, out[-3000:]
+    errors = [line for line in out.splitlines() if "webspider: error:" in line]
+    assert len(errors) == 1, out[-3000:]
+    assert "crawl state of format 1, this webspider reads format 2" in errors[0]
+    assert "-a restart=1" in errors[0]
+    assert server.requested_pages() == []
+    worker = start(server, tmp_path / "out", redis_url, *key, "-a", "restart=1")
+    finished(worker)
+    assert set(pages_of(tmp_path / "out")) == site_urls(server)
+    assert r.hget("webspider:{old}:meta", "format") == b"2"
+    assert r.hget("webspider:{old}:s:0000", "1/p/1") is None  # deleted

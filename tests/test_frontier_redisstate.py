@@ -1,11 +1,12 @@
 """What is particular to the Redis crawl state: several workers on one
 crawl, leases of a dead worker, rounds started once, untrusted entries,
-exactness under fingerprint collisions, a Redis that goes away and comes
+URLs sharing a bucket, the seen-set's layout and old layouts refused, a Redis that goes away and comes
 back, and the password kept out of messages. A real redis-server
 (tests/support/redis_server.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import pickle
 import threading
@@ -14,11 +15,15 @@ from pathlib import Path
 
 import pytest
 import redis
+from scrapy.settings import Settings
 
 from tests.support.redis_server import RedisServer
+from webspider import settings as defaults
+from webspider.config import ConfigError
 from webspider.frontier import redisrecords, redisstate
 from webspider.frontier.options import mask_password as mask_url
 from webspider.frontier.redisstate import RedisState, crawl_prefix
+from webspider.frontier.resume import check_crawl_state, open_crawl_state
 from webspider.frontier.state import Counts, StateError, StoredRequest
 
 
@@ -259,8 +264,13 @@ def test_a_worker_that_died_emptying_a_finished_crawl_is_taken_over(
     assert state.get_meta("run") == "4"
 
 
-def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):
-    monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
+def one_bucket(key: str) -> bytes:
+    # every key in bucket 0007; the other 10 bytes still tell them apart
+    return b"\x00\x07" + hashlib.blake2b(key.encode(), digest_size=10).digest()
+
+
+def test_urls_sharing_a_bucket_stay_apart(redis_url, monkeypatch):
+    monkeypatch.setattr(redisstate, "seen_fingerprint", one_bucket)
     state = RedisState(redis_url, "c")
     assert state.defer([req("d", 3)]) == [True]
     assert state.add([req("a"), req("b"), req("a"), req("c")]) == [
@@ -275,11 +285,12 @@ def test_a_fingerprint_collision_drops_no_url(redis_url, monkeypatch):
     assert sorted(x.request.key[-1] for x in state.lease(9, deadline=1e12)) == list(
         "abcd"
     )
+    r = redis.Redis.from_url(redis_url)
+    assert r.hlen(crawl_prefix("c") + "s:0007") == 4
 
 
-def test_shortened_keys_never_meet(redis_url, monkeypatch):
-    # one bucket for all: only the shortened key tells them apart
-    monkeypatch.setattr(redisstate, "fingerprint", lambda key: 7)
+def test_keys_in_one_bucket_never_meet(redis_url, monkeypatch):
+    monkeypatch.setattr(redisstate, "seen_fingerprint", one_bucket)
     state = RedisState(redis_url, "c")
     keys = [
         "http://a.test/x",
@@ -297,28 +308,64 @@ def test_shortened_keys_never_meet(redis_url, monkeypatch):
     assert state.contains_many(keys) == [True] * len(keys)
 
 
+def seen_buckets(r: redis.Redis, name: str = "c") -> list[bytes]:
+    pattern = crawl_prefix(name).replace("{", "\\{").replace("}", "\\}") + "s:*"
+    return list(r.scan_iter(match=pattern))
+
+
 def test_seen_set_buckets_stay_compact(redis_url):
     state = RedisState(redis_url, "c")
-    state.add([req(f"page/{i}.html") for i in range(3000)])
+    long_path = "a-long-path/" * 40  # 480 characters: still 10 bytes a URL
+    requests = [req(f"{long_path}{i}.html") for i in range(3000)]
+    state.add(requests)
     r = redis.Redis.from_url(redis_url)
-    buckets = list(
-        r.scan_iter(
-            match=crawl_prefix("c").replace("{", "\\{").replace("}", "\\}") + "s:*"
-        )
-    )
+    buckets = seen_buckets(r)
     assert buckets
-    assert {r.object("encoding", b) for b in buckets[:50]} == {b"listpack"}
-    # the exact key is the field, shortened to the origin's number and the path
-    fields = [f for b in buckets for f in r.hkeys(b)]
-    assert len(fields) == 3000
-    assert {f.split(b"/page/")[0] for f in fields} == {b"1"}
-    assert set(r.hvals(buckets[0])) == {b""}
+    assert {r.object("encoding", b) for b in buckets} == {b"listpack"}
+    # the field is the fingerprint past its bucket: 10 bytes, value ""
+    fields = {f for b in buckets for f in r.hkeys(b)}
+    assert fields == {redisstate.seen_fingerprint(x.key)[2:] for x in requests}
+    for x in requests[:50]:
+        fp = redisstate.seen_fingerprint(x.key)
+        assert r.hget(crawl_prefix("c") + f"s:{fp[:2].hex()}", fp[2:]) == b""
+    assert {len(f) for f in fields} == {10}
+    # and nothing in Redis keeps the URL's key once its request is done
+    for lease in state.lease(5000, deadline=1e12, strict=False):
+        state.ack([lease.ticket])
+    assert not any(long_path.encode() in (k or b"") for k in r.keys("*"))
+    assert all(x.key in state for x in requests)
 
 
 def test_another_format_is_refused(redis_url):
     RedisState(redis_url, "c").set_meta("format", "99")
     with pytest.raises(StateError, match="format 99"):
         RedisState(redis_url, "c")
+
+
+def test_a_state_of_the_exact_key_layout_is_refused_or_started_over(
+    redis_url, tmp_path
+):
+    # format 1 kept the exact keys in the seen-set: never read as format 2
+    old = RedisState(redis_url, "c")
+    old.add([req("a")])
+    old.set_meta("format", "1")
+    with pytest.raises(StateError, match=r"format 1, .*format 2.*restart=1"):
+        RedisState(redis_url, "c")
+    s = Settings()
+    s.setmodule(defaults)
+    s.set("WEBSPIDER_OUTPUT", str(tmp_path / "out"))
+    s.set("WEBSPIDER_START_URLS", ["http://a.test/"])
+    s.set("WEBSPIDER_STATE", redis_url)
+    s.set("WEBSPIDER_STATE_KEY", "c")
+    with pytest.raises(ConfigError, match=r"format 1.*restart=1"):
+        check_crawl_state(s)
+    s.set("WEBSPIDER_STATE_RESTART", True)
+    check_crawl_state(s)
+    state, resumed = open_crawl_state(s)
+    assert not resumed
+    assert len(state) == 0
+    assert state.get_meta("format") == "2"
+    state.close()
 
 
 def test_crawls_of_other_names_are_apart_and_fresh_empties_one(redis_url):
@@ -369,3 +416,24 @@ def test_a_redis_that_lost_the_state_stops_the_worker(tmp_path: Path):
         threading.Timer(0.5, server.start).start()
         with pytest.raises(StateError, match="gone"):
             state.lease(1, deadline=1e12)
+
+
+def test_a_fingerprint_of_any_bytes_is_read_back(redis_url, monkeypatch):
+    # the request's header follows the 12 fingerprint bytes: ":" and "\n"
+    # in them must not be read as the header's separators
+    monkeypatch.setattr(
+        redisstate, "seen_fingerprint", lambda key: b":\n1:2" + key[-1].encode() * 7
+    )
+    state = RedisState(redis_url, "c")
+    assert state.defer([req("x", 3), req("y", 4)]) == [True, True]
+    assert state.deferred_round("http://a.test/x") == 0
+    assert [(r.key[-1], r.depth) for r in state.iter_deferred()] == [("x", 3), ("y", 4)]
+    assert state.add([req("z", 2)]) == [True]
+    assert state.next_round() == 2
+    leases = state.lease(5, deadline=1e12, strict=False)
+    assert sorted((x.request.key[-1], x.request.depth) for x in leases) == [
+        ("x", 0),
+        ("y", 0),
+        ("z", 2),
+    ]
+    assert {"http://a.test/" + k in state for k in "xyz"} == {True}

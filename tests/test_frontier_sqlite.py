@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from webspider.frontier import keyfilter
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
@@ -243,3 +244,48 @@ def test_a_lock_kept_at_close_goes_to_the_state_opened_next(path):
     SQLiteState(path, fresh=True).close()
     assert os.path.abspath(path) not in sqlite_state._HELD
     SQLiteState(path).close()
+
+
+def test_a_filter_that_holds_every_tag_drops_no_url(path, monkeypatch):
+    # every key's tag alike, and fingerprints colliding: the file decides
+    monkeypatch.setattr(keyfilter, "hash", lambda key: 5, raising=False)
+    same_fingerprints(monkeypatch, len)
+    state = SQLiteState(path)
+    state.add([req("aa"), req("bb"), req("c")])
+    state.defer([req("dd")])
+    keys = ["http://a.test/" + k for k in ["aa", "bb", "cc", "c", "d", "dd", "aa"]]
+    expected = [True, True, False, True, False, False, True]
+    assert state.contains_many(keys) == expected
+    state._confirmed.clear()
+    assert [key in state for key in keys] == expected
+    assert state.add([req("cc"), req("aa"), req("dd")]) == [True, False, True]
+    state.close()
+    state = SQLiteState(path)  # the filter rebuilt from the file
+    assert state.contains_many(keys) == [True, True, True, True, False, True, True]
+    state.close()
+
+
+class NoFile:
+    def execute(self, *args: object) -> None:
+        raise AssertionError("the file was read")
+
+
+def test_new_links_are_answered_without_the_file(path):
+    state = SQLiteState(path)
+    state.add([req(f"seen/{i}") for i in range(1000)])
+    state.commit()
+    new = [f"http://a.test/new/{i}" for i in range(1000)]
+    # (but for a tag shared by chance: about 1,000 in 2**32 a key)
+    new = [key for key in new if key not in state._filter]
+    assert len(new) > 990
+    db, state._db = state._db, NoFile()
+    try:
+        answers = state.contains_many(new)
+    finally:
+        state._db = db
+    assert answers == [False] * len(new)
+    # and the ones seen are confirmed against it
+    assert (
+        state.contains_many([f"http://a.test/seen/{i}" for i in range(9)]) == [True] * 9
+    )
+    state.close()

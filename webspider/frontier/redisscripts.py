@@ -8,11 +8,11 @@ leaves the state consistent. Keys are built from the crawl's prefix (ARGV[1],
 Layout under the prefix (``n`` counters, ``meta`` names → values)::
 
     s:<hhhh>    hash   the seen-set, 65,536 buckets by the first 2 bytes of the
-                       key's 64-bit fingerprint: field = the exact key,
-                       shortened to "<origin id><path>" ("|<key>" for a key
-                       without an origin), value = "" (small buckets stay
-                       listpacks: about the key's length + 4 bytes a URL)
-    r           hash   id → "<fp 8 bytes><depth>:<round>:<priority>:<origin>\\n<json>"
+                       key's 96-bit fingerprint (12 bytes): field = its other
+                       10 bytes, value = "" (buckets of up to 128 fields stay
+                       listpacks: 14 bytes a URL, whatever the URL's length;
+                       see webspider.frontier.redisstate for why 96 bits)
+    r           hash   id → "<fp 12 bytes><depth>:<round>:<priority>:<origin>\\n<json>"
                        a queued, leased or deferred request
     q:<origin>  zset   queued ids (12-digit members) by depth*2048 + (1023 - priority):
                        depth first, higher priority first, then FIFO (members
@@ -24,7 +24,6 @@ Layout under the prefix (``n`` counters, ``meta`` names → values)::
     ld:<origin> hash   depth → how many of the origin's requests are leased
     d           zset   deferred ids, oldest first
     dk          hash   deferred key → id
-    oid         hash   origin → small integer (seen-set keys)
     R:<name>:v, R:<name>:k   records (webspider.frontier.redisrecords)
     newrun      string the token of the worker emptying a finished crawl for
                        the next run (with a time to live: a worker that dies
@@ -36,34 +35,18 @@ from __future__ import annotations
 _COMMON = r"""
 local P = ARGV[1]
 local N = P .. 'n'
--- the key as stored in the seen-set: '<origin id><path>' when it starts
--- with an origin and a '/' (the id is digits, the path starts with '/': no
--- two keys share a form), else '|<key>'; nil when the origin has no id
--- yet (and create is false)
-local function enc(key, create)
-  local o = string.match(key, '^([%w+.-]+://[^/?#]+)/')
-  if not o then return '|' .. key end
-  local id = redis.call('HGET', P .. 'oid', o)
-  if not id then
-    if not create then return nil end
-    id = tostring(redis.call('HINCRBY', N, 'origins', 1))
-    redis.call('HSET', P .. 'oid', o, id)
-  end
-  return id .. string.sub(key, #o + 1)
-end
+-- the seen-set: a URL's 96-bit fingerprint (FP bytes) picks its bucket by
+-- the first 2 bytes and is stored by the other 10 (the field; "" the value)
+local FP = 12
 local function bucket(fp)
   local b1, b2 = string.byte(fp, 1, 2)
   return P .. 's:' .. string.format('%02x%02x', b1, b2)
 end
--- exact: the field is the whole key (shortened), the fingerprint only
--- picks the bucket
-local function seen(fp, key)
-  local field = enc(key, false)
-  if not field then return false end
-  return redis.call('HEXISTS', bucket(fp), field) == 1
+local function seen(fp)
+  return redis.call('HEXISTS', bucket(fp), string.sub(fp, 3)) == 1
 end
-local function mark(fp, key)
-  redis.call('HSET', bucket(fp), enc(key, true), '')
+local function mark(fp)
+  redis.call('HSET', bucket(fp), string.sub(fp, 3), '')
 end
 local function score(depth, pri)
   pri = tonumber(pri)
@@ -84,7 +67,7 @@ local HEADER = '^(%-?%d+):(%-?%d+):(%-?%d+):([^\n]*)\n'
 """
 
 #: ARGV: prefix, "q" (queue) or "f" (defer), then 7 per request:
-#: fp (8 bytes), origin, key, json, depth, round, priority.
+#: fp (FP bytes), origin, key, json, depth, round, priority.
 #: Returns per request 0 (seen, or already deferred), 1 (new), 2 (was deferred).
 ADD = (
     _COMMON
@@ -96,7 +79,7 @@ while i <= #ARGV do
   local fp, origin, key, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local depth, round, pri = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   i = i + 7
-  local isseen = seen(fp, key)
+  local isseen = seen(fp)
   local did = nil
   if not isseen then did = redis.call('HGET', P .. 'dk', key) end
   if isseen or (defer and did) then
@@ -120,7 +103,7 @@ while i <= #ARGV do
       else
         out[#out + 1] = 1
       end
-      mark(fp, key)
+      mark(fp)
       enqueue(id, origin, score(depth, pri))
       redis.call('HINCRBY', N, 'queued', 1)
     end
@@ -173,7 +156,7 @@ local function take(o, limit)
       v = redis.call('HGET', P .. 'r', id)
     end
     local d, rd = nil, nil
-    if v then d, rd = string.match(v, HEADER, 9) end
+    if v then d, rd = string.match(v, HEADER, FP + 1) end
     if not d then
       -- not an entry of ours: dropped, and reported to the worker
       bad[#bad + 1] = m
@@ -187,7 +170,7 @@ local function take(o, limit)
       redis.call('HSET', P .. 'l', id, tostring(sc) .. '|' .. worker .. '|' .. o)
       redis.call('ZADD', P .. 'L', deadline, id)
       redis.call('HINCRBY', P .. 'ld:' .. o, depth, 1)
-      local nl = string.find(v, '\n', 9, true)
+      local nl = string.find(v, '\n', FP + 1, true)
       out[#out + 1] = id
       out[#out + 1] = d
       out[#out + 1] = rd
@@ -281,20 +264,20 @@ local moved = 0
 for _, id in ipairs(ids) do
   local v = redis.call('HGET', P .. 'r', id)
   local d, rd, pri, origin = nil, nil, nil, nil
-  if v then d, rd, pri, origin = string.match(v, HEADER, 9) end
+  if v then d, rd, pri, origin = string.match(v, HEADER, FP + 1) end
   local ok, data = false, nil
   if d then
-    local nl = string.find(v, '\n', 9, true)
+    local nl = string.find(v, '\n', FP + 1, true)
     ok, data = pcall(cjson.decode, string.sub(v, nl + 1))
   end
   if ok and type(data) == 'table' and type(data['key']) == 'string' then
     local key = data['key']
     redis.call('HDEL', P .. 'dk', key)
-    local fp = string.sub(v, 1, 8)
-    local isseen = seen(fp, key)
+    local fp = string.sub(v, 1, FP)
+    local isseen = seen(fp)
     if not isseen then
-      mark(fp, key)
-      local nl = string.find(v, '\n', 9, true)
+      mark(fp)
+      local nl = string.find(v, '\n', FP + 1, true)
       local head = fp .. '0:' .. new .. ':' .. pri .. ':' .. origin .. '\n'
       redis.call('HSET', P .. 'r', id, head .. string.sub(v, nl + 1))
       enqueue(id, origin, score(0, pri))
@@ -342,13 +325,13 @@ return run
 """
 
 
-#: ARGV: prefix, then per key: fp (8 bytes), key. Returns 1/0 per key.
+#: ARGV: prefix, then per key its fingerprint (FP bytes). Returns 1/0 per key.
 SEEN = (
     _COMMON
     + r"""
 local out = {}
-for i = 2, #ARGV, 2 do
-  out[#out + 1] = seen(ARGV[i], ARGV[i + 1]) and 1 or 0
+for i = 2, #ARGV do
+  out[#out + 1] = seen(ARGV[i]) and 1 or 0
 end
 return out
 """

@@ -14,11 +14,23 @@ and another worker fetches them. ``close`` puts back the leases this
 worker still holds. Deadlines are ``time.time()`` of the workers: their
 clocks must agree to well within the lease timeout (NTP does).
 
-Exact. The seen-set spreads the URLs over 65,536 small hashes (Redis keeps
-them as listpacks: bytes, not objects) by their 64-bit fingerprint, and the
-field is the exact key, shortened to an origin number and the path: a
-lookup asks for the key itself, so no URL is ever taken as seen for sharing
-a fingerprint. About the path's length + 6 bytes a URL.
+The seen-set keeps a 96-bit fingerprint of each URL (BLAKE2b of its key):
+the first 2 bytes pick one of 65,536 small hashes, the other 10 are the
+field. Redis keeps a hash of up to ``hash-max-listpack-entries`` (128)
+fields as a listpack: 14 bytes a URL whatever the URL's length, plus the
+bucket's own overhead (about 22 bytes a URL in all at a million URLs,
+bench/redis_workers.py). The fullest buckets pass 128 fields near 5
+million URLs (each then becomes a hash table, several times the memory):
+a larger crawl wants that Redis setting raised (512: about 25 million).
+Exact keys, as this state kept before (format 1), cost the URL's path and
+more, and a bucket holding one path longer than
+``hash-max-listpack-value`` (64 bytes) became a hash table.
+
+Why a fingerprint drops no URL. A URL not yet seen is taken as seen only if
+its 96 bits equal those of one of the n URLs seen: at most n / 2**96 a
+check. A crawl of 10 million URLs checking 50 links on each of its pages
+(5 * 10**8 checks) drops a URL with a probability below 10**-13; 64 bits
+would give 3 * 10**-4 at that size, hence 96.
 
 Untrusted data. The queue is only data: a request is JSON behind a short
 text header, and anything else found in the queue (a pickled request pushed
@@ -43,6 +55,7 @@ idempotent for that.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import time
@@ -54,7 +67,6 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from webspider.frontier.fingerprints import fingerprint
 from webspider.frontier.options import mask_password
 from webspider.frontier.redisrecords import RedisRecords
 from webspider.frontier.redisscripts import (
@@ -67,7 +79,6 @@ from webspider.frontier.redisscripts import (
     START_NEW_RUN,
 )
 from webspider.frontier.state import (
-    FORMAT_VERSION,
     META_FORMAT,
     Counts,
     Lease,
@@ -98,8 +109,18 @@ def crawl_prefix(name: str) -> str:
     return f"webspider:{{{name}}}:"
 
 
-def _fp_bytes(key: str) -> bytes:
-    return fingerprint(key).to_bytes(8, "big", signed=True)
+#: the layout of the crawl on Redis: 1 kept exact keys in the seen-set, 2
+#: their 96-bit fingerprints (a state of format 1 is refused, never misread)
+FORMAT = 2
+#: bytes of a seen-set fingerprint (redisscripts' FP)
+SEEN_FP_BYTES = 12
+
+
+def seen_fingerprint(key: str) -> bytes:
+    """The seen-set's fingerprint of ``key`` (see the module docstring)."""
+    return hashlib.blake2b(
+        key.encode("utf-8", "surrogatepass"), digest_size=SEEN_FP_BYTES
+    ).digest()
 
 
 class RedisState:
@@ -119,6 +140,7 @@ class RedisState:
         *,
         worker: str = "worker",
         fresh: bool = False,
+        check_format: bool = True,
         commit_interval: float = 1.0,
         commit_acks: int = 32,
         client: redis.Redis | None = None,
@@ -163,6 +185,9 @@ class RedisState:
         self.bad_entries = 0
         #: the embedded state releases leases when it opens; here they expire
         self.released_on_open = 0
+        #: False only to look before starting over (a state of another
+        #: format is then deleted, not read)
+        self._check_format_on_open = check_format
         if fresh:
             self._delete_all()
         self._open()
@@ -196,17 +221,17 @@ class RedisState:
                 away = time.monotonic() - self._down_since
                 self._down_since = None
                 logger.warning("Redis at %s is back after %.1f s", self.where, away)
-                self._check_format()
+                if self._check_format_on_open:
+                    self._check_format()
             return result
 
     def _key(self, name: str) -> str:
         return self.prefix + name
 
     def _open(self) -> None:
-        self._call(
-            self.redis.hsetnx, self._key("meta"), META_FORMAT, str(FORMAT_VERSION)
-        )
-        self._check_format()
+        self._call(self.redis.hsetnx, self._key("meta"), META_FORMAT, str(FORMAT))
+        if self._check_format_on_open:
+            self._check_format()
         self._round = int(self._call(self.redis.hget, self._key("meta"), "round") or 0)
 
     def _check_format(self) -> None:
@@ -217,10 +242,11 @@ class RedisState:
                 "persistence, or the keys were deleted)"
             )
         version = raw.decode() if isinstance(raw, bytes) else str(raw)
-        if version != str(FORMAT_VERSION):
+        if version != str(FORMAT):
             raise StateError(
                 f"{self.where}: crawl state of format {version}, this "
-                f"webspider reads format {FORMAT_VERSION}"
+                f"webspider reads format {FORMAT}: finish that crawl with the "
+                "webspider that started it, or start over with -a restart=1"
             )
 
     def _delete_all(
@@ -297,7 +323,7 @@ class RedisState:
         for i, key in enumerate(keys):
             if not answers[i]:
                 asked.append(i)
-                args += [_fp_bytes(key), key]
+                args.append(seen_fingerprint(key))
         if not asked:
             return answers
         found = self._call(self._seen, args=args)
@@ -331,7 +357,7 @@ class RedisState:
         for r in requests:
             data = r.to_json()
             args += [
-                _fp_bytes(r.key),
+                seen_fingerprint(r.key),
                 r.origin,
                 r.key,
                 json.dumps(data, ensure_ascii=False, separators=(",", ":")),
@@ -483,7 +509,7 @@ class RedisState:
         if rid is None:
             return None
         raw = self._call(self.redis.hget, self._key("r"), rid)
-        head = raw[8:].split(b":", 2) if raw else []
+        head = raw[SEEN_FP_BYTES:].split(b":", 2) if raw else []
         try:
             return int(head[1])
         except (IndexError, ValueError):
@@ -505,7 +531,7 @@ class RedisState:
             last = f"({int(ids[-1])}"
 
     def _deferred(self, raw: bytes) -> StoredRequest | None:
-        head, _, body = raw[8:].partition(b"\n")
+        head, _, body = raw[SEEN_FP_BYTES:].partition(b"\n")
         try:
             depth, round_ = (int(x) for x in head.split(b":", 3)[:2])
         except ValueError:

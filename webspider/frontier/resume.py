@@ -101,7 +101,9 @@ def state_name(settings: BaseSettings) -> str:
     return key or f"webspider-{crawl_fingerprint(settings)[:16]}"
 
 
-def _open_shared(settings: BaseSettings, *, fresh: bool = False) -> RedisState:
+def _open_shared(
+    settings: BaseSettings, *, fresh: bool = False, check_format: bool = True
+) -> RedisState:
     # redis-py is optional: imported only when a shared state is asked for
     from webspider.frontier.redisstate import RedisState  # noqa: PLC0415
     from webspider.frontier.workers import worker_name  # noqa: PLC0415
@@ -113,13 +115,15 @@ def _open_shared(settings: BaseSettings, *, fresh: bool = False) -> RedisState:
             state_name(settings),
             worker=worker_name(get_output_dir(settings)),
             fresh=fresh,
+            check_format=check_format,
         )
     except StateError as exc:
         raise ConfigError(str(exc)) from None
 
 
 def _check_shared(settings: BaseSettings) -> None:
-    state = _open_shared(settings)
+    # a crawl that starts over may find a state of another format: deleted
+    state = _open_shared(settings, check_format=not restart(settings))
     try:
         if restart(settings) or state.get_meta(META_FINISHED) == "1":
             return

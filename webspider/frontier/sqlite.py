@@ -23,10 +23,11 @@ Layout (``FORMAT_VERSION`` 1)::
 Exact: a row is found by its fingerprint, and its key compared; when two keys
 share a fingerprint, the second is stored under the next free id (linear
 probing over ids; rows are never deleted, so a probe chain never breaks) and
-recorded in ``collision``. In memory, a FingerprintTable of the seen keys'
-fingerprints answers "not seen" without touching the file; a hit is
-confirmed against the row (and confirmed keys are cached, since the same
-navigation links recur on every page).
+recorded in ``collision``. In memory, a KeyFilter of the seen keys
+(webspider.frontier.keyfilter: 8 to 12 bytes a key) answers "not seen"
+without touching the file; a hit is confirmed against the row (and
+confirmed keys are cached, since the same navigation links recur on every
+page). The filter is rebuilt from the keys when the state is opened.
 
 Leases are rows of status 2; their deadlines live in memory: the embedded
 state has one holder, and when it dies every lease is returned at once
@@ -61,11 +62,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webspider.frontier.fingerprints import (
-    FingerprintTable,
-    fingerprint,
-    fingerprints,
-)
+from webspider.frontier.fingerprints import fingerprint, fingerprints
+from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
 from webspider.frontier.sqliterecords import SQLiteRecords
 from webspider.frontier.state import (
@@ -303,11 +301,11 @@ class SQLiteState:
         (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM url").fetchone()
         self._seq = int(seq)
         seen = self._counts[QUEUED] + self._counts[DONE]
-        self._table = FingerprintTable(seen)
-        for (fp,) in db.execute("SELECT id FROM url WHERE status IN (?, ?, ?)", _SEEN):
-            self._table.add(fp)
-        for (fp,) in db.execute("SELECT fp FROM collision"):
-            self._table.add(fp)
+        self._filter = KeyFilter(seen)
+        add = self._filter.add
+        seen_keys = "SELECT key FROM url WHERE status IN (?, ?, ?)"
+        for (key,) in db.execute(seen_keys, _SEEN):
+            add(key)
         self._round = int(self.get_meta("round") or 0)
         self._confirmed: set[str] = set()
         # leases: ticket → (origin id, depth, url), and the deadlines
@@ -326,7 +324,7 @@ class SQLiteState:
             return False
         if key in self._confirmed:
             return True
-        if fingerprint(key) not in self._table:
+        if key not in self._filter:
             return False
         found = self._find(key)
         if found is None or found[1] not in _SEEN:
@@ -338,47 +336,45 @@ class SQLiteState:
         return self._counts[QUEUED] + len(self._leases) + self._counts[DONE]
 
     def contains_many(self, keys: Sequence[str]) -> list[bool]:
-        # The fingerprints of a whole batch (a page's links) at once, and one
-        # query to confirm its hits.
-        answers = [False] * len(keys)
+        # A page's links at once. The filter answers most of them (the new
+        # links) in one loop; those it may hold are taken from the cache of
+        # confirmed keys, and the rest confirmed in one query.
+        answers = self._filter.maybe_many(keys)
+        if True not in answers:
+            return answers
         confirmed = self._confirmed
-        todo = []
-        for i, key in enumerate(keys):
-            if key in confirmed:
-                answers[i] = True
-            else:
-                todo.append(i)
-        found = fingerprints([keys[i] for i in todo])
-        unconfirmed: dict[int, list[int]] = {}
-        for i, fp, hit in zip(
-            todo, found, self._table.contains_many(found), strict=True
-        ):
-            if hit:
-                unconfirmed.setdefault(fp, []).append(i)
-        fps = list(unconfirmed)
+        todo = [
+            i for i, maybe in enumerate(answers) if maybe and keys[i] not in confirmed
+        ]
+        if not todo:
+            return answers
+        unsure = [keys[i] for i in todo]
+        fps = fingerprints(unsure).tolist()
+        found: dict[int, str] = {}
         for start in range(0, len(fps), _BATCH):
             chunk = fps[start : start + _BATCH]
-            rows = self._db.execute(
-                "SELECT id, key, status FROM url WHERE id IN"
-                f" ({', '.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            stored = {row[0]: (row[1], row[2]) for row in rows}
-            for fp in chunk:
-                row = stored.get(fp)
-                for i in unconfirmed[fp]:
-                    if row is not None and row[0] == keys[i]:
-                        answers[i] = row[1] in _SEEN
-                    else:  # stored under another id (a collision), or not at all
-                        answers[i] = keys[i] in self
-                    if answers[i]:
-                        self._confirm(keys[i])
+            found.update(
+                self._db.execute(
+                    f"SELECT id, key FROM url WHERE status IN {_SEEN} AND id IN"
+                    f" ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        if len(confirmed) + len(todo) > _CONFIRMED_MAX:
+            confirmed.clear()
+        for i, key, fp in zip(todo, unsure, fps, strict=True):
+            # not under its fingerprint: stored under another id (a
+            # collision), deferred, or a key the filter only may hold
+            seen = found.get(fp) == key or key in self
+            answers[i] = seen
+            if seen:
+                confirmed.add(key)
         return answers
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes the in-memory fingerprint table holds."""
-        return self._table.nbytes
+        """Bytes the in-memory filter of the seen keys holds."""
+        return self._filter.nbytes
 
     def _confirm(self, key: str) -> None:
         if len(self._confirmed) >= _CONFIRMED_MAX:
@@ -412,11 +408,11 @@ class SQLiteState:
             return False
         fp = fingerprint(key)
         values: tuple[Any, ...] | None = None
-        if fp not in self._table:
+        if key not in self._filter:
             # most new keys: stored under their fingerprint at the first try
             values = self._values(request, status)
             if self._insert(fp, values):
-                self._stored(fp, values, status)
+                self._stored(values, status)
                 return True
         found = self._find(key)
         if found is None:  # a collision: stored under the next free id
@@ -426,7 +422,7 @@ class SQLiteState:
                 self._db.execute(
                     "INSERT INTO collision (id, fp) VALUES (?, ?)", (self._free, fp)
                 )
-            self._stored(fp, values, status)
+            self._stored(values, status)
             return True
         row_id, old = found
         if old in _SEEN:
@@ -443,7 +439,7 @@ class SQLiteState:
             (*values, row_id),
         )
         self._counts[DEFERRED] -= 1
-        self._stored(fp, values, status)
+        self._stored(values, status)
         return True
 
     def _insert(self, row_id: int, values: tuple[Any, ...]) -> bool:
@@ -455,10 +451,10 @@ class SQLiteState:
         )
         return cursor.rowcount == 1
 
-    def _stored(self, fp: int, values: tuple[Any, ...], status: int) -> None:
+    def _stored(self, values: tuple[Any, ...], status: int) -> None:
         self._counts[status] += 1
         if status == QUEUED:
-            self._table.add(fp)
+            self._filter.add(values[0])
             self._queued_by_origin[values[3]] += 1
 
     def _values(self, request: StoredRequest, status: int) -> tuple[Any, ...]:
@@ -687,13 +683,9 @@ class SQLiteState:
         moved = sum(count for _, count in waiting)
         if not moved:
             return 0
-        for (fp,) in db.execute("SELECT id FROM url WHERE status = ?", (DEFERRED,)):
-            self._table.add(fp)
-        for (fp,) in db.execute(
-            "SELECT fp FROM collision JOIN url USING (id) WHERE status = ?",
-            (DEFERRED,),
-        ):
-            self._table.add(fp)
+        add = self._filter.add
+        for (key,) in db.execute("SELECT key FROM url WHERE status = ?", (DEFERRED,)):
+            add(key)
         self._round += 1
         db.execute(
             "UPDATE url SET status = ?, depth = 0, round = ? WHERE status = ?",
