@@ -143,3 +143,41 @@ def test_forbidden_paths(tmp_path):
         tree.write(("job", "requests.queue"), b"x")
     tree.write(("h", "other"), b"x")
     tree.close()
+
+
+def test_plan_names_what_is_not_there_yet(tree, tmp_path):
+    assert tree.plan(("h", "a", "b.html")) == ("h", "a", "b.html")
+    tree.write(("h", "x"), b"1")
+    assert tree.plan(("h", "a", "b.html")) == ("h", "a", "b.html")
+    # the name a file holds is skipped for a folder below a missing one too
+    assert tree.plan(("h", "x", "y", "z")) == ("h", "x%~d", "y", "z")
+    assert not (tmp_path / "mirror/h/a").exists()  # plan creates nothing
+
+
+def test_plan_refuses_a_symlinked_folder(tree, tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    tree.write(("h", "ok"), b"x")
+    (tmp_path / "mirror/h/sub").symlink_to(victim)
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "sub", "x"))
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "sub"))
+    (tmp_path / "mirror/h/gone").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "gone", "x"), b"evil")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_folders_made_once_are_opened_again(tree, tmp_path):
+    """The second write into a folder finds it (open first, no mkdir)."""
+    for i in range(3):
+        assert tree.write(("h", "a", "b", f"{i}.html"), b"%d" % i) == (
+            "h",
+            "a",
+            "b",
+            f"{i}.html",
+        )
+    assert files_under(tmp_path / "mirror") == [f"h/a/b/{i}.html" for i in range(3)]
+    assert tree.read(("h", "a", "missing", "x")) is None
+    assert not tree.exists(("h", "a", "missing", "x"))
