@@ -2,7 +2,12 @@ import os
 
 import pytest
 
-from webspider.mirror.safefs import TEMP_PREFIX, SafeTree, UnsafePathError
+from webspider.mirror.safefs import (
+    TEMP_PREFIX,
+    SafeTree,
+    UnsafePathError,
+    check_segments,
+)
 
 
 @pytest.fixture
@@ -41,6 +46,9 @@ def test_write_chunks(tree, tmp_path):
         ("h", "a\\b"),
         ("h", "a\x00b"),
         ("h", "a\nb"),
+        ("h", "a\x1fb"),
+        ("h", "a\x7fb"),
+        ("h", "\x01"),
         ("h", "x" * 256),
         ("h", TEMP_PREFIX + "0000"),
     ],
@@ -181,3 +189,16 @@ def test_folders_made_once_are_opened_again(tree, tmp_path):
     assert files_under(tmp_path / "mirror") == [f"h/a/b/{i}.html" for i in range(3)]
     assert tree.read(("h", "a", "missing", "x")) is None
     assert not tree.exists(("h", "a", "missing", "x"))
+
+
+def test_every_control_character_and_separator_is_refused_and_only_those():
+
+    for code in range(0x250):
+        name = f"a{chr(code)}b"
+        bad = chr(code) in "/\\" or code < 32 or code == 127
+        if bad:
+            with pytest.raises(UnsafePathError):
+                check_segments(("h", name))
+        else:
+            check_segments(("h", name))
+    check_segments(("h", "ünï\u00a0\u2028.html"))  # not ASCII controls: names
