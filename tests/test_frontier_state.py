@@ -301,6 +301,36 @@ def test_records_items_by_prefix_in_key_order(state):
     assert broken.count() == 3
 
 
+def test_records_delete_a_prefix_and_nothing_else(state):
+    ledger = state.records("reports.referrers")
+    ledger.put_many(
+        [
+            ("http://a.test/x\nhttp://a.test/p1", 1),
+            ("http://a.test/x\nhttp://a.test/p2", [2]),
+            ("http://a.test/x", 0),  # the key without its group's separator
+            ("http://a.test/xy\nhttp://a.test/p3", 3),
+            ("http://a.test/w\nhttp://a.test/p0", 0),
+            ("http://a.test/x\u00e9\nhttp://a.test/p4", 4),
+        ]
+    )
+    state.records("other").put("http://a.test/x\nhttp://a.test/p1", 1)
+    ledger.delete_prefix("http://a.test/x\n")
+    assert [k for k, _ in ledger.items()] == [
+        "http://a.test/w\nhttp://a.test/p0",
+        "http://a.test/x",
+        "http://a.test/xy\nhttp://a.test/p3",
+        "http://a.test/x\u00e9\nhttp://a.test/p4",
+    ]
+    assert ledger.count("http://a.test/x\n") == 0
+    ledger.delete_prefix("http://nothing.test/\n")
+    assert ledger.count() == 4
+    assert state.records("other").count() == 1
+    many = state.records("many")
+    many.put_many((f"g\n{i:05d}", i) for i in range(2500))
+    many.delete_prefix("g\n")
+    assert many.count() == 0
+
+
 def test_records_stream_many_and_allow_writes_while_iterating(state):
     many = state.records("many")
     many.put_many((f"k{i:05d}", i) for i in range(2000))

@@ -2,7 +2,12 @@ import os
 
 import pytest
 
-from webspider.mirror.safefs import TEMP_PREFIX, SafeTree, UnsafePathError
+from webspider.mirror.safefs import (
+    TEMP_PREFIX,
+    SafeTree,
+    UnsafePathError,
+    check_segments,
+)
 
 
 @pytest.fixture
@@ -41,6 +46,9 @@ def test_write_chunks(tree, tmp_path):
         ("h", "a\\b"),
         ("h", "a\x00b"),
         ("h", "a\nb"),
+        ("h", "a\x1fb"),
+        ("h", "a\x7fb"),
+        ("h", "\x01"),
         ("h", "x" * 256),
         ("h", TEMP_PREFIX + "0000"),
     ],
@@ -143,3 +151,54 @@ def test_forbidden_paths(tmp_path):
         tree.write(("job", "requests.queue"), b"x")
     tree.write(("h", "other"), b"x")
     tree.close()
+
+
+def test_plan_names_what_is_not_there_yet(tree, tmp_path):
+    assert tree.plan(("h", "a", "b.html")) == ("h", "a", "b.html")
+    tree.write(("h", "x"), b"1")
+    assert tree.plan(("h", "a", "b.html")) == ("h", "a", "b.html")
+    # the name a file holds is skipped for a folder below a missing one too
+    assert tree.plan(("h", "x", "y", "z")) == ("h", "x%~d", "y", "z")
+    assert not (tmp_path / "mirror/h/a").exists()  # plan creates nothing
+
+
+def test_plan_refuses_a_symlinked_folder(tree, tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    tree.write(("h", "ok"), b"x")
+    (tmp_path / "mirror/h/sub").symlink_to(victim)
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "sub", "x"))
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "sub"))
+    (tmp_path / "mirror/h/gone").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "gone", "x"), b"evil")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_folders_made_once_are_opened_again(tree, tmp_path):
+    """The second write into a folder finds it (open first, no mkdir)."""
+    for i in range(3):
+        assert tree.write(("h", "a", "b", f"{i}.html"), b"%d" % i) == (
+            "h",
+            "a",
+            "b",
+            f"{i}.html",
+        )
+    assert files_under(tmp_path / "mirror") == [f"h/a/b/{i}.html" for i in range(3)]
+    assert tree.read(("h", "a", "missing", "x")) is None
+    assert not tree.exists(("h", "a", "missing", "x"))
+
+
+def test_every_control_character_and_separator_is_refused_and_only_those():
+
+    for code in range(0x250):
+        name = f"a{chr(code)}b"
+        bad = chr(code) in "/\\" or code < 32 or code == 127
+        if bad:
+            with pytest.raises(UnsafePathError):
+                check_segments(("h", name))
+        else:
+            check_segments(("h", name))
+    check_segments(("h", "ünï\u00a0\u2028.html"))  # not ASCII controls: names

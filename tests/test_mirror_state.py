@@ -1,5 +1,6 @@
 import json
 from array import array
+from urllib.parse import urljoin
 
 import pytest
 
@@ -257,3 +258,70 @@ def test_index_record_is_compact_and_reads_back():
     old = Entry.from_json(long, url)
     assert old.restore == {"a.html": "http://h/p/0/a.html"}
     assert not old.restore_joins
+
+
+def test_restore_packs_as_urljoin_says():
+    """pack_restore/unpack_restore join with UrlJoiner: the records are
+    those urljoin's joins give, for plain and odd values alike."""
+
+    def reference(page_url, restore):
+        same, other = [], {}
+        for value, stands_for in restore.items():
+            joined = urljoin(page_url, value) if "\n" not in value else ""
+            if not joined:
+                other[value] = stands_for
+                continue
+            for rule, suffix in (("=", ""), ("h", ".html"), ("i", "index.html")):
+                head, hash_, fragment = joined.partition("#")
+                if not suffix:
+                    derived = joined
+                elif not head.endswith(suffix) or (
+                    rule == "h" and head.endswith("/index.html")
+                ):
+                    continue
+                else:
+                    derived = head[: -len(suffix)] + hash_ + fragment
+                if derived == stands_for:
+                    same.append(rule + value)
+                    break
+            else:
+                other[value] = stands_for
+        packed = {}
+        if same:
+            packed["same"] = "\n".join(same)
+        if other:
+            packed["restore"] = other
+        return packed
+
+    page = "http://h.test/docs/sub/p.html?q=1"
+    values = [
+        "a.html",
+        "../a.html",
+        "../../x/index.html",
+        "/root.html",
+        "./dot.html",
+        "a/../b.html",
+        "b.html#frag",
+        "c.html?x=1#y",
+        "?only",
+        "#only",
+        "",
+        "//other.test/x.html",
+        "http://h.test/abs.html",
+        "sp ace.html",
+        "semi;colon.html",
+        "x:y.html",
+        "back\\slash.html",
+        "ünï.html",
+        "dir/index.html",
+        "line\nbreak",
+    ]
+    restore = {}
+    for value in values:
+        joined = urljoin(page, value)
+        restore[value] = joined
+        restore[value + "-h.html"] = urljoin(page, value + "-h")
+        restore["o/" + value] = "http://elsewhere.test/" + value
+    assert pack_restore(page, restore) == reference(page, restore)
+    packed = pack_restore(page, restore)
+    assert unpack_restore(page, packed["same"], packed.get("restore", {})) == restore

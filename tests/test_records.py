@@ -44,7 +44,13 @@ def test_memory_records_index_one_to_many_keys():
     assert list(r.items("a\n")) == [("a\n1", 1), ("a\n2", 2), ("a\n3", 3)]
     assert r.count("a\n") == 3
     assert [k for k, _ in r.items("a")] == ["a", "a\n1", "a\n2", "a\n3", "ab\n1"]
+    r.delete_prefix("ab\n")
+    assert r.count("ab") == 0
     r.delete(["a\n1", "a\n2", "a\n3", "nothing\n"])
     assert list(r.items("a\n")) == []
     assert r.count("a\n") == 0
-    assert r.count() == 2
+    assert r.count() == 1
+    r.put_many([("c\n1", 1), ("c\n2", 2), ("cd\n", 3)])
+    r.delete_prefix("c\n")
+    assert [k for k, _ in r.items()] == ["a", "cd\n"]
+    assert r.count("c\n") == 0

@@ -65,6 +65,11 @@ class Records(Protocol):
 
     def delete(self, keys: Iterable[str]) -> None: ...
 
+    def delete_prefix(self, prefix: str) -> None:
+        """Delete the records whose key starts with ``prefix`` (a group of a
+        one-to-many ledger), without reading them."""
+        ...
+
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         """The records whose key starts with ``prefix``, in key order, streamed."""
         ...
@@ -141,6 +146,9 @@ class MemoryRecords:
                     group.discard(key)
                     if not group:
                         del self._groups[head + newline]
+
+    def delete_prefix(self, prefix: str) -> None:
+        self.delete(list(self._keys(prefix)))
 
     def _keys(self, prefix: str) -> Iterable[str]:
         if prefix.endswith("\n") and prefix.find("\n") == len(prefix) - 1:

@@ -1,7 +1,20 @@
 """Signals webspider sends, in addition to Scrapy's own.
 
 Connect handlers with ``crawler.signals.connect(handler, signal=...)``; the
-arguments each signal sends are documented in the README ("Signals")."""
+arguments each signal sends are documented in the README ("Signals").
+
+``listened(crawler, signal)``: whether any handler is connected to a signal;
+the per-page signals are not sent (nor their arguments built) when none is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydispatch import dispatcher
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
 #: A URL the crawl found but will not request (now). Sent with ``url``,
 #: ``reason`` (one of the reason constants in webspider.skips) and ``referer``
@@ -76,3 +89,19 @@ crawl_state_committing = object()
 #: little); a feature finishes what it keeps in the state here,
 #: synchronously.
 crawl_state_closing = object()
+
+
+def listened(crawler: Crawler, signal: Any) -> bool:
+    """Whether a handler is connected to ``signal`` sent by ``crawler.signals``
+    (or to every signal): two dictionary look-ups, where sending a signal
+    nobody receives costs a walk over four receiver tables and, for
+    ``links_queued``, a list of the page's URLs. Asked again for every page,
+    so a handler connected while the crawl runs gets the next one. A dead
+    weak reference left in the tables counts as a handler (the signal is sent
+    and reaches nobody, as before)."""
+    connections = dispatcher.connections
+    for sender in (crawler.signals.sender, dispatcher.Any):
+        table = connections.get(id(sender))
+        if table and (table.get(signal) or table.get(dispatcher.Any)):
+            return True
+    return False

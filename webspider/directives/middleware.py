@@ -121,12 +121,13 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         adjust = getattr(spider, "adjust_directives", None)
         if adjust is not None:
             adjust(response, directives)
-        self.crawler.signals.send_catch_log(
-            signals.page_found,
-            response=response,
-            depth=response.meta.get("depth", 0),
-            directives=directives,
-        )
+        if signals.listened(self.crawler, signals.page_found):
+            self.crawler.signals.send_catch_log(
+                signals.page_found,
+                response=response,
+                depth=response.meta.get("depth", 0),
+                directives=directives,
+            )
         self._count_final(directives, said)
         set_directives(response, directives)
 

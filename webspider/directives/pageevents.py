@@ -14,6 +14,9 @@ before the callback) these make the triple, in Scrapy's idiom:
   on, or when the callback raised (``error`` then names the exception). For
   downloads that failed without a response the spider's errback sends it.
 
+Neither is sent when no handler is connected to it (``signals.listened``,
+asked per page); the requests are held until the callback is done either way.
+
 Settings: WEBSPIDER_PAGE_EVENTS_ENABLED.
 Stats: ``webspider/skipped/url_count/nofollow_link`` for URLs a handler removed.
 """
@@ -55,7 +58,8 @@ class PageEventsMiddleware:
             async for output in result:
                 yield output
             return
-        send = self.crawler.signals.send_catch_log
+        crawler = self.crawler
+        send = crawler.signals.send_catch_log
         requests: list[Request] = []
         try:
             async for output in result:
@@ -64,33 +68,43 @@ class PageEventsMiddleware:
                 else:
                     yield output
         except Exception as exc:
+            if signals.listened(crawler, signals.page_complete):
+                send(
+                    signals.page_complete,
+                    url=response.url,
+                    status=response.status,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            raise
+        if not signals.listened(crawler, signals.links_queued):
+            # nobody can remove a URL: no list of them to build and compare
+            for request in requests:
+                yield request
+        else:
+            queued = [request.url for request in requests]
+            urls = queued.copy()
+            send(
+                signals.links_queued,
+                url=response.url,
+                depth=response.meta.get("depth", 0),
+                urls=urls,
+            )
+            if urls == queued:
+                for request in requests:
+                    yield request
+            else:
+                kept = set(urls)
+                for request in requests:
+                    if request.url in kept:
+                        yield request
+                    else:
+                        skips.record_skip(
+                            crawler, request.url, skips.NOFOLLOW_LINK, response.url
+                        )
+        if signals.listened(crawler, signals.page_complete):
             send(
                 signals.page_complete,
                 url=response.url,
                 status=response.status,
-                error=f"{type(exc).__name__}: {exc}",
+                error=None,
             )
-            raise
-        queued = [request.url for request in requests]
-        urls = queued.copy()
-        send(
-            signals.links_queued,
-            url=response.url,
-            depth=response.meta.get("depth", 0),
-            urls=urls,
-        )
-        if urls == queued:
-            for request in requests:
-                yield request
-        else:
-            kept = set(urls)
-            for request in requests:
-                if request.url in kept:
-                    yield request
-                else:
-                    skips.record_skip(
-                        self.crawler, request.url, skips.NOFOLLOW_LINK, response.url
-                    )
-        send(
-            signals.page_complete, url=response.url, status=response.status, error=None
-        )

@@ -17,6 +17,7 @@ written.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
@@ -24,10 +25,15 @@ from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.exporters import JsonLinesItemExporter
 
+from webspider.items import PageItem
+
 if TYPE_CHECKING:
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
+
+
+_PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageItem))
 
 
 class PagesFile:
@@ -54,9 +60,18 @@ class PagesFile:
         self.offset = offset
         self._buffer = io.BytesIO()
         self._exporter = JsonLinesItemExporter(self._buffer, encoding=encoding)
+        self._encode = self._exporter.encoder.encode
+        self._encoding = self._exporter.encoding or "utf-8"
 
     def line(self, item: Any) -> bytes:
-        """``item`` as one JSON line."""
+        """``item`` as one JSON line: the exporter's bytes. A PageItem (no
+        field serializers, every field exported in declaration order) is
+        encoded straight from its fields, without the exporter's ItemAdapter,
+        per-field serializer calls and buffer: the same encoder, the same
+        bytes (tests/test_frontier_pages.py compares them)."""
+        if type(item) is PageItem:
+            fields = {name: getattr(item, name) for name in _PAGE_FIELDS}
+            return (self._encode(fields) + "\n").encode(self._encoding)
         buffer = self._buffer
         buffer.seek(0)
         buffer.truncate()

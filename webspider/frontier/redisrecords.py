@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -186,6 +187,14 @@ class RedisRecords:
                 pipe.zrem(self._keys, *chunk)
 
             self._write(build)
+
+    def delete_prefix(self, prefix: str) -> None:
+        while True:
+            keys = [key for key, _ in islice(self.items(prefix), _BATCH)]
+            if keys:
+                self.delete(keys)
+            if len(keys) < _BATCH:
+                return
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         low, high = _lex_range(prefix)

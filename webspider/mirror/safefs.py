@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 from typing import TYPE_CHECKING
@@ -38,6 +39,9 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: how many times a name is re-suffixed before giving up (a hostile tree)
 _MAX_CONFLICTS = 4
 TEMP_PREFIX = "%~tmp"
+#: a separator or a control character (NUL included) in a name: one regex
+#: search per segment rather than a Python test per character
+_BAD_CHAR = re.compile(r"[/\\\x00-\x1f\x7f]")
 
 
 class UnsafePathError(OSError):
@@ -53,12 +57,9 @@ def check_segments(segments: Segments) -> None:
         if (
             not seg
             or seg in (".", "..")
-            or "/" in seg
-            or "\\" in seg
-            or "\x00" in seg
+            or _BAD_CHAR.search(seg) is not None
             or len(seg.encode("utf-8")) > NAME_MAX
             or seg.startswith(TEMP_PREFIX)
-            or any(ord(c) < 32 or ord(c) == 127 for c in seg)
         ):
             raise UnsafePathError(f"unsafe path segment {seg!r}")
 
@@ -96,36 +97,52 @@ class SafeTree:
         used: list[str] = []
         try:
             for folder in folders:
-                name = folder
-                for _ in range(_MAX_CONFLICTS):
-                    if create:
-                        with contextlib.suppress(FileExistsError):
-                            os.mkdir(name, 0o755, dir_fd=fd)
-                    try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except FileNotFoundError:
-                        if not create:
-                            raise
-                        continue  # removed meanwhile: try again
-                    if stat.S_ISDIR(st.st_mode):
-                        break
-                    if stat.S_ISLNK(st.st_mode):
-                        raise UnsafePathError(
-                            f"symlink refused: {'/'.join([*used, name])}"
-                        )
-                    name = conflict_name(name, "d")
-                else:
-                    raise UnsafePathError(f"too many name conflicts at {name!r}")
-                try:
-                    new_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:  # ELOOP/ENOTDIR: swapped for a link
-                    raise UnsafePathError(f"refused {name!r}: {exc}") from exc
+                new_fd, name = self._open_folder(fd, folder, used, create)
+                if new_fd is None:
+                    raise FileNotFoundError(f"no folder {'/'.join([*used, name])}")
                 os.close(fd)
                 fd = new_fd
                 used.append(name)
             yield fd, tuple(used)
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _open_folder(
+        fd: int, folder: str, used: list[str], create: bool
+    ) -> tuple[int | None, str]:
+        """An fd of the folder ``folder`` in ``fd`` (made when ``create``;
+        None when it is not there), and the name used. Opened first: with
+        O_NOFOLLOW | O_DIRECTORY the open itself refuses a link or a file in
+        its place, so a folder that exists (every one but the first time)
+        costs one system call, not a mkdir, a stat and an open."""
+        name = folder
+        for _ in range(_MAX_CONFLICTS):
+            try:
+                return os.open(name, _DIR_FLAGS, dir_fd=fd), name
+            except FileNotFoundError:
+                if not create:
+                    return None, name
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                try:
+                    return os.open(name, _DIR_FLAGS, dir_fd=fd), name
+                except OSError:
+                    pass  # removed or replaced meanwhile: look again
+            except OSError as exc:  # ELOOP/ENOTDIR: a link or a file is there
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed meanwhile: try again
+                if stat.S_ISLNK(st.st_mode):
+                    raise UnsafePathError(
+                        f"symlink refused: {'/'.join([*used, name])}"
+                    ) from exc
+                if stat.S_ISDIR(st.st_mode):
+                    # a folder that cannot be opened (permissions)
+                    raise UnsafePathError(f"refused {name!r}: {exc}") from exc
+                name = conflict_name(name, "d")
+        raise UnsafePathError(f"too many name conflicts at {name!r}")
 
     def write(
         self, segments: Segments, data: bytes | memoryview | Iterable[bytes]
@@ -177,30 +194,26 @@ class SafeTree:
         fd = os.dup(self._root_fd)
         used: list[str] = []
         try:
-            for i, segment in enumerate(segments):
-                name = segment
-                last = i == len(segments) - 1
-                for _ in range(_MAX_CONFLICTS):
-                    try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except FileNotFoundError:
-                        # nothing here yet: the rest is created as named
-                        return (*used, name, *segments[i + 1 :])
-                    if stat.S_ISLNK(st.st_mode):
-                        raise UnsafePathError(
-                            f"symlink refused: {'/'.join([*used, name])}"
-                        )
-                    if last and not stat.S_ISDIR(st.st_mode):
-                        break
-                    if not last and stat.S_ISDIR(st.st_mode):
-                        break
-                    name = conflict_name(name, "f" if last else "d")
+            for segment in segments[:-1]:
+                new_fd, name = self._open_folder(fd, segment, used, create=False)
+                if new_fd is None:
+                    # nothing here yet: the rest is created as named
+                    return (*used, name, *segments[len(used) + 1 :])
+                os.close(fd)
+                fd = new_fd
                 used.append(name)
-                if not last:
-                    new_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                    os.close(fd)
-                    fd = new_fd
-            return tuple(used)
+            name = segments[-1]
+            for _ in range(_MAX_CONFLICTS):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    break
+                if stat.S_ISLNK(st.st_mode):
+                    raise UnsafePathError(f"symlink refused: {'/'.join([*used, name])}")
+                if not stat.S_ISDIR(st.st_mode):
+                    break
+                name = conflict_name(name, "f")
+            return (*used, name)
         finally:
             os.close(fd)
 

@@ -38,10 +38,10 @@ from array import array
 from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urljoin
 
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
+from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -256,8 +256,11 @@ def pack_restore(page_url: str, restore: Mapping[str, str]) -> dict[str, Any]:
     line); ``restore``, the others as they are."""
     same: list[str] = []
     other: dict[str, str] = {}
+    # every value is joined with the same URL: UrlJoiner gives urljoin's
+    # answers at the cost of a concatenation for plain relative links
+    join = UrlJoiner(page_url).join
     for value, stands_for in restore.items():
-        joined = urljoin(page_url, value) if "\n" not in value else ""
+        joined = join(value) if "\n" not in value else ""
         for rule in _RULES:
             if joined and _derive(joined, rule) == stands_for:
                 if rule != "=":  # the value says its URL: not kept at all
@@ -278,9 +281,10 @@ def unpack_restore(
 ) -> dict[str, str]:
     """The restore map ``pack_restore`` packed."""
     restore = dict(other)
+    join = UrlJoiner(page_url).join
     for line in same.split("\n"):
         rule, value = line[:1], line[1:]
-        derived = _derive(urljoin(page_url, value), rule)
+        derived = _derive(join(value), rule)
         if derived is not None:
             restore[value] = derived
     return restore

@@ -303,14 +303,7 @@ class LinkLedger:
         return rows
 
     def _forget_referrers(self, key: str) -> None:
-        prefix = f"{key}\n"
-        while True:
-            # a page at a time: a target linked from every page has many
-            keys = [k for k, _ in islice(self._referrers.items(prefix), 512)]
-            if keys:
-                self._referrers.delete(keys)
-            if len(keys) < 512:
-                return
+        self._referrers.delete_prefix(f"{key}\n")
 
     def _pop_aliases(self, key: str) -> list[tuple[str, str, bool | None]]:
         prefix = f"{key}\n"

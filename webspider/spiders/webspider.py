@@ -148,9 +148,10 @@ class WebSpider(Spider):
         item = self.page_item(response, page)
         yield item
         if page is not None and item.duplicate_of is None:
-            self.crawler.signals.send_catch_log(
-                signals.links_extracted, response=response, page=page
-            )
+            if signals.listened(self.crawler, signals.links_extracted):
+                self.crawler.signals.send_catch_log(
+                    signals.links_extracted, response=response, page=page
+                )
             yield from self.follow_links(response, page)
 
     def page_item(self, response: Response, page: ParsedPage | None) -> PageItem:
@@ -305,7 +306,9 @@ class WebSpider(Spider):
             self.crawler.stats.inc_value(STATS_FAILED)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("Failed: %s", failure.getErrorMessage())
-        if not isinstance(error, HttpError):
+        if not isinstance(error, HttpError) and signals.listened(
+            self.crawler, signals.page_complete
+        ):
             # No response, so no spider middleware sees this page end (for
             # HTTP errors PageEventsMiddleware sends page_complete).
             self.crawler.signals.send_catch_log(
