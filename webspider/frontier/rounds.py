@@ -32,6 +32,7 @@ from webspider.frontier.depth import (
 )
 from webspider.frontier.options import DepthOptions
 from webspider.frontier.scheduler import StateScheduler, round_scheduler
+from webspider.internals import wake_engine
 from webspider.keys import STATS_DEFERRED_LEFT, STATS_ROUNDS
 
 if TYPE_CHECKING:
@@ -97,6 +98,9 @@ class RoundControl:
                 scheduler.round,
                 waiting,
             )
+            # Scrapy asks the scheduler again after a DontCloseSpider only
+            # on its 5-second heartbeat: every round change would wait it
+            wake_engine(self.crawler.engine)
             raise DontCloseSpider
 
     def spider_closed(self, reason: str) -> None:
