@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +19,23 @@ pytest_plugins = ["tests.support.redis_server"]
 hypothesis_settings.register_profile("ci", derandomize=True, database=None)
 hypothesis_settings.register_profile("explore", max_examples=20_000)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-twisted installed the reactor
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-twisted runs the reactor with Twisted's signal handlers: a
+    # SIGTERM sent to pytest (a CI job cancelled, a `pkill`) would only stop
+    # the reactor at the next in-process crawl, and every later test would
+    # fail with "illegal switch in blockon", then "twisted reactor has
+    # stopped" (thousands of failures, none of them the cause). The default
+    # action instead: pytest ends at once, killed by SIGTERM.
+    from twisted.internet import reactor  # noqa: PLC0415, TID251 - installed now
+
+    def default_sigterm() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    reactor.callWhenRunning(default_sigterm)  # type: ignore[attr-defined]
+
 
 #: fixtures that start a server: a test using one is end-to-end
 SERVER_FIXTURES = {"server", "other_server", "www_server"}
