@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
-from webspider.reports.links import NAMESPACES, NS_REFERRERS, LinkLedger, Outcome
+from webspider.reports.links import (
+    NAMESPACES,
+    NS_REFERRERS,
+    LinkLedger,
+    Outcome,
+    url_ids,
+)
 
 
 def broken(url: str, status: int | None = 404, **kw) -> Outcome:
@@ -53,6 +59,7 @@ def test_good_targets_drop_their_referrers_and_later_links_cost_nothing(store):
     assert store.records(NS_REFERRERS).count() == 1
     ledger.good("ok")
     ledger.add_page("p2", [("ok", "a", "a")])
+    ledger.flush()
     assert store.records(NS_REFERRERS).count() == 0
     assert list(ledger.records()) == []
 
@@ -137,6 +144,8 @@ def test_version_changes_when_the_file_would(store):
     v1 = ledger.version
     assert v1 > v0
     ledger.add_page("q", [("x", "t", "a")])
+    assert ledger.version == v1  # held until a commit
+    ledger.flush()
     assert ledger.version > v1
 
 
@@ -181,9 +190,12 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     referrers = store.records(NS_REFERRERS)
     assert referrers.count() == 0
     ledger.flush()
-    assert [k for k, _ in referrers.items()] == ["x\np1"]
+    [x_id, p1_id] = url_ids(["x", "p1"])
+    assert [k for k, _ in referrers.items()] == [f"{x_id}\n{p1_id}"]
     ledger.add_page("p2", [("x", "t", "a")])
-    ledger.broken("x", broken("x"))  # written when it turns out broken
+    ledger.broken("x", broken("x"))
+    assert referrers.count() == 1  # p2's link is still held
+    ledger.flush()  # what a commit does: written, the target being broken
     assert referrers.count() == 2
     [record] = ledger.records()
     assert record["referrer_count"] == 2
