@@ -63,11 +63,12 @@ def test_a_resumed_crawl_reports_the_whole_crawl(request, tmp_path, store):
 
     crawler, report, _ = opened(store, tmp_path, resumed=True)
     assert crawler.stats.get_value(STATS_PAGES) == 2  # carried
-    fetched(crawler, report, "http://s/a", depth=1)  # in flight at the kill
+    fetched(crawler, report, "http://s/a", depth=1)  # committed before the kill
+    fetched(crawler, report, "http://s/b", depth=1)  # not acknowledged: again
     fetched(crawler, report, "http://s/c", depth=2)
     summary = report.summary("finished")
-    assert summary.pages == 4  # /, a, b (committed: items are), c
-    assert summary.status_codes == {200: 4}  # the carried counter + this run
+    assert summary.pages == 4  # /, a, b, c: each once
+    assert summary.status_codes == {200: 5}  # the carried counter (2) + this run
     tables = report.report(summary)
     assert tables.pages_by_depth == {0: 1, 1: 2, 2: 1}
     assert tables.largest[0] == (100, "http://s/", None)

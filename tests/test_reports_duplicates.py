@@ -12,7 +12,8 @@ from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider import signals
 from webspider.keys import STATS_DUPLICATES, STATS_STATE_RESUMED
-from webspider.reports.duplicates import NS_CONTENT, DuplicateContent
+from webspider.reports.duplicates import NS_CONTENT, DuplicateContent, _content_key
+from webspider.reports.fingerprint import EXACT, NORMALIZED
 from webspider.spiders.webspider import WebSpider
 
 
@@ -73,3 +74,13 @@ def test_a_new_crawl_on_the_state_starts_empty(request, store):
     assert list(fresh.found()) == []
     assert store.records(NS_CONTENT).count() == 0
     assert fresh.duplicate_of(*page("http://s/b", "same")) is None
+
+
+def test_content_keys_are_short_and_keep_the_kinds_apart():
+    digest = hashlib.sha256(b"<p>page</p>").hexdigest()
+    exact = _content_key(EXACT, digest)
+    assert len(exact) == 25
+    assert exact != _content_key(NORMALIZED, digest)
+    other = hashlib.sha256(b"<p>other</p>").hexdigest()
+    assert exact != _content_key(EXACT, other)
+    assert _content_key(EXACT, "not hex") == "exact:not hex"

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
-from webspider.reports.links import NAMESPACES, NS_REFERRERS, LinkLedger, Outcome
+from webspider.reports.links import (
+    ID_LENGTH,
+    NAMESPACES,
+    NS_PAGES,
+    NS_REFERRERS,
+    LinkLedger,
+    Outcome,
+    url_id,
+    url_ids,
+)
 
 
 def broken(url: str, status: int | None = 404, **kw) -> Outcome:
@@ -53,6 +64,7 @@ def test_good_targets_drop_their_referrers_and_later_links_cost_nothing(store):
     assert store.records(NS_REFERRERS).count() == 1
     ledger.good("ok")
     ledger.add_page("p2", [("ok", "a", "a")])
+    ledger.flush()
     assert store.records(NS_REFERRERS).count() == 0
     assert list(ledger.records()) == []
 
@@ -137,6 +149,8 @@ def test_version_changes_when_the_file_would(store):
     v1 = ledger.version
     assert v1 > v0
     ledger.add_page("q", [("x", "t", "a")])
+    assert ledger.version == v1  # held until a commit
+    ledger.flush()
     assert ledger.version > v1
 
 
@@ -181,9 +195,50 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     referrers = store.records(NS_REFERRERS)
     assert referrers.count() == 0
     ledger.flush()
-    assert [k for k, _ in referrers.items()] == ["x\np1"]
+    [x_id, p1_id] = url_ids(["x", "p1"])
+    assert [k for k, _ in referrers.items()] == [f"{x_id}\n{p1_id}"]
     ledger.add_page("p2", [("x", "t", "a")])
-    ledger.broken("x", broken("x"))  # written when it turns out broken
+    ledger.broken("x", broken("x"))
+    assert referrers.count() == 1  # p2's link is still held
+    ledger.flush()  # what a commit does: written, the target being broken
     assert referrers.count() == 2
     [record] = ledger.records()
     assert record["referrer_count"] == 2
+
+
+def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store):
+    ledger = LinkLedger(store)
+    page = "http://site.test/section/a-rather-long-page-name.html"
+    targets = [f"http://site.test/section/target-{i}.html" for i in range(20)]
+    ledger.add_page(page, [(t, f"text {i}", "a") for i, t in enumerate(targets)])
+    ledger.add_page(page + "?2", [(targets[0], "logo", "img")])
+    ledger.flush()
+    rows = list(store.records(NS_REFERRERS).items())
+    assert len(rows) == 21
+    for key, value in rows:
+        assert len(key) == 2 * ID_LENGTH + 1
+        assert "site.test" not in key
+        assert "site.test" not in json.dumps(value)
+    values = [value for _, value in rows]
+    assert ["logo", "img"] in values
+    assert "text 7" in values  # the text alone for the usual <a>
+    assert [url for _, url in store.records(NS_PAGES).items()] == sorted(
+        [page, page + "?2"]
+    )
+    ledger.broken(targets[0], broken(targets[0]))
+    [record] = ledger.records()
+    assert record["referrers"] == [
+        {"url": page, "text": "text 0", "tag": "a"},
+        {"url": page + "?2", "text": "logo", "tag": "img"},
+    ]
+
+
+def test_url_ids_are_stable_distinct_and_batch_equals_single():
+    urls = [f"http://s.test/p/{i}.html" for i in range(1000)] + ["", "é\u00ff"]
+    ids = url_ids(urls)
+    assert ids == [url_id(u) for u in urls]
+    assert len(set(ids)) == len(urls)
+    assert all(len(i) == ID_LENGTH and "\n" not in i for i in ids)
+    # stable across processes and versions: a resumed crawl finds its rows
+    assert url_id("http://s.test/") == "GZS4sCi9XBon"
+    assert url_ids([]) == []

@@ -5,7 +5,7 @@
 Builds a state of N done URLs (synthetic-site keys, shuffled) with six
 namespaces of records per URL, as a mirrored crawl leaves them (the index's
 compact record, ``mirror.where``, ``mirror.paths``, the duplicates' content
-index, ``reports.links``, ``reports.pages``), sets the finished flag and
+index, ``reports.link_states``, ``reports.pages``), sets the finished flag and
 times ``SQLiteState.close()``: deleting the records and VACUUM.
 """
 
@@ -29,7 +29,7 @@ RECORDS = (
     ("mirror.where", "1"),
     ("mirror.paths", '"http://127.0.0.1:50615/p/0/1.html"'),
     ("reports.content", '"http://127.0.0.1:50615/p/5/5261.html"'),
-    ("reports.links", "1"),
+    ("reports.link_states", "1"),
     ("reports.pages", "1"),
 )
 

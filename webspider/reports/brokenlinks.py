@@ -130,10 +130,14 @@ class BrokenLinks:
     # -- links ------------------------------------------------------------------
     def links_extracted(self, response: Response, page: ParsedPage) -> None:
         referrer = response.url
+        # held until the crawl state commits (LinkLedger.flush): looked up
+        # and written with the other pages of the commit
         self.ledger.add_page(
             referrer,
             [(canonical_url(link.url), link.text, link.tag) for link in page.links],
         )
+        if not self.stored:
+            self.ledger.flush()  # in memory: nothing to batch
         anchors = self.anchors
         if anchors is not None:
             for link in page.links:
@@ -164,9 +168,11 @@ class BrokenLinks:
                     anchors.add_link(
                         key, base, fragment, (referrer, page.text(text), "a")
                     )
-        # Not only for anchors: a page that links a redirect hop already found
-        # broken makes that hop a reported broken link (LinkLedger.add_page).
-        self._update_stats()
+            # Not only for anchors: a page that links a redirect hop already
+            # found broken makes that hop a reported broken link.
+            self._update_stats()
+        elif not self.stored:
+            self._update_stats()
 
     # -- outcomes -----------------------------------------------------------------
     def response_received(self, response: Response, request: Request) -> None:
@@ -294,6 +300,7 @@ class BrokenLinks:
             stats.set_value(STATS_MISSING_ANCHORS, anchors)
 
     def flush(self, force: bool = False) -> None:
+        self.ledger.flush()  # the links held since the last commit count
         version = (
             self.ledger.version,
             self.anchors.version if self.anchors is not None else 0,
@@ -326,8 +333,11 @@ class BrokenLinks:
             )
 
     def crawl_state_committing(self, records: RecordStore) -> None:
-        # the referrers held in memory go into the commit of their pages
+        # the links held in memory go into the commit of their pages
+        version = self.ledger.version
         self.ledger.flush()
+        if self.ledger.version != version:
+            self._update_stats()  # e.g. a redirect hop now linked
 
     def spider_opened(self) -> None:
         self._update_stats()
@@ -339,6 +349,7 @@ class BrokenLinks:
     def _finish(self) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
+        self.ledger.flush()
         self._update_stats()
         self.flush(force=True)
 

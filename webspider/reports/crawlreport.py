@@ -203,9 +203,15 @@ class CrawlReport:
         self._own = "" if worker is None else f"@{worker}"
         #: distinct pages, the whole crawl
         self.pages = int(self._totals.get("pages") or 0)
+        #: pages seen since the last commit, not written yet (_write_held)
+        self._held: list[PageItem] = []
+        #: hold them until the commit: an embedded state (all it writes is
+        #: committed at once); a shared one applies each write as it comes
+        self._hold = False
 
     def crawl_state_opened(self, records: RecordStore) -> None:
         self.open(records)
+        self._hold = not getattr(records, "shared", False)
         stats = self.crawler.stats
         if stats is None or not stats.get_value(STATS_STATE_RESUMED):
             self._pages.clear()
@@ -221,7 +227,28 @@ class CrawlReport:
     def crawl_state_committing(self, records: RecordStore) -> None:
         self._save()
 
+    def _write_held(self) -> None:
+        """Write the pages held since the last commit, and add them to the
+        counts once for all (a write a key, not three a page)."""
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        counts: dict[str, int] = {}
+        put_new = self._pages.put_new
+        for item in held:
+            if put_new(page_digest(item.url), 1):  # not fetched again after a kill
+                for key in ("pages", f"depth/{item.depth}", f"round/{item.round}"):
+                    counts[key] = counts.get(key, 0) + 1
+                self._largest(item)
+        totals = self._totals
+        for key, n in counts.items():
+            total = totals.incr(key, n)
+            if key == "pages":
+                self.pages = total
+
     def _save(self) -> None:
+        self._write_held()
         stats = self.crawler.stats
         if stats is not None:
             counters = carried(stats.get_stats())
@@ -280,12 +307,20 @@ class CrawlReport:
     def item_seen(self, item: Any) -> None:
         if not isinstance(item, PageItem):
             return
+        if self._hold:
+            # written with the page's acknowledgement (crawl_state_committing)
+            self._held.append(item)
+            self.pages += 1  # for the progress line; exact once written
+            return
         if not self._pages.put_new(page_digest(item.url), 1):
             return  # the same page, fetched again after a kill
         totals = self._totals
         self.pages = totals.incr("pages")
         totals.incr(f"depth/{item.depth}")
         totals.incr(f"round/{item.round}")
+        self._largest(item)
+
+    def _largest(self, item: PageItem) -> None:
         if self.keep_largest:
             entry = (item.size, item.url, item.content_type)
             if len(self.largest) < self.keep_largest:
@@ -299,6 +334,8 @@ class CrawlReport:
 
     # -- figures --------------------------------------------------------------------
     def summary(self, reason: str | None) -> Summary:
+        if self._final is None:
+            self._write_held()
         stats: dict[str, Any] = (
             self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         )
@@ -372,6 +409,7 @@ class CrawlReport:
         if final is not None:  # the crawl state closed: its tables as they were
             final.summary = summary
             return final
+        self._write_held()
         broken = self._broken_links()
         duplicates = self.crawler.get_extension(DuplicateContent)
         return Report(

@@ -11,8 +11,8 @@ white space (webspider.reports.fingerprint documents the normalisation).
 Empty bodies are never duplicates.
 
 The index is kept in the crawl state as records (webspider.records):
-``reports.content`` (``exact:<sha256>`` or ``normalized:<sha256>`` → the first
-URL), ``reports.duplicates`` (URL → ``[first URL, kind]``) and
+``reports.content`` (``e`` or ``n`` and 144 bits of the SHA-256 in base64
+→ the first URL), ``reports.duplicates`` (URL → ``[first URL, kind]``) and
 ``reports.duplicate_totals`` (counts per kind). So memory stays flat, a
 resumed crawl continues the index (a page fetched again after a kill is not
 its own duplicate, nor counted twice), and a new crawl on a state whose
@@ -27,6 +27,7 @@ the whole crawl (a resumed one included).
 from __future__ import annotations
 
 import logging
+from binascii import b2a_base64
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,18 @@ logger = logging.getLogger(__name__)
 NS_CONTENT = "reports.content"
 NS_DUPLICATES = "reports.duplicates"
 NS_TOTALS = "reports.duplicate_totals"
+
+
+def _content_key(kind: str, digest: str) -> str:
+    """The key of a content hash in ``reports.content``: the kind's initial
+    and 18 bytes (144 bits) of the SHA-256 in base64, 25 characters where
+    the hex digest and the kind took 70 (one row a page while the crawl
+    runs)."""
+    try:
+        raw = bytes.fromhex(digest)
+    except ValueError:
+        return f"{kind}:{digest}"
+    return kind[0] + b2a_base64(raw[:18], newline=False).decode("ascii")
 
 
 class DuplicateContent:
@@ -124,7 +137,7 @@ class DuplicateContent:
     def _first_url(self, kind: str, digest: str, url: str) -> str | None:
         """The URL that had ``digest`` first, or None when ``url`` is the
         first (it is remembered then)."""
-        key = f"{kind}:{digest}"
+        key = _content_key(kind, digest)
         first = self._content.get(key)
         if first is None:
             self._content.put(key, url)

@@ -8,61 +8,92 @@ record per broken URL listing its referrers.
 It lives in records (webspider.records), so the crawl state holds it: memory
 stays flat however many links a site has, a resumed crawl continues it, and
 it is committed with the acknowledgements of the pages it came from.
-Namespaces (keys are canonical URLs):
 
-- ``reports.links``: a target's state, ``1`` answered 2xx, ``2`` will never
-  be requested (skipped), ``3`` broken, ``5`` broken but not reported (a
-  redirect hop nobody links to, yet), ``0`` linked, outcome unknown, ``4``
-  the same with aliases waiting for it (so that a 2xx of a URL nobody
-  linked or redirected to costs no more queries).
-- ``reports.referrers``: ``"<target>\\n<referring page>"`` → ``[text, tag]``
-  of the page's first link to it. Kept while the outcome is unknown (a 2xx
-  deletes them) and for broken targets; one per referring page, so a page
-  read twice (fetched again after a kill) adds nothing.
-- ``reports.broken``: broken targets → their outcome (written once).
-- ``reports.referrer_counts``: broken targets → how many pages link to them
-  (those past ``max_referrers`` are counted, not kept).
-- ``reports.aliases``: ``"<target>\\n<alias>"`` → ``[URL, internal]``: a URL
-  that redirected to a target whose outcome was still unknown.
+Every link is recorded before its outcome is known, so what waits for an
+outcome is most of the ledger while a crawl runs (breadth-first, most links
+point at pages still queued): it is keyed on *URL ids*, 12 characters (72
+bits of BLAKE2b of the URL, base64; ``url_ids``), not on URL strings, and a
+referring page's URL is written once, not once per link. Namespaces:
+
+- ``reports.link_states``: id of a target's canonical URL → its state, ``1``
+  answered 2xx, ``2`` will never be requested (skipped), ``3`` broken, ``5``
+  broken but not reported (a redirect hop nobody links to, yet), ``0``
+  linked, outcome unknown, ``4`` the same with aliases waiting for it (so
+  that a 2xx of a URL nobody linked or redirected to costs no more queries).
+- ``reports.link_referrers``: ``"<target id>\\n<page id>"`` → the page's
+  first link to it: its text (tag ``a``) or ``[text, tag]``. Kept while the
+  outcome is unknown (a 2xx or a skip deletes them) and for broken targets;
+  one per referring page, so a page read twice (fetched again after a kill)
+  adds nothing.
+- ``reports.referring_pages``: page id → the page's URL, for the pages that
+  left a referrer (kept until the crawl ends: 12 characters and a URL a
+  page, where the referrers held the URL once per link).
+- ``reports.broken``: broken targets (canonical URL) → their outcome
+  (written once).
+- ``reports.referrer_counts``: broken targets (canonical URL) → how many
+  pages link to them (those past ``max_referrers`` are counted, not kept).
+- ``reports.redirect_aliases``: ``"<target id>\\n<alias id>"`` → ``[URL,
+  internal, canonical URL]``: a URL that redirected to a target whose
+  outcome was still unknown.
 - ``reports.broken_totals``: ``internal`` and ``external`` counts.
 
-Records are streamed in key order: ``broken-links.jsonl`` lists broken URLs
-sorted by canonical URL, each with its referrers sorted by URL.
+Two URLs share an id with a probability of about n²/2⁷³ (1 in 10⁸ for ten
+million URLs); they would then share an outcome and referrers in this report,
+and nothing else (the crawl's seen-set is exact).
 
-Write-behind: the referrers of targets whose outcome is unknown are held in
-memory until ``flush`` (which the crawl state's commit calls, through
-webspider.signals.crawl_state_committing, and at most FLUSH_ROWS rows), so
-the many targets that answer 2xx or are skipped soon after they are linked
-(the next page, an external link the scope skips) cost no writes at all;
-what is committed is the same as if they were written at once.
+Records are streamed in canonical URL order (``reports.broken`` is keyed on
+the URL): ``broken-links.jsonl`` lists broken URLs sorted by canonical URL,
+each with its referrers sorted by URL. Past the cap, which referrers are kept
+depends on the order pages were read (as before); while the outcome is
+unknown all are kept, and the ``max_referrers`` listed are those of the
+smallest page ids.
+
+Write-behind: a page's links are held in memory until ``flush`` (which the
+crawl state's commit calls, through webspider.signals.crawl_state_committing,
+and after FLUSH_LINKS links), and are then looked up in one query for every
+page of the batch (a target linked from many of them once): the links whose
+target answered 2xx or was skipped by then (the next page, an external link
+the scope skips) cost no writes at all, and what is committed is the same as
+if each page had been recorded at once.
 """
 
 from __future__ import annotations
 
+from binascii import b2a_base64
 from dataclasses import dataclass
+from hashlib import blake2b
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import records_or_memory
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
     from webspider.records import RecordStore
 
 #: referrers kept per broken URL (all are counted in ``referrer_count``)
 DEFAULT_MAX_REFERRERS = 1000
 
-#: referrer rows held in memory before they are written (see flush)
-FLUSH_ROWS = 5000
+#: links held in memory before they are looked up and written (see flush)
+FLUSH_LINKS = 5000
 
-NS_LINKS = "reports.links"
-NS_REFERRERS = "reports.referrers"
+NS_LINKS = "reports.link_states"
+NS_REFERRERS = "reports.link_referrers"
+NS_PAGES = "reports.referring_pages"
 NS_BROKEN = "reports.broken"
 NS_COUNTS = "reports.referrer_counts"
-NS_ALIASES = "reports.aliases"
+NS_ALIASES = "reports.redirect_aliases"
 NS_TOTALS = "reports.broken_totals"
-NAMESPACES = (NS_LINKS, NS_REFERRERS, NS_BROKEN, NS_COUNTS, NS_ALIASES, NS_TOTALS)
+NAMESPACES = (
+    NS_LINKS,
+    NS_REFERRERS,
+    NS_PAGES,
+    NS_BROKEN,
+    NS_COUNTS,
+    NS_ALIASES,
+    NS_TOTALS,
+)
 
 # states of a target in NS_LINKS
 _PENDING = 0
@@ -74,11 +105,53 @@ _ALIASED = 4
 _HOP = 5
 #: broken, reported or not
 _FAILED = (_BROKEN, _HOP)
-#: outcome unknown, referrers (and with _ALIASED aliases) kept
-_WAITING = (_PENDING, _ALIASED)
+#: outcome unknown, referrers (and with _ALIASED aliases) written
+_STORED = (_PENDING, _ALIASED)
+#: outcome unknown: a link's referrer is kept
+_WAITING = (None, _PENDING, _ALIASED)
+
+#: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
+_ID_BYTES = 9
+ID_LENGTH = 12
+#: "<target id>\n": where the page id starts in a referrer's key
+_PAGE_AT = ID_LENGTH + 1
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
+
+
+def url_ids(urls: Sequence[str]) -> list[str]:
+    """The ids of ``urls`` (see the module docstring), in one encoding."""
+    if not urls:
+        return []
+    raw = b2a_base64(
+        b"".join(
+            [
+                blake2b(
+                    u.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES
+                ).digest()
+                for u in urls
+            ]
+        ),
+        newline=False,
+    ).decode("ascii")
+    return [raw[i : i + ID_LENGTH] for i in range(0, len(raw), ID_LENGTH)]
+
+
+def url_id(url: str) -> str:
+    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES)
+    return b2a_base64(digest.digest(), newline=False).decode("ascii")
+
+
+def _value(text: str, tag: str) -> str | list[str]:
+    """What a referrer row holds: the text alone for the usual ``<a>``."""
+    return text if tag == "a" else [text, tag]
+
+
+def _text_tag(value: str | list[str]) -> tuple[str, str]:
+    if isinstance(value, str):
+        return value, "a"
+    return value[0], value[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +187,11 @@ class LinkLedger:
         max_referrers: int = DEFAULT_MAX_REFERRERS,
     ) -> None:
         self.max_referrers = max_referrers
-        #: target → referrer → [text, tag], not written yet (see flush)
-        self._buffer: dict[str, dict[str, list[str]]] = {}
-        self._buffered = 0
+        #: (referring page, {target key: row value}) not looked up yet
+        self._held: list[tuple[str, dict[str, str | list[str]]]] = []
+        self._held_links = 0
+        #: (target key, _GOOD or _SKIPPED) not applied yet (see _settle)
+        self._outcomes: list[tuple[str, int]] = []
         self.open(records_or_memory(store))
         #: bumped whenever the broken records change (to know when to rewrite)
         self.version = 0
@@ -125,6 +200,7 @@ class LinkLedger:
         """Keep the ledger in ``store`` from now on (what it holds is read)."""
         self._links = store.records(NS_LINKS)
         self._referrers = store.records(NS_REFERRERS)
+        self._pages = store.records(NS_PAGES)
         self._broken = store.records(NS_BROKEN)
         self._counts = store.records(NS_COUNTS)
         self._aliases = store.records(NS_ALIASES)
@@ -137,6 +213,7 @@ class LinkLedger:
         for records in (
             self._links,
             self._referrers,
+            self._pages,
             self._broken,
             self._counts,
             self._aliases,
@@ -144,111 +221,162 @@ class LinkLedger:
         ):
             records.clear()
         self.broken_internal = self.broken_external = 0
-        self._buffer.clear()
-        self._buffered = 0
+        self._held = []
+        self._held_links = 0
+        self._outcomes = []
         self.version += 1
-
-    def flush(self) -> None:
-        """Write the referrers held in memory (before the state commits)."""
-        buffer = self._buffer
-        if not buffer:
-            return
-        keys = list(buffer)
-        states = self._links.get_many(keys)
-        self._links.put_many(
-            (key, _PENDING)
-            for key, state in zip(keys, states, strict=True)
-            if state is None
-        )
-        self._referrers.put_many(
-            (f"{key}\n{referrer}", value)
-            for key, rows in buffer.items()
-            for referrer, value in rows.items()
-        )
-        buffer.clear()
-        self._buffered = 0
 
     # -- what pages link to ---------------------------------------------------
     def add_page(self, referrer: str, links: Iterable[tuple[str, str, str]]) -> None:
-        """Record the links of page ``referrer``: (target key, text, tag) each."""
-        first: dict[str, list[str]] = {}
+        """Record the links of page ``referrer``: (target key, text, tag) each.
+        Held in memory until ``flush``."""
+        first: dict[str, str | list[str]] = {}
         for key, text, tag in links:
             if key not in first:
-                first[key] = [text, tag]
+                first[key] = text if tag == "a" else [text, tag]
         if not first:
             return
-        keys = list(first)
-        # one query for the page's targets; the unknown ones wait in memory
-        states = self._links.get_many(keys)
-        buffer = self._buffer
-        for key, state in zip(keys, states, strict=True):
-            if state is None or state in _WAITING:
-                rows = buffer.get(key)
-                if rows is None:
-                    rows = buffer[key] = {}
-                if referrer not in rows:
-                    rows[referrer] = first[key]
-                    self._buffered += 1
-            elif state in _FAILED:
-                self._link_broken(key, state, referrer, first[key])
-        if self._buffered > FLUSH_ROWS:
+        self._held.append((referrer, first))
+        self._held_links += len(first)
+        if self._held_links > FLUSH_LINKS:
             self.flush()
 
+    def flush(self) -> None:
+        """Look up the held links' targets and write the referrers of those
+        whose outcome is unknown (before the state commits)."""
+        self._settle()
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        self._held_links = 0
+        keys = list({key: None for _, first in held for key in first})
+        ids = url_ids(keys)
+        states = self._links.get_many(ids)
+        id_of = dict(zip(keys, ids, strict=True))
+        state_of = dict(zip(keys, states, strict=True))
+        page_ids = url_ids([referrer for referrer, _ in held])
+        rows: list[tuple[str, Any]] = []
+        pages: list[tuple[str, str]] = []
+        late: list[tuple[str, str, str, Any]] = []
+        for (referrer, first), page_id in zip(held, page_ids, strict=True):
+            written = len(rows)
+            for key, value in first.items():
+                state = state_of[key]
+                if state in _WAITING:
+                    rows.append((f"{id_of[key]}\n{page_id}", value))
+                elif state in _FAILED:
+                    late.append((key, referrer, page_id, value))
+            if len(rows) > written:
+                pages.append((page_id, referrer))
+        new = [
+            (i, _PENDING) for i, state in zip(ids, states, strict=True) if state is None
+        ]
+        if new:
+            self._links.put_many(new)
+        if rows:
+            self._referrers.put_many(rows)
+            self._pages.put_many(pages)
+        if late:
+            # links to targets already broken (a few a crawl)
+            self._link_broken(late, id_of, state_of)
+
     def _link_broken(
-        self, key: str, state: int, referrer: str, value: list[str]
+        self,
+        late: list[tuple[str, str, str, Any]],
+        id_of: dict[str, str],
+        state_of: dict[str, Any],
     ) -> None:
-        ref_key = f"{key}\n{referrer}"
-        if self._referrers.get(ref_key) is not None:
-            return  # this page was read before (fetched again after a kill)
-        # Past the cap a referring page is counted, not kept; so it is not
-        # idempotent there: a page read again after a kill may count twice.
-        if self._counts.incr(key) <= self.max_referrers:
-            self._referrers.put(ref_key, value)
-        if state == _HOP:  # a redirect hop, now linked: reported
-            self._links.put(key, _BROKEN)
-            record = self._broken.get(key)
-            self._count(bool(record and record["internal"]))
-        self.version += 1
+        """Add referrers to broken targets: ``(key, page URL, page id,
+        value)`` each; a target's count grows once for all."""
+        ref_keys = [f"{id_of[key]}\n{page_id}" for key, _, page_id, _ in late]
+        found = self._referrers.get_many(ref_keys)
+        new: dict[str, list[tuple[str, str, str, Any]]] = {}
+        seen: set[str] = set()
+        for (key, referrer, page_id, value), ref_key, old in zip(
+            late, ref_keys, found, strict=True
+        ):
+            if old is not None or ref_key in seen:
+                continue  # this page was read before (fetched again after a kill)
+            seen.add(ref_key)
+            new.setdefault(key, []).append((ref_key, page_id, referrer, value))
+        rows: list[tuple[str, Any]] = []
+        pages: list[tuple[str, str]] = []
+        for key, referrers in new.items():
+            # Past the cap a referring page is counted, not kept; so it is
+            # not idempotent there: a page read again after a kill may count
+            # twice.
+            total = self._counts.incr(key, len(referrers))
+            room = max(0, self.max_referrers - (total - len(referrers)))
+            for ref_key, page_id, referrer, value in referrers[:room]:
+                rows.append((ref_key, value))
+                pages.append((page_id, referrer))
+            if state_of[key] == _HOP:  # a redirect hop, now linked: reported
+                self._links.put(id_of[key], _BROKEN)
+                state_of[key] = _BROKEN
+                record = self._broken.get(key)
+                self._count(bool(record and record["internal"]))
+            self.version += 1
+        if rows:
+            self._referrers.put_many(rows)
+            self._pages.put_many(pages)
 
     # -- what requests found ----------------------------------------------------
     def good(self, key: str) -> None:
         """``key`` answered 2xx: its links are fine, forget their referrers."""
-        state = self._links.get(key)
-        if state == _GOOD or state in _FAILED:
-            # broken: e.g. a redirect hop that also failed on another path
-            return
-        self._links.put(key, _GOOD)
-        self._unbuffer(key)
-        if state in _WAITING:
-            self._forget_referrers(key)
-        if state == _ALIASED:
-            for alias_key, _, _ in self._pop_aliases(key):
-                self.good(alias_key)
+        self._outcomes.append((key, _GOOD))
+        if len(self._outcomes) > FLUSH_LINKS:
+            self._settle()
 
     def skipped(self, key: str) -> None:
         """``key`` will never be requested: its outcome will stay unknown."""
-        state = self._links.get(key)
-        if state == _SKIPPED or state in _FAILED:
-            return
-        self._links.put(key, _SKIPPED)
-        self._unbuffer(key)
-        if state in _WAITING:
-            self._forget_referrers(key)
+        self._outcomes.append((key, _SKIPPED))
+        if len(self._outcomes) > FLUSH_LINKS:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Apply the held good and skipped outcomes, in order, as if each had
+        been applied when it came: one lookup and one write for all."""
+        while held := self._outcomes:
+            self._outcomes = []
+            keys = list(dict.fromkeys([key for key, _ in held]))
+            ids = url_ids(keys)
+            id_of = dict(zip(keys, ids, strict=True))
+            before = dict(zip(keys, self._links.get_many(ids), strict=True))
+            now = dict(before)
+            aliased: list[str] = []
+            for key, outcome in held:
+                state = now[key]
+                if state == outcome or state in _FAILED:
+                    # broken: e.g. a redirect hop that also failed elsewhere
+                    continue
+                now[key] = outcome
+                if state == _ALIASED and outcome == _GOOD:
+                    aliased.append(key)
+            self._links.put_many(
+                [
+                    (id_of[key], state)
+                    for key, state in now.items()
+                    if state != before[key]
+                ]
+            )
+            for key, state in before.items():
+                if state in _STORED and now[key] != state:
+                    self._referrers.delete_prefix(f"{id_of[key]}\n")
+            for key in aliased:
+                for alias_key, _, _ in self._pop_aliases(id_of[key]):
+                    self._outcomes.append((alias_key, _GOOD))  # the next turn
 
     def broken(self, key: str, outcome: Outcome) -> None:
-        state = self._links.get(key)
+        self._settle()
+        target_id = url_id(key)
+        state = self._links.get(target_id)
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
-        rows = self._unbuffer(key)
-        if rows:
-            self._referrers.put_many(
-                (f"{key}\n{referrer}", value) for referrer, value in rows.items()
-            )
-            if state is None:
-                state = _PENDING
-        stored = self._referrers.count(f"{key}\n") if state in _WAITING else 0
+        # referrers still held in memory are added by the next flush
+        stored = self._referrers.count(f"{target_id}\n") if state in _STORED else 0
         reported = outcome.requested or stored > 0
-        self._links.put(key, _BROKEN if reported else _HOP)
+        self._links.put(target_id, _BROKEN if reported else _HOP)
         self._broken.put(
             key,
             {
@@ -267,7 +395,7 @@ class LinkLedger:
             self._count(outcome.internal)
         self.version += 1
         if state == _ALIASED:
-            for alias_key, alias_url, internal in self._pop_aliases(key):
+            for alias_key, alias_url, internal in self._pop_aliases(target_id):
                 self.broken(alias_key, _redirected(alias_url, outcome, internal))
 
     def redirected(
@@ -276,7 +404,9 @@ class LinkLedger:
         """``key`` (requested as ``url``) redirected to ``target_key``, which
         was requested before: ``key`` shares whatever ``target_key`` gets
         (``internal``: whether ``key`` is, when it differs from the target)."""
-        state = self._links.get(target_key)
+        self._settle()
+        target_id = url_id(target_key)
+        state = self._links.get(target_id)
         if state == _GOOD:
             self.good(key)
             return
@@ -285,9 +415,9 @@ class LinkLedger:
             if record is not None:
                 self.broken(key, _redirected(url, _outcome(record), internal))
                 return
-        self._aliases.put(f"{target_key}\n{key}", [url, internal])
+        self._aliases.put(f"{target_id}\n{url_id(key)}", [url, internal, key])
         if state is None or state == _PENDING:
-            self._links.put(target_key, _ALIASED)
+            self._links.put(target_id, _ALIASED)
 
     def _count(self, internal: bool) -> None:
         # Counts what records() reports (a hop nobody links to is not).
@@ -296,22 +426,12 @@ class LinkLedger:
         else:
             self.broken_external = self._totals.incr("external")
 
-    def _unbuffer(self, key: str) -> dict[str, list[str]] | None:
-        rows = self._buffer.pop(key, None)
-        if rows:
-            self._buffered -= len(rows)
-        return rows
-
-    def _forget_referrers(self, key: str) -> None:
-        self._referrers.delete_prefix(f"{key}\n")
-
-    def _pop_aliases(self, key: str) -> list[tuple[str, str, bool | None]]:
-        prefix = f"{key}\n"
-        found = list(self._aliases.items(prefix))
+    def _pop_aliases(self, target_id: str) -> list[tuple[str, str, bool | None]]:
+        found = list(self._aliases.items(f"{target_id}\n"))
         if not found:
             return []
         self._aliases.delete([k for k, _ in found])
-        return [(k[len(prefix) :], url, internal) for k, (url, internal) in found]
+        return [(key, url, internal) for _, (url, internal, key) in found]
 
     # -- the report -----------------------------------------------------------------
     @property
@@ -325,7 +445,7 @@ class LinkLedger:
         return sum(
             1
             for key, _ in self._referrers.items()
-            if self._links.get(key.partition("\n")[0]) in _WAITING
+            if self._links.get(key[:ID_LENGTH]) in _WAITING
         )
 
     def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
@@ -336,22 +456,29 @@ class LinkLedger:
         rows = self._broken.items()
         while chunk := list(islice(rows, 256)):
             keys = [key for key, _ in chunk]
-            states = self._links.get_many(keys)
+            ids = url_ids(keys)
+            states = self._links.get_many(ids)
             counts = self._counts.get_many(keys)
-            for (key, stored), state, count in zip(chunk, states, counts, strict=True):
+            for (_, stored), target_id, state, count in zip(
+                chunk, ids, states, counts, strict=True
+            ):
                 if state != _BROKEN:
                     continue  # a redirect hop nobody links to
-                yield self._record(key, stored, count or 0, limit)
+                yield self._record(target_id, stored, count or 0, limit)
 
     def _record(
-        self, key: str, stored: dict[str, Any], count: int, limit: int
+        self, target_id: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
-        prefix = f"{key}\n"
-        cut = len(prefix)
-        referrers = [
-            {"url": ref_key[cut:], "text": text, "tag": tag}
-            for ref_key, (text, tag) in islice(self._referrers.items(prefix), limit)
-        ]
+        rows = list(islice(self._referrers.items(f"{target_id}\n"), limit))
+        urls = self._pages.get_many([ref_key[_PAGE_AT:] for ref_key, _ in rows])
+        referrers = []
+        for (_, value), url in sorted(
+            zip(rows, urls, strict=True), key=lambda row: row[1] or ""
+        ):
+            if url is None:
+                continue  # not in a state this version wrote
+            text, tag = _text_tag(value)
+            referrers.append({"url": url, "text": text, "tag": tag})
         record: dict[str, Any] = {
             "url": stored["url"],
             "status": stored["status"],
