@@ -67,6 +67,8 @@ class FixUp:
         """Fix up every page with a pending record, committing (``commit``)
         every FIX_UP_COMMIT pages, so that a kill loses little and the same
         command finishes it."""
+        # the kept links still waiting for their files, with their pages
+        self.state.gather(commit)
         chunk: list[tuple[str, Any]] = []
         for item in self.state.pending.items():
             chunk.append(item)

@@ -55,7 +55,7 @@ from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import Entry, MirrorState, TargetIndex
+from webspider.mirror.state import Entry, MirrorState, TargetIndex, split_kept
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.records import MemoryRecordStore
 from webspider.signals import (
@@ -185,6 +185,8 @@ class MirrorStore:
         self._finished = False
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
+        #: URL → where it was reserved (path, its ``mirror.where`` value)
+        self._placed: dict[str, tuple[Segments, str | int]] = {}
         #: another writer of pages it read (see attach and store_in_worker)
         self.writer: PageWriter | None = None
         self._attached: PageWriter | None = None
@@ -250,7 +252,10 @@ class MirrorStore:
         return fh
 
     def state_committing(self, records: RecordStore) -> None:
-        """Commit changes.jsonl's length with the records its lines describe."""
+        """Write what the mirror's state buffers, and commit changes.jsonl's
+        length with the records its lines describe."""
+        if self.state is not None:
+            self.state.flush()
         fh = self._changes
         if fh is None:
             return
@@ -285,6 +290,7 @@ class MirrorStore:
         if state is None or self._finished:
             return
         self._finished = True
+        state.flush()
         started = time.monotonic()
         fixed = self.fix_up_pages(commit)
         if fixed:
@@ -467,7 +473,7 @@ class MirrorStore:
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
         self._replacing[url] = old
-        self.state.reserve(entry)
+        self._placed[url] = (path, self.state.reserve(entry))
         return entry, change, True
 
     def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
@@ -550,16 +556,28 @@ class MirrorStore:
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
         entry.path = used  # differs when the tree changed under us
+        reserved = self._placed.pop(entry.url, None)
+        placed = reserved[1] if reserved is not None and reserved[0] == used else None
         spans: tuple[int, array[int]] | None = None
+        plain: list[str] | None = None
         if conversion is not None:
             entry.converted = conversion.count > 0
             entry.pending = sorted(conversion.pending)
-            entry.kept = conversion.kept
+            plain = conversion.plain
+            if plain is None:
+                plain, entry.kept = split_kept(entry.url, conversion.kept)
+            elif plain and conversion.kept:
+                skip = set(plain)
+                entry.kept = {k: v for k, v in conversion.kept.items() if k not in skip}
+            else:
+                entry.kept = conversion.kept
             entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
+            # the spans are kept only with a page's own record (the links
+            # kept by target are forgotten when it is written, most of them)
             if entry.pending or entry.kept:
                 spans = packed_spans(conversion)
-        self.state.put(entry, spans)
+        self.state.put(entry, spans, plain, placed)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then
@@ -574,6 +592,7 @@ class MirrorStore:
     def abandon(self, entry: Entry) -> None:
         """``entry``'s file could not be written: links must not lead there."""
         assert self.state is not None
+        self._placed.pop(entry.url, None)
         if entry.url in self._replacing:
             self.state.release(entry, self._replacing.pop(entry.url))
 
@@ -589,6 +608,7 @@ class MirrorStore:
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
             return 0
+        state.gather(commit)
         waiting = state.pending.count()
         if not waiting:
             return 0
