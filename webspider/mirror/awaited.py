@@ -22,8 +22,8 @@ Records (webspider.records):
 
 Writes are buffered and written by ``flush`` (the mirror calls it when the
 crawl state commits, so they are committed with the acknowledgements of
-the pages they came from): a link whose target is written in the same batch
-never reaches the store.
+the pages they came from; and when the buffer holds ``_BUFFER`` targets): a
+link whose target is written in the same batch never reaches the store.
 
 Pure: no Scrapy.
 """
@@ -42,6 +42,8 @@ NS_SITES = "mirror.sites"
 
 #: site codes kept in memory, at most (a crawl of many sites asks the store)
 _CODES = 4096
+#: targets buffered, at most (a crawl without a crawl state never commits)
+_BUFFER = 4096
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -120,12 +122,16 @@ class Awaited:
                     new[target] = [page]
                 else:
                     waiting.append(page)
+        if len(new) >= _BUFFER:
+            self.flush()
 
     def landed(self, target: str) -> None:
         """``target``'s file is written where ``url_path`` says: the links
         waiting for it are right as they are."""
         self._new.pop(target, None)
         self._landed.add(target)
+        if len(self._landed) >= _BUFFER:
+            self.flush()
 
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""

@@ -132,14 +132,16 @@ class Entry:
         data["path"] = "/".join(self.path)
         return data
 
-    def index_json(self) -> dict[str, Any]:
+    def index_json(self, plain_path: bool | None = None) -> dict[str, Any]:
         """The index record, compact (one per mirrored URL, so its size is
         much of the crawl state's): one-letter names (``_SHORT``), without
         the fix-up's ``pending`` and ``kept``, the URL (its key), fields at
         their defaults, the path when ``url_path`` gives it; the hash in
         base64, a Last-Modified date as its timestamp when that gives it
         back exactly; ``restore`` without the links that say their URL
-        (``pack_restore``). ``from_json`` reads it, and the long form."""
+        (``pack_restore``). ``from_json`` reads it, and the long form.
+        ``plain_path``: whether the path is the one ``url_path`` gives, when
+        the caller knows (``where_value``)."""
         data: dict[str, Any] = {}
         for name in _INDEX_FIELDS:
             value = getattr(self, name)
@@ -152,9 +154,12 @@ class Entry:
         stamp = _http_date_stamp(self.last_modified)
         if stamp is not None:
             data["m"] = stamp
-        path = "/".join(self.path)
-        if path != "/".join(url_path(self.url)):
-            data["p"] = path
+        if plain_path is None:
+            path = "/".join(self.path)
+            if path != "/".join(url_path(self.url)):
+                data["p"] = path
+        elif not plain_path:
+            data["p"] = "/".join(self.path)
         if self.restore:
             packed = pack_restore(self.url, self.restore)
             if "same" in packed:
@@ -521,14 +526,16 @@ class MirrorState:
         spans: tuple[int, array[int]] | None = None,
         plain: Sequence[str] | None = None,
         placed: str | int | None = None,
+        fresh: bool = False,
     ) -> None:
         """Record ``entry``, whose file is written, with what the fix-up must
         look at in it (``pending``, ``kept``, where their links are:
         ``spans``; ``plain``: see ``put_pending``). ``placed``: what
-        ``reserve`` returned, when the file is where it was reserved."""
+        ``reserve`` returned, when the file is where it was reserved;
+        ``fresh``: the URL has no index record yet (so no pending one)."""
         value = self._place(entry.url, entry.path) if placed is None else placed
-        self.index.put(entry.url, entry.index_json())
-        self.put_pending(entry, spans, plain=plain)
+        self.index.put(entry.url, entry.index_json(value == 1))
+        self.put_pending(entry, spans, plain=plain, fresh=fresh)
         if value == 1:
             # links kept as written that wait for this file lead to it now
             self.awaited.landed(entry.url)
@@ -543,8 +550,10 @@ class MirrorState:
         spans: tuple[int, array[int]] | None = None,
         twins: Sequence[str] = (),
         plain: Sequence[str] | None = None,
+        fresh: bool = False,
     ) -> None:
-        """What the fix-up must look at in ``entry``'s file. ``plain``: the
+        """What the fix-up must look at in ``entry``'s file (``fresh``: it has
+        no pending record to replace). ``plain``: the
         kept links that are of the page's site and expect the file
         ``url_path`` gives (``split_kept``), kept by the URL they wait for
         (``awaited``), when ``entry.kept`` holds only the others (those go
@@ -557,7 +566,8 @@ class MirrorState:
         if plain:
             self.awaited.wait(entry.url, plain)
         if not entry.pending and not odd and not twins:
-            self.pending.delete([entry.url])
+            if not fresh:
+                self.pending.delete([entry.url])
             return
         record = pack_pending(entry.url, entry.pending, odd)
         if twins:

@@ -409,15 +409,18 @@ class MirrorStore:
         self._inc(STATS_NOT_MODIFIED)
 
     # -- storing -----------------------------------------------------------------
-    def claim(self, url: str, path: Segments) -> Segments:
+    def claim(self, url: str, path: Segments, owner: str | None = "") -> Segments:
         """``path`` unless another URL owns that name (or one differing only
-        in case), then a name with a hash of the URL."""
+        in case), then a name with a hash of the URL. ``owner``: the owner of
+        ``path`` as planned already (``""``: not known)."""
         assert self.state is not None and self.tree is not None
         for _ in range(4):
-            path = self.tree.plan(path)
-            owner = self.state.owner(path)
+            if owner == "":
+                path = self.tree.plan(path)
+                owner = self.state.owner(path)
             if owner is None or owner == url:
                 return path
+            owner = ""
             tag = hashlib.sha256(url.encode()).hexdigest()[:8]
             path = (*path[:-1], conflict_name(path[-1], tag))
         raise UnsafePathError(f"no free name for {url}")
@@ -459,7 +462,8 @@ class MirrorStore:
             setattr(entry, k, v)
         if path is None:
             planned = self.tree.plan(url_path(response.url, kind == HTML))
-            twin = self.twin(url, planned, digest)
+            owner = self.state.owner(planned)
+            twin = self.twin(url, planned, digest, owner)
             if twin is not None:
                 # "/" and "/index.html": the same bytes want the same name;
                 # one file serves both (links to either already open it)
@@ -468,7 +472,7 @@ class MirrorStore:
                 self.state.put(entry)
                 self.state.add_twin(twin.url, url)
                 return entry, change, False
-            path = self.claim(url, planned)
+            path = self.claim(url, planned, owner)
         entry.path = path
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
@@ -476,10 +480,14 @@ class MirrorStore:
         self._placed[url] = (path, self.state.reserve(entry))
         return entry, change, True
 
-    def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
-        """Another URL already stored at ``path`` with the same bytes."""
+    def twin(
+        self, url: str, path: Segments, digest: str, owner: str | None = ""
+    ) -> Entry | None:
+        """Another URL already stored at ``path`` (whose ``owner`` is known
+        when not ``""``) with the same bytes."""
         assert self.state is not None and self.tree is not None
-        owner = self.state.owner(path)
+        if owner == "":
+            owner = self.state.owner(path)
         twin = self.state.entry(owner) if owner and owner != url else None
         if twin is None or twin.hash != digest or not self.tree.exists(path):
             return None
@@ -577,7 +585,7 @@ class MirrorStore:
             # kept by target are forgotten when it is written, most of them)
             if entry.pending or entry.kept:
                 spans = packed_spans(conversion)
-        self.state.put(entry, spans, plain, placed)
+        self.state.put(entry, spans, plain, placed, fresh=old is None)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then
