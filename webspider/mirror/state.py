@@ -335,25 +335,48 @@ class TargetIndex:
     """Where the URLs one page links to are stored, and their redirects: the
     snapshot of the mirror's state one conversion reads (in a thread, or in
     the page worker). A URL it does not know is taken as not mirrored yet,
-    which the fix-up corrects."""
+    which the fix-up corrects.
+
+    ``where`` holds ``mirror.where`` values as read (``1``: the path
+    ``url_path`` gives), made Targets by ``get`` when conversion asks: so
+    the path of a URL is worked out where the page is converted (the page
+    worker), and only for the links that need it."""
 
     entries: dict[str, Target] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    where: dict[str, str | int] = field(default_factory=dict)
 
     def get(self, url: str) -> Target | None:
-        return find(self.entries, self.aliases, url)
+        found = self._target(url)
+        if found is None:
+            target = self.aliases.get(url)
+            if target is not None:
+                found = self._target(target)
+        return found
+
+    def _target(self, url: str) -> Target | None:
+        found = self.entries.get(url)
+        if found is None:
+            value = self.where.get(url)
+            if value is not None:
+                found = self.entries[url] = Target(split(where_path(url, value)))
+        return found
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {url: "/".join(t.path) for url, t in self.entries.items()},
-            "aliases": self.aliases,
-        }
+        data: dict[str, Any] = {"aliases": self.aliases, "where": self.where}
+        if self.entries:
+            data["entries"] = {url: "/".join(t.path) for url, t in self.entries.items()}
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetIndex:
         return cls(
-            {url: Target(split(path)) for url, path in data["entries"].items()},
+            {
+                url: Target(split(path))
+                for url, path in (data.get("entries") or {}).items()
+            },
             dict(data["aliases"]),
+            dict(data.get("where") or {}),
         )
 
 
@@ -455,12 +478,13 @@ class MirrorState:
         """A snapshot of where ``urls`` are stored, in a few batched reads."""
         keys = list(dict.fromkeys(urls))
         found = TargetIndex()
+        where = found.where
         missing = []
-        for key, path in zip(keys, self.where.get_many(keys), strict=True):
-            if path is None:
+        for key, value in zip(keys, self.where.get_many(keys), strict=True):
+            if value is None:
                 missing.append(key)
             else:
-                found.entries[key] = Target(split(where_path(key, path)))
+                where[key] = value
         if missing:
             aliases = {
                 key: str(target)
@@ -470,10 +494,10 @@ class MirrorState:
                 if target is not None
             }
             found.aliases = aliases
-            led = [t for t in dict.fromkeys(aliases.values()) if t not in found.entries]
-            for key, path in zip(led, self.where.get_many(led), strict=True):
-                if path is not None:
-                    found.entries[key] = Target(split(where_path(key, path)))
+            led = [t for t in dict.fromkeys(aliases.values()) if t not in where]
+            for key, value in zip(led, self.where.get_many(led), strict=True):
+                if value is not None:
+                    where[key] = value
         return found
 
     def owner(self, path: Segments) -> str | None:
