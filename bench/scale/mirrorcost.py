@@ -5,15 +5,16 @@ crawl state's size while the crawl runs (issues 14 and 17).
     python bench/scale/mirrorcost.py --project /tmp/before  # another tree
     python bench/scale/mirrorcost.py --profile              # with cProfile
 
-Serves the synthetic site of bench/scale/synth.py (cached under --workdir)
+Serves the synthetic site of bench/scale/synth.py (cached under --sitedir)
 with nginx and crawls it once with ``scrapy crawl webspider`` (default
 settings: the mirror on). While it runs: the crawl process's CPU time
 (utime + stime from /proc, the page worker not included), the crawl
 state's files (db + WAL) every 0.25 s, and a statebytes breakdown
 (bench/scale/statebytes.py) of the running state when 25, 50 and 75 % of
-the pages are written. With ``--profile`` the crawl runs under cProfile
-(slower: use it for where the time goes, not for the CPU figure) and the
-mirror's functions are listed with their cumulative time per page.
+the pages are written, and the fix-up's log lines. With ``--profile`` the
+crawl runs under cProfile (slower: use it for where the time goes, not
+for the CPU figure) and the mirror's functions are listed with their
+cumulative time per page.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def cpu_seconds(pid: int) -> float | None:
 def lines(path: Path) -> int:
     try:
         with path.open("rb") as fh:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
+            return sum(
+                chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b"")
+            )
     except OSError:
         return 0
 
@@ -117,7 +120,7 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
             try:
                 snapshots[mark] = statebytes.breakdown(out / STATE)
                 snapshots[mark]["pages"] = written
-            except Exception as exc:  # noqa: BLE001 - a benchmark goes on
+            except Exception as exc:  # a benchmark goes on
                 snapshots[mark] = {"error": str(exc)}
         time.sleep(0.25)
     wall = time.perf_counter() - started
@@ -135,6 +138,12 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
         "urls_seen": summary.get("urls_seen"),
         "snapshots": snapshots,
     }
+    log = (args.workdir / "mirrorcost.log").read_text(errors="replace")
+    raw["fix_up"] = [
+        line.split("] ", 1)[-1]
+        for line in log.splitlines()
+        if "Mirror: fixing up" in line or "links fixed up" in line
+    ]
     seen = raw["urls_seen"] or pages
     raw["peak_state_b_per_url"] = round(peak / max(seen, 1))
     if args.profile:
@@ -167,6 +176,7 @@ def render(raw: dict[str, Any]) -> str:
         f"{raw['cpu_ms_per_page']} ms/page; peak state {raw['peak_state_bytes']:,} B "
         f"= {raw['peak_state_b_per_url']} B/URL (at {raw['peak_at_pages']} pages)"
     ]
+    text += [f"  {line}" for line in raw["fix_up"]]
     for mark, snap in raw["snapshots"].items():
         if "error" in snap:
             text.append(f"  at {mark}: {snap['error']}")
@@ -176,7 +186,8 @@ def render(raw: dict[str, Any]) -> str:
             f"  at {snap['pages']} pages: files {files / seen:,.0f} B/URL "
             f"(WAL {snap['files'].get(STATE + '-wal', 0) / seen:,.0f}); "
             + ", ".join(
-                f"{ns['name']} {(ns['key'] + ns['value']) / seen:,.0f} ({ns['rows']} rows)"
+                f"{ns['name']} {(ns['key'] + ns['value']) / seen:,.0f} "
+                f"({ns['rows']} rows)"
                 for ns in snap["namespaces"]
                 if ns["name"].startswith("mirror.")
             )

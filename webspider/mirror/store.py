@@ -137,15 +137,15 @@ def kind_of(response: Response) -> str:
 def link_keys(page: ParsedPage | None, url: str) -> list[str]:
     """The canonical URLs a page links to (and its own), the ones its
     conversion looks up."""
-    keys = [url]
-    if page is not None:
-        keys += (canonical_url(link.url) for link in page.links)
-        keys += (
-            canonical_url(absolute.partition("#")[0])
-            for absolute in page.resolved.values()
-            if absolute
-        )
-    return keys
+    if page is None:
+        return [url]
+    # the same address recurs (a link's URL, its joined values, fragments):
+    # canonicalised once
+    addresses = dict.fromkeys(link.url for link in page.links)
+    for absolute in page.resolved.values():
+        if absolute:
+            addresses[absolute.partition("#")[0]] = None
+    return [url, *map(canonical_url, addresses)]
 
 
 class MirrorStore:
