@@ -42,6 +42,12 @@ def test_entries_paths_and_aliases(store):
     assert state.entry("http://h/a").pending == []  # not in the index
     assert state.get("http://h/old").path == ("h", "a.html")
     assert state.owner(("h", "b")) == "http://h/B"  # case-insensitive ownership
+    # the kept link waits for its file (by target), not with the page
+    assert state.pending.get("http://h/B") is None
+    state.flush()
+    assert [key for key, _ in state.awaited.records.items()] == ["1/c\n/B"]
+    assert state.gather() == 1
+    assert list(state.awaited.records.items()) == []
     # compact: the URL without its site, the expected file computed again
     assert state.pending.get("http://h/B") == {"k": "/c"}
     assert unpack_pending("http://h/B", state.pending.get("http://h/B")) == (
@@ -114,6 +120,7 @@ def test_export_and_import(store, tmp_path):
     fresh = MirrorState(MemoryRecordStore(), "/m")
     assert fresh.begin(file, continued=False) == (2, False)
     assert fresh.entry("http://h/a").restore == {"b.html": "http://h/b"}
+    fresh.gather()  # the imported kept link waits for its file until then
     assert unpack_pending("http://h/b", fresh.pending.get("http://h/b")) == (
         [],
         {"http://h/c": "h/c"},

@@ -143,13 +143,51 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert written == here.data != PAGE
     assert (answer["count"], set(answer["pending"])) == (here.count, here.pending)
-    assert (answer["kept"], answer["restore"]) == (here.kept, here.restore)
-    # where the links the fix-up may change are, in the bytes written
-    assert answer["crc"] == zlib.crc32(written)
-    assert packed == pack_spans(here.spans).tobytes() != b""
+    # the kept links of the page's site expected where url_path says are
+    # sent as ``plain`` keys, without their path (and without spans)
+    assert set(answer["plain"]) == set(here.plain) == set(here.kept)
+    assert (answer["kept"], answer["restore"]) == ({}, here.restore)
+    assert "crc" not in answer
+    assert packed == b""
     # stored once: a second store of the same page is refused
     again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
     assert again == {"id": 7, "missing": True}
+
+
+def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
+    w = worker(tmp_path / "w")
+    body = PAGE + b'<a href="http://elsewhere.test/e.html">e</a>'
+    w.handle(
+        {"op": "parse", "id": 8, "url": URL, "encoding": "utf-8", "keep": True}, body
+    )
+    answer, packed = w.handle(
+        {
+            "op": "store",
+            "id": 8,
+            "key": URL,
+            "path": list(url_path(URL)),
+            "kind": "html",
+            "targets": state.targets([URL]).to_json(),
+        },
+        b"",
+    )
+    page = extract_page(body, URL, "utf-8")
+    here = convert(
+        body,
+        state,
+        url_path(URL),
+        page_url=URL,
+        base_url=page.base_url,
+        encoding="utf-8",
+        html=True,
+        page=page,
+    )
+    written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
+    assert answer["pending"] == ["http://elsewhere.test/e.html"]
+    # where the links the fix-up may change are, in the bytes written
+    assert answer["crc"] == zlib.crc32(written)
+    assert packed == pack_spans(here.spans).tobytes() != b""
 
 
 def test_pages_kept_are_bounded(tmp_path):

@@ -3,8 +3,10 @@ after them, fixed over a mirror folder from the mirror's records.
 
 Absolute links to files mirrored since become relative; relative links kept
 as written whose file did not turn up where expected are pointed at it, or
-made absolute. It streams over the ``mirror.pending`` records a chunk at a
-time (their entries and their links' files looked up together).
+made absolute. It first moves the kept links still waiting for their files
+(``mirror.awaited``, webspider.mirror.awaited) into their pages'
+``mirror.pending`` records, then streams over those a chunk at a time
+(their entries and their links' files looked up together).
 
 Two callers: the mirror extension at the end of a crawl (over its own
 folder, committing the crawl state between chunks), and ``scrapy combine``
@@ -67,6 +69,8 @@ class FixUp:
         """Fix up every page with a pending record, committing (``commit``)
         every FIX_UP_COMMIT pages, so that a kill loses little and the same
         command finishes it."""
+        # the kept links still waiting for their files, with their pages
+        self.state.gather(commit)
         chunk: list[tuple[str, Any]] = []
         for item in self.state.pending.items():
             chunk.append(item)

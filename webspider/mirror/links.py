@@ -93,6 +93,11 @@ class Conversion:
     #: (CRC-32 of ``data``, pack_spans(spans)) when converted elsewhere (the
     #: page worker: neither ``data`` nor ``spans`` are here then)
     packed_spans: tuple[int, array[int]] | None = None
+    #: the keys of ``kept`` (when a conversion, not a fix-up, made it) that
+    #: are of the page's site and expect the file ``url_path`` gives:
+    #: kept by the URL they wait for (webspider.mirror.awaited), the others
+    #: with the page. The page worker sends only the others in ``kept``.
+    plain: list[str] | None = None
 
 
 def is_relative(value: str) -> bool:
@@ -191,6 +196,7 @@ def convert(
     scanning and joining its links again."""
     pending: set[str] = set()
     kept: dict[str, str] = {}
+    plain: dict[str, None] = {}
     restore: dict[str, str] = {}
     track: set[str] = set()
     relative_ok = base_url == page_url
@@ -199,6 +205,19 @@ def convert(
     base_href = relative_href(source, source)
     page_key = canonical_url(page_url)
     site = page_key[: page_key.find("/", page_key.find("//") + 2) + 1]
+
+    def keep(key: str, address: str, expected: Segments) -> None:
+        kept[key] = path = intern("/".join(expected))
+        # the usual case (a canonical link of the page's site) costs no
+        # second url_path
+        if (
+            key.startswith(site)
+            and "\n" not in key
+            and (key == address or "/".join(url_path(key)) == path)
+        ):
+            plain[key] = None
+        else:  # the last link to ``key`` says what it expects, as in ``kept``
+            plain.pop(key, None)
 
     def decide(head: str, value: str) -> Decision:
         absolute = resolved.get(value, "")
@@ -221,14 +240,14 @@ def convert(
             if relative_ok and is_relative(head):
                 expected = url_path(address)
                 if already_points(head, source, expected):
-                    kept[key] = intern("/".join(expected))
+                    keep(key, address, expected)
                     return _AGAIN
             if key.startswith(site) and key not in state.aliases:
                 # The page's own site: its file will most likely be mirrored
                 # under the expected name, so the link leads there now; the
                 # fix-up checks (and makes it absolute if it is not).
                 expected = url_path(address)
-                kept[key] = intern("/".join(expected))
+                keep(key, address, expected)
                 return relative_href(source, expected), True, address
             pending.add(state.aliases.get(key) or key)
             return (address if address != head else None), True, None
@@ -246,7 +265,7 @@ def convert(
         data, count = _rewrite(
             body, resolve, encoding, html, track=track, tracked=tracked
         )
-    return Conversion(data, count, pending, kept, restore, tracked)
+    return Conversion(data, count, pending, kept, restore, tracked, plain=list(plain))
 
 
 def needs_fix_up(entry: Entry, state: Targets) -> bool:

@@ -15,8 +15,15 @@ came from, never held whole in memory:
 - ``mirror.alias``: redirecting URL → the canonical URL it led to;
 - ``mirror.pending``: URL → what the end-of-crawl fix-up must look at in its
   file: ``pending`` (URLs left absolute), ``kept`` (URL → expected path of
-  relative links kept as written), ``twins`` (other URLs sharing the file)
-  and ``crc``/``spans`` (where those links are in the file written);
+  relative links kept as written, when it is not the one ``url_path``
+  gives), ``twins`` (other URLs sharing the file) and ``crc``/``spans``
+  (where those links are in the file written); a page has one only when
+  it has such links, and when the crawl ends, for the links ``awaited``
+  still keeps;
+- ``mirror.awaited``, ``mirror.sites``: the other kept links, by the URL
+  whose file they wait for, forgotten when it is written where they
+  expect it (webspider.mirror.awaited); ``gather`` moves what is left
+  into ``mirror.pending`` for the fix-up;
 - ``mirror.run``: ``"run"`` → this crawl's run number, whether it finished,
   and the mirror's root.
 
@@ -39,12 +46,13 @@ from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from webspider.mirror.awaited import NS_AWAITED, NS_SITES, Awaited, site_of
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from webspider.records import Records, RecordStore
@@ -61,7 +69,16 @@ NS_PATHS = "mirror.paths"
 NS_ALIAS = "mirror.alias"
 NS_PENDING = "mirror.pending"
 NS_RUN = "mirror.run"
-NAMESPACES = (NS_INDEX, NS_WHERE, NS_PATHS, NS_ALIAS, NS_PENDING, NS_RUN)
+NAMESPACES = (
+    NS_INDEX,
+    NS_WHERE,
+    NS_PATHS,
+    NS_ALIAS,
+    NS_PENDING,
+    NS_RUN,
+    NS_AWAITED,
+    NS_SITES,
+)
 
 #: records imported or exported per batch
 _BATCH = 1000
@@ -115,14 +132,16 @@ class Entry:
         data["path"] = "/".join(self.path)
         return data
 
-    def index_json(self) -> dict[str, Any]:
+    def index_json(self, plain_path: bool | None = None) -> dict[str, Any]:
         """The index record, compact (one per mirrored URL, so its size is
         much of the crawl state's): one-letter names (``_SHORT``), without
         the fix-up's ``pending`` and ``kept``, the URL (its key), fields at
         their defaults, the path when ``url_path`` gives it; the hash in
         base64, a Last-Modified date as its timestamp when that gives it
         back exactly; ``restore`` without the links that say their URL
-        (``pack_restore``). ``from_json`` reads it, and the long form."""
+        (``pack_restore``). ``from_json`` reads it, and the long form.
+        ``plain_path``: whether the path is the one ``url_path`` gives, when
+        the caller knows (``where_value``)."""
         data: dict[str, Any] = {}
         for name in _INDEX_FIELDS:
             value = getattr(self, name)
@@ -135,9 +154,12 @@ class Entry:
         stamp = _http_date_stamp(self.last_modified)
         if stamp is not None:
             data["m"] = stamp
-        path = "/".join(self.path)
-        if path != "/".join(url_path(self.url)):
-            data["p"] = path
+        if plain_path is None:
+            path = "/".join(self.path)
+            if path != "/".join(url_path(self.url)):
+                data["p"] = path
+        elif not plain_path:
+            data["p"] = "/".join(self.path)
         if self.restore:
             packed = pack_restore(self.url, self.restore)
             if "same" in packed:
@@ -313,25 +335,48 @@ class TargetIndex:
     """Where the URLs one page links to are stored, and their redirects: the
     snapshot of the mirror's state one conversion reads (in a thread, or in
     the page worker). A URL it does not know is taken as not mirrored yet,
-    which the fix-up corrects."""
+    which the fix-up corrects.
+
+    ``where`` holds ``mirror.where`` values as read (``1``: the path
+    ``url_path`` gives), made Targets by ``get`` when conversion asks: so
+    the path of a URL is worked out where the page is converted (the page
+    worker), and only for the links that need it."""
 
     entries: dict[str, Target] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    where: dict[str, str | int] = field(default_factory=dict)
 
     def get(self, url: str) -> Target | None:
-        return find(self.entries, self.aliases, url)
+        found = self._target(url)
+        if found is None:
+            target = self.aliases.get(url)
+            if target is not None:
+                found = self._target(target)
+        return found
+
+    def _target(self, url: str) -> Target | None:
+        found = self.entries.get(url)
+        if found is None:
+            value = self.where.get(url)
+            if value is not None:
+                found = self.entries[url] = Target(split(where_path(url, value)))
+        return found
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {url: "/".join(t.path) for url, t in self.entries.items()},
-            "aliases": self.aliases,
-        }
+        data: dict[str, Any] = {"aliases": self.aliases, "where": self.where}
+        if self.entries:
+            data["entries"] = {url: "/".join(t.path) for url, t in self.entries.items()}
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetIndex:
         return cls(
-            {url: Target(split(path)) for url, path in data["entries"].items()},
+            {
+                url: Target(split(path))
+                for url, path in (data.get("entries") or {}).items()
+            },
             dict(data["aliases"]),
+            dict(data.get("where") or {}),
         )
 
 
@@ -365,6 +410,7 @@ class MirrorState:
         self.alias_records = store.records(NS_ALIAS)
         self.pending = store.records(NS_PENDING)
         self.meta = store.records(NS_RUN)
+        self.awaited = Awaited(store)
         self.aliases = _Aliases(self.alias_records)
         #: the run this crawl is, and whether the last one to write the
         #: state finished (``begin``)
@@ -411,6 +457,7 @@ class MirrorState:
             self.meta,
         ):
             records.clear()
+        self.awaited.clear()
 
     # -- reading ---------------------------------------------------------------------
     def entry(self, url: str) -> Entry | None:
@@ -431,12 +478,13 @@ class MirrorState:
         """A snapshot of where ``urls`` are stored, in a few batched reads."""
         keys = list(dict.fromkeys(urls))
         found = TargetIndex()
+        where = found.where
         missing = []
-        for key, path in zip(keys, self.where.get_many(keys), strict=True):
-            if path is None:
+        for key, value in zip(keys, self.where.get_many(keys), strict=True):
+            if value is None:
                 missing.append(key)
             else:
-                found.entries[key] = Target(split(where_path(key, path)))
+                where[key] = value
         if missing:
             aliases = {
                 key: str(target)
@@ -446,10 +494,10 @@ class MirrorState:
                 if target is not None
             }
             found.aliases = aliases
-            led = [t for t in dict.fromkeys(aliases.values()) if t not in found.entries]
-            for key, path in zip(led, self.where.get_many(led), strict=True):
-                if path is not None:
-                    found.entries[key] = Target(split(where_path(key, path)))
+            led = [t for t in dict.fromkeys(aliases.values()) if t not in where]
+            for key, value in zip(led, self.where.get_many(led), strict=True):
+                if value is not None:
+                    where[key] = value
         return found
 
     def owner(self, path: Segments) -> str | None:
@@ -462,13 +510,14 @@ class MirrorState:
         return None if found is None else str(found)
 
     # -- writing ---------------------------------------------------------------------
-    def _place(self, url: str, path: Segments) -> None:
-        """``url`` is at ``path`` now: the lean copy and the name's owner."""
+    def _place(self, url: str, path: Segments) -> str | int:
+        """``url`` is at ``path`` now: the lean copy and the name's owner.
+        Returns its ``mirror.where`` value (``where_value``)."""
         where = "/".join(path)
         value = where_value(url, where)
         old = self.where.get(url)
         if old == value:
-            return
+            return value
         if old is not None:
             key = where_path(url, old).casefold()
             if self.paths.get(key) == url:
@@ -476,11 +525,13 @@ class MirrorState:
         self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
         self.paths.put_new(where.casefold(), url)
+        return value
 
-    def reserve(self, entry: Entry) -> None:
+    def reserve(self, entry: Entry) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
-        before its file is written, without recording it in the index."""
-        self._place(entry.url, entry.path)
+        before its file is written, without recording it in the index.
+        Returns its ``mirror.where`` value (``put`` may be given it)."""
+        return self._place(entry.url, entry.path)
 
     def release(self, entry: Entry, old: Entry | None) -> None:
         """Its file was not written after all: forget where it went."""
@@ -493,12 +544,25 @@ class MirrorState:
         else:
             self.where.delete([entry.url])
 
-    def put(self, entry: Entry, spans: tuple[int, array[int]] | None = None) -> None:
-        """Record ``entry`` with what the fix-up must look at in its file
-        (``pending``, ``kept``, and where their links are: ``spans``)."""
-        self._place(entry.url, entry.path)
-        self.index.put(entry.url, entry.index_json())
-        self.put_pending(entry, spans)
+    def put(
+        self,
+        entry: Entry,
+        spans: tuple[int, array[int]] | None = None,
+        plain: Sequence[str] | None = None,
+        placed: str | int | None = None,
+        fresh: bool = False,
+    ) -> None:
+        """Record ``entry``, whose file is written, with what the fix-up must
+        look at in it (``pending``, ``kept``, where their links are:
+        ``spans``; ``plain``: see ``put_pending``). ``placed``: what
+        ``reserve`` returned, when the file is where it was reserved;
+        ``fresh``: the URL has no index record yet (so no pending one)."""
+        value = self._place(entry.url, entry.path) if placed is None else placed
+        self.index.put(entry.url, entry.index_json(value == 1))
+        self.put_pending(entry, spans, plain=plain, fresh=fresh)
+        if value == 1:
+            # links kept as written that wait for this file lead to it now
+            self.awaited.landed(entry.url)
 
     def update(self, entry: Entry) -> None:
         """Record ``entry``'s index fields (its file and fix-up unchanged)."""
@@ -509,11 +573,27 @@ class MirrorState:
         entry: Entry,
         spans: tuple[int, array[int]] | None = None,
         twins: Sequence[str] = (),
+        plain: Sequence[str] | None = None,
+        fresh: bool = False,
     ) -> None:
-        if not entry.pending and not entry.kept:
-            self.pending.delete([entry.url])
+        """What the fix-up must look at in ``entry``'s file (``fresh``: it has
+        no pending record to replace). ``plain``: the
+        kept links that are of the page's site and expect the file
+        ``url_path`` gives (``split_kept``), kept by the URL they wait for
+        (``awaited``), when ``entry.kept`` holds only the others (those go
+        into the page's ``mirror.pending`` record); None: ``entry.kept``
+        holds them all."""
+        if plain is None:
+            plain, odd = split_kept(entry.url, entry.kept)
+        else:
+            odd = entry.kept
+        if plain:
+            self.awaited.wait(entry.url, plain)
+        if not entry.pending and not odd and not twins:
+            if not fresh:
+                self.pending.delete([entry.url])
             return
-        record = pack_pending(entry.url, entry.pending, entry.kept)
+        record = pack_pending(entry.url, entry.pending, odd)
         if twins:
             record["twins"] = list(twins)
         if spans is not None:
@@ -527,11 +607,45 @@ class MirrorState:
 
     def add_twin(self, owner: str, url: str) -> None:
         """``url`` shares ``owner``'s file: the fix-up of that file tells it
-        what its links stand for then."""
-        record = self.pending.get(owner)
-        if record is not None and url not in record.get("twins", ()):
+        what its links stand for then. (A record of its own when the owner
+        has none: its kept links may still wait in ``awaited``.)"""
+        record = self.pending.get(owner) or {}
+        if url not in record.get("twins", ()):
             record.setdefault("twins", []).append(url)
             self.pending.put(owner, record)
+
+    def flush(self) -> None:
+        """Write what is buffered (``awaited``): before a commit."""
+        self.awaited.flush()
+
+    def gather(self, commit: Callable[[], None] | None = None) -> int:
+        """Move the kept links still waiting (``awaited``) into their pages'
+        ``mirror.pending`` records, where the fix-up reads them, a chunk at a
+        time (``commit`` after each: a kill loses nothing, each chunk is
+        moved whole). Returns how many."""
+        moved = 0
+        for chunk in self.awaited.left(_BATCH):
+            by_page: dict[str, list[str]] = {}
+            for _, page, target in chunk:
+                if page:
+                    by_page.setdefault(page, []).append(target)
+            pages = list(by_page)
+            out: list[tuple[str, Any]] = []
+            for page, record in zip(pages, self.pending.get_many(pages), strict=True):
+                pending, kept = unpack_pending(page, record) if record else ([], {})
+                for target in by_page[page]:
+                    kept.setdefault(target, "/".join(url_path(target)))
+                merged = {
+                    k: v for k, v in (record or {}).items() if k not in _LINK_FIELDS
+                }
+                merged.update(pack_pending(page, pending, kept))
+                out.append((page, merged))
+            self.pending.put_many(out)
+            self.awaited.records.delete([key for key, _, _ in chunk])
+            moved += len(chunk)
+            if commit is not None:
+                commit()
+        return moved
 
     def alias(self, url: str, target: str) -> None:
         if url != target and self.alias_records.get(url) != target:
@@ -548,6 +662,7 @@ class MirrorState:
 
     def export(self, path: Path) -> None:
         """Write ``path`` (mirror-state.jsonl) from the records, streamed."""
+        self.gather()
         dumps = json.JSONEncoder(ensure_ascii=False).encode
         pending = self.pending.items()
         waiting = next(pending, None)
@@ -617,7 +732,10 @@ class MirrorState:
 
     def _import(self, entries: Mapping[str, Entry]) -> None:
         for entry in entries.values():
-            self.put(entry)
+            # not ``put``: no file of this crawl's was written
+            self._place(entry.url, entry.path)
+            self.index.put(entry.url, entry.index_json())
+            self.put_pending(entry)
 
 
 def split(path: str) -> Segments:
@@ -655,11 +773,27 @@ def spans_of(record: Mapping[str, Any]) -> tuple[int, array[int]] | None:
     return int(record["crc"]), packed
 
 
-def _site(url: str) -> str:
-    """``scheme://host[:port]`` of a canonical URL."""
-    start = url.find("//")
-    end = url.find("/", start + 2) if start >= 0 else -1
-    return url[:end] if end >= 0 else url
+#: the fields of a pending record that ``pack_pending`` writes (or older
+#: versions wrote)
+_LINK_FIELDS = frozenset(("p", "k", "kx", "pending", "kept"))
+
+
+def split_kept(url: str, kept: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The kept links of page ``url`` that are of its site and expect the
+    file ``url_path`` gives (kept by target, ``awaited``), and the others."""
+    prefix = site_of(url) + "/"
+    plain: list[str] = []
+    odd: dict[str, str] = {}
+    for key, expected in kept.items():
+        if (
+            key.startswith(prefix)
+            and "\n" not in key
+            and "/".join(url_path(key)) == expected
+        ):
+            plain.append(key)
+        else:
+            odd[key] = expected
+    return plain, odd
 
 
 def pack_pending(
@@ -671,7 +805,7 @@ def pack_pending(
     the kept URLs whose expected file is not the one ``url_path`` gives
     (the others' is computed again). A page keeps a few dozen such links
     while the crawl runs, so their form is most of the state's size."""
-    site = _site(url)
+    site = site_of(url)
     cut = len(site)
 
     def short(key: str) -> str:
@@ -700,7 +834,7 @@ def unpack_pending(
 ) -> tuple[list[str], dict[str, str]]:
     """(pending, kept) of a pending record (``pack_pending``; the plain
     lists and dict older records hold are read too)."""
-    site = _site(url)
+    site = site_of(url)
 
     def full(key: str) -> str:
         return site + key if key.startswith("/") else key

@@ -55,7 +55,7 @@ from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import Entry, MirrorState, TargetIndex
+from webspider.mirror.state import Entry, MirrorState, TargetIndex, split_kept
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.records import MemoryRecordStore
 from webspider.signals import (
@@ -137,15 +137,15 @@ def kind_of(response: Response) -> str:
 def link_keys(page: ParsedPage | None, url: str) -> list[str]:
     """The canonical URLs a page links to (and its own), the ones its
     conversion looks up."""
-    keys = [url]
-    if page is not None:
-        keys += (canonical_url(link.url) for link in page.links)
-        keys += (
-            canonical_url(absolute.partition("#")[0])
-            for absolute in page.resolved.values()
-            if absolute
-        )
-    return keys
+    if page is None:
+        return [url]
+    # the same address recurs (a link's URL, its joined values, fragments):
+    # canonicalised once
+    addresses = dict.fromkeys(link.url for link in page.links)
+    for absolute in page.resolved.values():
+        if absolute:
+            addresses[absolute.partition("#")[0]] = None
+    return [url, *map(canonical_url, addresses)]
 
 
 class MirrorStore:
@@ -185,6 +185,8 @@ class MirrorStore:
         self._finished = False
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
+        #: URL → where it was reserved (path, its ``mirror.where`` value)
+        self._placed: dict[str, tuple[Segments, str | int]] = {}
         #: another writer of pages it read (see attach and store_in_worker)
         self.writer: PageWriter | None = None
         self._attached: PageWriter | None = None
@@ -250,7 +252,10 @@ class MirrorStore:
         return fh
 
     def state_committing(self, records: RecordStore) -> None:
-        """Commit changes.jsonl's length with the records its lines describe."""
+        """Write what the mirror's state buffers, and commit changes.jsonl's
+        length with the records its lines describe."""
+        if self.state is not None:
+            self.state.flush()
         fh = self._changes
         if fh is None:
             return
@@ -285,6 +290,7 @@ class MirrorStore:
         if state is None or self._finished:
             return
         self._finished = True
+        state.flush()
         started = time.monotonic()
         fixed = self.fix_up_pages(commit)
         if fixed:
@@ -403,15 +409,18 @@ class MirrorStore:
         self._inc(STATS_NOT_MODIFIED)
 
     # -- storing -----------------------------------------------------------------
-    def claim(self, url: str, path: Segments) -> Segments:
+    def claim(self, url: str, path: Segments, owner: str | None = "") -> Segments:
         """``path`` unless another URL owns that name (or one differing only
-        in case), then a name with a hash of the URL."""
+        in case), then a name with a hash of the URL. ``owner``: the owner of
+        ``path`` as planned already (``""``: not known)."""
         assert self.state is not None and self.tree is not None
         for _ in range(4):
-            path = self.tree.plan(path)
-            owner = self.state.owner(path)
+            if owner == "":
+                path = self.tree.plan(path)
+                owner = self.state.owner(path)
             if owner is None or owner == url:
                 return path
+            owner = ""
             tag = hashlib.sha256(url.encode()).hexdigest()[:8]
             path = (*path[:-1], conflict_name(path[-1], tag))
         raise UnsafePathError(f"no free name for {url}")
@@ -453,7 +462,8 @@ class MirrorStore:
             setattr(entry, k, v)
         if path is None:
             planned = self.tree.plan(url_path(response.url, kind == HTML))
-            twin = self.twin(url, planned, digest)
+            owner = self.state.owner(planned)
+            twin = self.twin(url, planned, digest, owner)
             if twin is not None:
                 # "/" and "/index.html": the same bytes want the same name;
                 # one file serves both (links to either already open it)
@@ -462,18 +472,22 @@ class MirrorStore:
                 self.state.put(entry)
                 self.state.add_twin(twin.url, url)
                 return entry, change, False
-            path = self.claim(url, planned)
+            path = self.claim(url, planned, owner)
         entry.path = path
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
         self._replacing[url] = old
-        self.state.reserve(entry)
+        self._placed[url] = (path, self.state.reserve(entry))
         return entry, change, True
 
-    def twin(self, url: str, path: Segments, digest: str) -> Entry | None:
-        """Another URL already stored at ``path`` with the same bytes."""
+    def twin(
+        self, url: str, path: Segments, digest: str, owner: str | None = ""
+    ) -> Entry | None:
+        """Another URL already stored at ``path`` (whose ``owner`` is known
+        when not ``""``) with the same bytes."""
         assert self.state is not None and self.tree is not None
-        owner = self.state.owner(path)
+        if owner == "":
+            owner = self.state.owner(path)
         twin = self.state.entry(owner) if owner and owner != url else None
         if twin is None or twin.hash != digest or not self.tree.exists(path):
             return None
@@ -550,16 +564,28 @@ class MirrorStore:
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
         entry.path = used  # differs when the tree changed under us
+        reserved = self._placed.pop(entry.url, None)
+        placed = reserved[1] if reserved is not None and reserved[0] == used else None
         spans: tuple[int, array[int]] | None = None
+        plain: list[str] | None = None
         if conversion is not None:
             entry.converted = conversion.count > 0
             entry.pending = sorted(conversion.pending)
-            entry.kept = conversion.kept
+            plain = conversion.plain
+            if plain is None:
+                plain, entry.kept = split_kept(entry.url, conversion.kept)
+            elif plain and conversion.kept:
+                skip = set(plain)
+                entry.kept = {k: v for k, v in conversion.kept.items() if k not in skip}
+            else:
+                entry.kept = conversion.kept
             entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
+            # the spans are kept only with a page's own record (the links
+            # kept by target are forgotten when it is written, most of them)
             if entry.pending or entry.kept:
                 spans = packed_spans(conversion)
-        self.state.put(entry, spans)
+        self.state.put(entry, spans, plain, placed, fresh=old is None)
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then
@@ -574,6 +600,7 @@ class MirrorStore:
     def abandon(self, entry: Entry) -> None:
         """``entry``'s file could not be written: links must not lead there."""
         assert self.state is not None
+        self._placed.pop(entry.url, None)
         if entry.url in self._replacing:
             self.state.release(entry, self._replacing.pop(entry.url))
 
@@ -589,6 +616,7 @@ class MirrorStore:
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
             return 0
+        state.gather(commit)
         waiting = state.pending.count()
         if not waiting:
             return 0

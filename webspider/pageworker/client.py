@@ -31,7 +31,6 @@ import sys
 from array import array
 from collections import deque
 from functools import partial
-from sys import intern
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -407,8 +406,10 @@ class PageWorker:
         ``response`` at ``entry.path`` (webspider.mirror.store's
         PageWriter): the path written and the conversion, or None (store it
         here). The worker answers ``used``, the conversion's ``count``/
-        ``pending``/``kept``/``restore`` and ``crc``, with the packed spans of
-        the links the fix-up may change as bytes; or ``refused``."""
+        ``pending``/``kept`` (the kept links not in ``plain``)/``plain``/
+        ``restore`` and ``crc``, with the packed spans of the links the
+        fix-up may change (when the page keeps some not in ``plain``) as
+        bytes; or ``refused``."""
         ident = self._held.pop(response, None)
         if ident is None:
             return None
@@ -436,8 +437,9 @@ class PageWorker:
                 b"",
                 answer["count"],
                 set(answer["pending"]),
-                {intern(key): intern(path) for key, path in answer["kept"].items()},
-                {intern(new): intern(url) for new, url in answer["restore"].items()},
+                answer["kept"],
+                answer["restore"],
+                plain=answer.get("plain"),
             )
             if packed:
                 spans: array[int] = array("q")

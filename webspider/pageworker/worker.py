@@ -285,13 +285,21 @@ class Worker:
         reply: dict[str, Any] = {"id": ident, "used": used}
         packed = b""
         if conversion is not None:
+            # the kept links by target (``plain``) need no expected path, nor
+            # spans: they are forgotten when their file is written
+            plain = conversion.plain or []
+            kept = conversion.kept
+            if plain:
+                skip = set(plain)
+                kept = {k: v for k, v in kept.items() if k not in skip}
             reply.update(
                 count=conversion.count,
                 pending=sorted(conversion.pending),
-                kept=conversion.kept,
+                kept=kept,
+                plain=plain,
                 restore=conversion.restore,
             )
-            if conversion.spans:
+            if conversion.spans and (conversion.pending or kept):
                 # where the links the fix-up may change are in the file written
                 # (MirrorStore remembers them: the fix-up then needs no scan)
                 reply["crc"] = zlib.crc32(conversion.data)

@@ -1,0 +1,180 @@
+"""Relative links kept as written, by the URL whose file they wait for.
+
+A page written before the files of some of its links keeps those relative
+links as the page wrote them (or points them where the file is expected):
+they open the right file once it is mirrored under its expected name
+(``url_path``). The end-of-crawl fix-up must check the ones whose file did
+not turn up there. Most do turn up, while the crawl runs: so these links are
+kept by the URL they wait for, and forgotten (one range delete) when that
+URL's file is written where they expect it. What is left when the crawl
+ends is what the fix-up looks at (``gather`` hands it over to the pages'
+``mirror.pending`` records).
+
+Records (webspider.records):
+
+- ``mirror.awaited``: ``<site code><target path>\\n<page path>`` → ``1``:
+  the page (path and query of its URL) keeps a link to the target (of the
+  same site: a relative link never leaves it), expecting its file at
+  ``url_path(target)``. One short row a link, deleted by its target's
+  range; the site (``scheme://host``) is a code of ``mirror.sites``.
+- ``mirror.sites``: ``<site>`` → its code, ``#<code>`` → the site, ``n`` →
+  the last code given (``incr``, so the workers of a shared state agree).
+
+Writes are buffered and written by ``flush`` (the mirror calls it when the
+crawl state commits, so they are committed with the acknowledgements of
+the pages they came from; and when the buffer holds ``_BUFFER`` targets): a
+link whose target is written in the same batch never reaches the store.
+
+Pure: no Scrapy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from webspider.records import RecordStore
+
+NS_AWAITED = "mirror.awaited"
+NS_SITES = "mirror.sites"
+
+#: site codes kept in memory, at most (a crawl of many sites asks the store)
+_CODES = 4096
+#: targets buffered, at most (a crawl without a crawl state never commits)
+_BUFFER = 4096
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def site_of(url: str) -> str:
+    """``scheme://host[:port]`` of a canonical URL."""
+    start = url.find("//")
+    end = url.find("/", start + 2) if start >= 0 else -1
+    return url[:end] if end >= 0 else url
+
+
+def _base36(number: int) -> str:
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = _DIGITS[digit] + out
+        if not number:
+            return out
+
+
+class Awaited:
+    """The ``mirror.awaited`` records of ``store`` (see the module docstring)."""
+
+    def __init__(self, store: RecordStore) -> None:
+        self.records = store.records(NS_AWAITED)
+        self.sites = store.records(NS_SITES)
+        self._codes: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+        #: target URL → the URLs of the pages waiting for it (this batch)
+        self._new: dict[str, list[str]] = {}
+        #: targets written where expected (this batch)
+        self._landed: set[str] = set()
+
+    # -- site codes ----------------------------------------------------------------
+    def code(self, site: str) -> str:
+        found = self._codes.get(site)
+        if found is not None:
+            return found
+        stored = self.sites.get(site)
+        if stored is None:
+            number = self.sites.incr("n")
+            candidate = _base36(number)
+            # the code's site first: a code is never without it, even if
+            # another worker gave the site a code meanwhile (then unused)
+            self.sites.put("#" + candidate, site)
+            if self.sites.put_new(site, candidate):
+                stored = candidate
+            else:
+                stored = self.sites.get(site)
+        code = str(stored)
+        if len(self._codes) >= _CODES:
+            self._codes.clear()
+        self._codes[site] = code
+        return code
+
+    def site(self, code: str) -> str | None:
+        found = self._names.get(code)
+        if found is None:
+            stored = self.sites.get("#" + code)
+            if stored is None:
+                return None
+            found = str(stored)
+            if len(self._names) >= _CODES:
+                self._names.clear()
+            self._names[code] = found
+        return found
+
+    # -- the crawl -----------------------------------------------------------------
+    def wait(self, page: str, targets: Iterable[str]) -> None:
+        """``page`` keeps relative links to ``targets`` (canonical URLs of its
+        own site, expected at ``url_path``'s path)."""
+        landed, new = self._landed, self._new
+        for target in targets:
+            if target not in landed:
+                waiting = new.get(target)
+                if waiting is None:
+                    new[target] = [page]
+                else:
+                    waiting.append(page)
+        if len(new) >= _BUFFER:
+            self.flush()
+
+    def landed(self, target: str) -> None:
+        """``target``'s file is written where ``url_path`` says: the links
+        waiting for it are right as they are."""
+        self._new.pop(target, None)
+        self._landed.add(target)
+        if len(self._landed) >= _BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what this batch added and forget what it answered."""
+        if self._new:
+            rows: list[tuple[str, Any]] = []
+            for target, pages in self._new.items():
+                site = site_of(target)
+                head = self.code(site) + target[len(site) :] + "\n"
+                cut = len(site)
+                rows += ((head + page[cut:], 1) for page in pages)
+            self._new.clear()
+            self.records.put_many(rows)
+        if self._landed:
+            for target in self._landed:
+                site = site_of(target)
+                self.records.delete_prefix(self.code(site) + target[len(site) :] + "\n")
+            self._landed.clear()
+
+    def clear(self) -> None:
+        self._new.clear()
+        self._landed.clear()
+        self._codes.clear()
+        self._names.clear()
+        self.records.clear()
+        self.sites.clear()
+
+    # -- the end -------------------------------------------------------------------
+    def left(self, size: int) -> Iterator[list[tuple[str, str, str]]]:
+        """What still waits, in chunks of up to ``size`` (key, page URL,
+        target URL), for the fix-up. The caller deletes each chunk's keys
+        once it recorded them elsewhere (so it may commit between chunks)."""
+        self.flush()
+        chunk: list[tuple[str, str, str]] = []
+        for key, _ in self.records.items():
+            head, _, page_path = key.partition("\n")
+            slash = head.find("/")
+            site = self.site(head[:slash]) if slash > 0 else None
+            if site is None:  # not one of ours: nothing to hand over
+                chunk.append((key, "", ""))
+            else:
+                chunk.append((key, site + page_path, site + head[slash:]))
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
