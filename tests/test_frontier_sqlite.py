@@ -14,11 +14,14 @@ from array import array
 from pathlib import Path
 
 import pytest
+from scrapy import Request, Spider
 
 from webspider.frontier import keyfilter
 from webspider.frontier import sqlite as sqlite_state
+from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
+from webspider.keys import META_LINK_KIND, META_REFERER
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -289,3 +292,36 @@ def test_new_links_are_answered_without_the_file(path):
         state.contains_many([f"http://a.test/seen/{i}" for i in range(9)]) == [True] * 9
     )
     state.close()
+
+
+def test_a_link_with_its_referer_header_is_stored_as_a_code(path):
+    # nearly every queued link: a GET whose Referer header is the page it
+    # was found on (leased while its links are added); its extra column is
+    # one character, and it comes back as the same request
+    spider = Spider("s")
+    page = "http://a.test/"
+    state = SQLiteState(path)
+    state.add([StoredRequest(key=page, url=page)])
+    [_] = state.lease(1, deadline=1e12)
+    link = Request("http://a.test/x", headers={"Referer": page})
+    link.meta.update({META_REFERER: page, META_LINK_KIND: "page", "depth": 1})
+    stored = to_stored(link, link.url, spider)
+    assert stored is not None
+    other = StoredRequest(key="http://a.test/y", url="http://a.test/y", meta={"k": 1})
+    state.add([stored, other])
+    state.commit()
+    db = sqlite3.connect(path)
+    extras = dict(db.execute("SELECT key, extra FROM url WHERE status = 1"))
+    db.close()
+    assert extras == {"http://a.test/x": "1", "http://a.test/y": '{"meta":{"k":1}}'}
+    leased = {
+        lease.request.key: lease.request
+        for lease in state.lease(2, deadline=1e12, strict=False)
+    }
+    state.close()
+    assert leased["http://a.test/y"].meta == {"k": 1}
+    back = from_stored(leased["http://a.test/x"], spider)
+    assert back.headers.get("Referer") == page.encode()
+    assert back.meta[META_REFERER] == page
+    assert back.meta[META_LINK_KIND] == "page"
+    assert to_stored(back, back.url, spider) == stored
