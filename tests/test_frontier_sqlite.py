@@ -4,7 +4,9 @@ of committed batches across kill -9, and its size on disk."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -14,11 +16,14 @@ from array import array
 from pathlib import Path
 
 import pytest
+from scrapy import Request, Spider
 
-from webspider.frontier import keyfilter
+from webspider.frontier import keyfilter, sqliterecords
 from webspider.frontier import sqlite as sqlite_state
+from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
+from webspider.keys import META_LINK_KIND, META_REFERER
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -288,4 +293,115 @@ def test_new_links_are_answered_without_the_file(path):
     assert (
         state.contains_many([f"http://a.test/seen/{i}" for i in range(9)]) == [True] * 9
     )
+    state.close()
+
+
+def test_a_link_with_its_referer_header_is_stored_as_a_code(path):
+    # nearly every queued link: a GET whose Referer header is the page it
+    # was found on (leased while its links are added); its extra column is
+    # one character, and it comes back as the same request
+    spider = Spider("s")
+    page = "http://a.test/"
+    state = SQLiteState(path)
+    state.add([StoredRequest(key=page, url=page)])
+    [_] = state.lease(1, deadline=1e12)
+    link = Request("http://a.test/x", headers={"Referer": page})
+    link.meta.update({META_REFERER: page, META_LINK_KIND: "page", "depth": 1})
+    stored = to_stored(link, link.url, spider)
+    assert stored is not None
+    other = StoredRequest(key="http://a.test/y", url="http://a.test/y", meta={"k": 1})
+    state.add([stored, other])
+    state.commit()
+    db = sqlite3.connect(path)
+    extras = dict(db.execute("SELECT key, extra FROM url WHERE status = 1"))
+    db.close()
+    assert extras == {"http://a.test/x": "1", "http://a.test/y": '{"meta":{"k":1}}'}
+    leased = {
+        lease.request.key: lease.request
+        for lease in state.lease(2, deadline=1e12, strict=False)
+    }
+    state.close()
+    assert leased["http://a.test/y"].meta == {"k": 1}
+    back = from_stored(leased["http://a.test/x"], spider)
+    assert back.headers.get("Referer") == page.encode()
+    assert back.meta[META_REFERER] == page
+    assert back.meta[META_LINK_KIND] == "page"
+    assert to_stored(back, back.url, spider) == stored
+
+
+def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
+    # every operation in a random order, with a cache small enough to be
+    # emptied often; each read is checked against a dict and against a
+    # second connection reading the file (what a resumed crawl would see)
+    monkeypatch.setattr(sqliterecords, "CACHE_MAX", 8)
+    state = SQLiteState(path)
+    records = state.records("ns")
+    model: dict[str, object] = {}
+    rng = random.Random(14)
+    keys = [f"http://a.test/{i}" for i in range(40)]
+    for step in range(3000):
+        op = rng.randrange(9)
+        key = rng.choice(keys)
+        if op == 0:
+            records.put(key, {"v": step})
+            model[key] = {"v": step}
+        elif op == 1:
+            items = [(k, step) for k in rng.sample(keys, 5)]
+            records.put_many(items)
+            model.update(items)
+        elif op == 2:
+            assert records.put_new(key, step) == (key not in model)
+            model.setdefault(key, step)
+        elif op == 3:
+            if not isinstance(model.get(key, 0), int):
+                continue
+            model[key] = int(model.get(key, 0)) + 2  # type: ignore[call-overload]
+            assert records.incr(key, 2) == model[key]
+        elif op == 4:
+            gone = rng.sample(keys, 3)
+            records.delete(gone)
+            for k in gone:
+                model.pop(k, None)
+        elif op == 5 and step % 50 == 0:
+            prefix = f"http://a.test/{rng.randrange(4)}"
+            records.delete_prefix(prefix)
+            model = {k: v for k, v in model.items() if not k.startswith(prefix)}
+        elif op == 6:
+            asked = [rng.choice(keys) for _ in range(rng.randrange(1, 20))]
+            assert records.get_many(asked) == [model.get(k) for k in asked]
+        else:
+            got = records.get(key)
+            assert got == model.get(key)
+            if isinstance(got, dict):
+                got["v"] = "changed by the caller"  # not seen by the next read
+    state.commit()
+    db = sqlite3.connect(path)
+    on_file = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM record")}
+    db.close()
+    assert on_file == model
+    assert records.get_many(keys) == [model.get(k) for k in keys]
+    state.close()
+
+
+def test_records_repeated_links_are_read_from_the_file_once(path):
+    state = SQLiteState(path)
+    records = state.records("mirror.index")
+    records.put_many(
+        [(f"http://a.test/nav{i}", {"p": f"nav{i}.html"}) for i in range(50)]
+    )
+    state.commit()
+    selects: list[str] = []
+    state._db.set_trace_callback(
+        lambda sql: selects.append(sql) if sql.startswith("SELECT") else None
+    )
+    nav = [f"http://a.test/nav{i}" for i in range(50)]
+    for page in range(20):  # every page links to the same navigation
+        links = [*nav, f"http://a.test/new{page}"]
+        got = records.get_many(links)
+        assert got[0] == {"p": "nav0.html"}
+        assert got[-1] is None
+    state._db.set_trace_callback(None)
+    assert len(selects) == 20  # one query a page, for its one new link
+    # the navigation is read with the first page only
+    assert [sql.count("/nav") for sql in selects] == [50] + [0] * 19
     state.close()

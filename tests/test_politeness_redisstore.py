@@ -153,3 +153,38 @@ def test_a_pause_ends(store):
     time.sleep(0.3)
     assert store.turn(ORIGIN, "a", delay=0, limit=1, lease_timeout=30)[0] == GO
     assert store.paused_for(ORIGIN) == 0
+
+
+def test_a_start_that_went_late_pushes_the_next_one_back(store):
+    # the first start is made now; the next two are reserved 0.3 s apart
+    # (+0.3 for a, +0.6 for b). a's worker was busy and its request only
+    # went at +0.5 (confirmed with go), so b, woken at its reserved +0.6,
+    # waits until +0.8: 0.3 s after a's actual start, not after its reserved
+    b = other(store)
+    assert store.turn(ORIGIN, "0", delay=0.3, limit=0, lease_timeout=30) == (GO, 0.0)
+    t0 = time.monotonic()
+    verdict, wait_a = store.turn(ORIGIN, "a", delay=0.3, limit=0, lease_timeout=30)
+    assert verdict == GO
+    assert 0.25 < wait_a <= 0.3
+    verdict, wait_b = b.turn(ORIGIN, "b", delay=0.3, limit=0, lease_timeout=30)
+    assert verdict == GO
+    assert 0.55 < wait_b <= 0.6
+    time.sleep(max(0.0, t0 + 0.5 - time.monotonic()))
+    assert store.go(ORIGIN, 0.3) == (GO, 0.0)  # a's start, late, made now
+    time.sleep(max(0.0, t0 + 0.6 - time.monotonic()))
+    verdict, more = b.go(ORIGIN, 0.3)  # b's reserved moment: too early now
+    assert verdict == WAIT
+    assert 0.1 < more < 0.3  # about 0.2
+    time.sleep(more)
+    assert b.go(ORIGIN, 0.3) == (GO, 0.0)
+    # the next reservation counts from b's start, made just now
+    _, wait = store.turn(ORIGIN, "c", delay=0.3, limit=0, lease_timeout=30)
+    assert 0.25 < wait <= 0.3
+
+
+def test_go_waits_for_a_pause(store):
+    store.turn(ORIGIN, "a", delay=1.0, limit=0, lease_timeout=30)
+    store.pause(ORIGIN, 2.0)
+    verdict, seconds = store.go(ORIGIN, 1.0)
+    assert verdict == PAUSED
+    assert 1.9 < seconds <= 2.0

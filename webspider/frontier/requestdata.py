@@ -46,7 +46,7 @@ _TRANSIENT = frozenset({"download_slot", "download_latency", "_scheme_proxy"})
 _CALLBACK = "_webspider_callback"
 _ERRBACK = "_webspider_errback"
 #: the Referer header was the referer (RefererMiddleware's), in meta
-_REFERER_HEADER = "_webspider_referer_header"
+REFERER_HEADER = "_webspider_referer_header"
 #: the request was made by ``from_stored`` (a redirect of it carries only the
 #: downloader middlewares' headers besides the Referer), in meta
 _FROM_STATE = "_webspider_from_state"
@@ -113,9 +113,9 @@ def to_stored(
             # a redirect: its other headers are the downloader middlewares'
             if values:
                 value = values[0].decode("latin-1")
-                extra[_REFERER_HEADER] = True if value == referer else value
+                extra[REFERER_HEADER] = True if value == referer else value
         elif list(headers) == [b"Referer"] and values[0].decode("latin-1") == referer:
-            extra[_REFERER_HEADER] = True
+            extra[REFERER_HEADER] = True
         else:
             return None
     if extra:
@@ -141,7 +141,7 @@ def from_stored(stored: StoredRequest, spider: Spider | None) -> Request:
     extra = dict(stored.meta)
     callback = str(extra.pop(_CALLBACK, "parse"))
     errback = str(extra.pop(_ERRBACK, "on_error"))
-    referer_header = extra.pop(_REFERER_HEADER, False)
+    referer_header = extra.pop(REFERER_HEADER, False)
     if referer_header is True:
         referer_header = stored.referer
     meta: dict[str, Any] = {

@@ -10,6 +10,16 @@ The tables are created when a state is opened, so a state written before
 they existed gains them (the format does not change). Writes go into the
 state's open transaction: they are committed with the acknowledgements.
 
+Read cache. A page's links are looked up in the features' namespaces (where
+the mirror stored a URL, a link's outcome), and most links of a page are the
+ones every page repeats (navigation, index, footer). So each namespace keeps
+the stored text (or its absence) of the last keys it read or wrote, at most
+``CACHE_MAX`` of them (emptied when full: no per-hit bookkeeping), and asks
+the file only for the rest. The crawl process is the state's only writer,
+and every write goes through here and updates or forgets what it changes,
+so the cache never disagrees with the file. Values are decoded again on
+every read: a caller may change what it got.
+
 Pure: standard library only.
 """
 
@@ -37,6 +47,9 @@ CREATE TABLE IF NOT EXISTS record (
 
 #: rows read per query while iterating
 _PAGE = 512
+_SELECT_IN = "SELECT key, value FROM record WHERE ns = ? AND key IN"
+#: keys a namespace's read cache holds at most (about 250 bytes each)
+CACHE_MAX = 2048
 #: keys looked up in one query
 _BATCH = 500
 
@@ -74,51 +87,87 @@ def _after(prefix: str) -> str | None:
 class SQLiteRecords:
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_ns", "name")
+    __slots__ = ("_cache", "_db", "_ns", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
         self.name = name
         self._ns = namespace_id(db, name)
+        #: key → stored text, None when absent (see the module docstring)
+        self._cache: dict[str, str | None] = {}
+
+    def _remember(self, key: str, text: str | None) -> None:
+        cache = self._cache
+        if len(cache) >= CACHE_MAX:
+            cache.clear()
+        cache[key] = text
 
     def get(self, key: str) -> Any | None:
-        row = self._db.execute(
-            "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
-        ).fetchone()
-        return None if row is None else _loads(row[0])
+        cache = self._cache
+        if key in cache:
+            text = cache[key]
+        else:
+            row = self._db.execute(
+                "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
+            ).fetchone()
+            text = None if row is None else row[0]
+            self._remember(key, text)
+        return None if text is None else _loads(text)
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
-        found: dict[str, str] = {}
-        for start in range(0, len(keys), _BATCH):
-            chunk = keys[start : start + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                self._db.execute(
-                    f"SELECT key, value FROM record WHERE ns = ? AND key IN ({marks})",
-                    (self._ns, *chunk),
+        cache = self._cache
+        missing = [key for key in keys if key not in cache]
+        if missing:
+            found: dict[str, str] = {}
+            for start in range(0, len(missing), _BATCH):
+                chunk = missing[start : start + _BATCH]
+                marks = ",".join("?" * len(chunk))
+                query = (
+                    f"SELECT key, value FROM record WHERE ns = ? AND key IN ({marks})"
                 )
-            )
-        return [None if (v := found.get(key)) is None else _loads(v) for key in keys]
+                found.update(self._db.execute(query, (self._ns, *chunk)))
+            if len(cache) + len(missing) > CACHE_MAX:
+                # full: answer from what was read and held, then start over
+                texts = {key: cache.get(key) for key in keys}
+                texts.update((key, found.get(key)) for key in missing)
+                cache.clear()
+                for key in missing[:CACHE_MAX]:
+                    cache[key] = texts[key]
+                return [
+                    None if (v := texts[key]) is None else _loads(v) for key in keys
+                ]
+            for key in missing:
+                cache[key] = found.get(key)
+        return [None if (v := cache[key]) is None else _loads(v) for key in keys]
 
     def put(self, key: str, value: Any) -> None:
+        text = _dumps(value)
         self._db.execute(
             "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
-            (self._ns, key, _dumps(value)),
+            (self._ns, key, text),
         )
+        self._remember(key, text)
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         ns = self._ns
+        rows = [(ns, key, _dumps(value)) for key, value in items]
         self._db.executemany(
-            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
-            [(ns, key, _dumps(value)) for key, value in items],
+            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)", rows
         )
+        cache = self._cache
+        for _, key, _text in rows:
+            cache.pop(key, None)
 
     def put_new(self, key: str, value: Any) -> bool:
+        text = _dumps(value)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO record (ns, key, value) VALUES (?, ?, ?)",
-            (self._ns, key, _dumps(value)),
+            (self._ns, key, text),
         )
-        return cursor.rowcount > 0
+        if cursor.rowcount > 0:
+            self._remember(key, text)
+            return True
+        return False
 
     def incr(self, key: str, by: int = 1) -> int:
         (value,) = self._db.execute(
@@ -127,18 +176,24 @@ class SQLiteRecords:
             "RETURNING value",
             (self._ns, key, str(by), by),
         ).fetchone()
+        self._cache.pop(key, None)
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
         ns = self._ns
+        keys = list(keys)
         self._db.executemany(
             "DELETE FROM record WHERE ns = ? AND key = ?", [(ns, key) for key in keys]
         )
+        cache = self._cache
+        for key in keys:
+            cache.pop(key, None)
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded
         where, args = self._range(prefix)
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
+        self._cache.clear()
 
     def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
         end = _after(prefix)
@@ -176,3 +231,4 @@ class SQLiteRecords:
 
     def clear(self) -> None:
         self._db.execute("DELETE FROM record WHERE ns = ?", (self._ns,))
+        self._cache.clear()

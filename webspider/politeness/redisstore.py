@@ -12,6 +12,11 @@ Per origin (``scheme://host:port``), under a key prefix:
   later, the delay being what the asking worker knows (Crawl-delay,
   DOWNLOAD_DELAY), so a robots.txt fetched before its Crawl-delay was
   known still spaces the first page after it;
+- ``started:<origin>``: when the latest request actually started there
+  (server time): a reserved start is confirmed when its wait is over
+  (``go``), and pushed back when the start before it went late — a worker
+  busy elsewhere, a loaded machine — so the gaps between the starts made,
+  not only between those reserved, are at least the delay;
 - ``pause:<origin>``: when a Retry-After pause ends (server time);
 - ``busy:<origin>``: the requests in flight, a sorted set of lease tokens
   scored by when their lease runs out; a lease is renewed while its worker
@@ -41,7 +46,7 @@ RECORD = "record"
 CLAIMED = "claimed"
 WAIT = "wait"
 
-#: answers of ``turn``
+#: answers of ``turn`` and ``go`` (``go`` also answers WAIT)
 GO = "go"
 BUSY = "busy"
 PAUSED = "paused"
@@ -87,7 +92,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
 
-# KEYS: last, pause, busy; ARGV: delay (s), limit (0: none), lease (ms), token
+# KEYS: last, pause, busy, started; ARGV: delay (s), limit (0: none),
+# lease (ms), token, keep (ms)
 _TURN = (
     _NOW
     + """
@@ -116,7 +122,33 @@ elseif last and last > now then
 end
 redis.call('SET', KEYS[1], string.format('%.6f', start), 'PX',
   math.floor((start - now) * 1000) + tonumber(ARGV[5]))
+if start == now then
+  redis.call('SET', KEYS[4], string.format('%.6f', now), 'PX', ARGV[5])
+end
 return {'go', string.format('%.6f', start - now)}
+"""
+)
+
+# a reserved start, once waited for. KEYS: started, pause, last; ARGV: delay
+# (s), keep (ms)
+_GO = (
+    _NOW
+    + """
+local pause = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if pause > now then
+  return {'paused', string.format('%.6f', pause - now)}
+end
+local delay = tonumber(ARGV[1])
+local started = tonumber(redis.call('GET', KEYS[1]) or '')
+if started and delay > 0 and started + delay > now then
+  return {'wait', string.format('%.6f', started + delay - now)}
+end
+redis.call('SET', KEYS[1], string.format('%.6f', now), 'PX', ARGV[2])
+local last = tonumber(redis.call('GET', KEYS[3]) or '')
+if not last or last < now then
+  redis.call('SET', KEYS[3], string.format('%.6f', now), 'PX', ARGV[2])
+end
+return {'go', '0'}
 """
 )
 
@@ -175,6 +207,7 @@ class RedisPoliteness:
         self._unclaim = client.register_script(_UNCLAIM)
         self._renew_claim = client.register_script(_RENEW_CLAIM)
         self._turn = client.register_script(_TURN)
+        self._go = client.register_script(_GO)
         self._paused_for = client.register_script(_PAUSED_FOR)
         self._pause = client.register_script(_PAUSE)
         self._renew_lease = client.register_script(_RENEW_LEASE)
@@ -227,6 +260,7 @@ class RedisPoliteness:
             self.key("last", origin),
             self.key("pause", origin),
             self.key("busy", origin),
+            self.key("started", origin),
         ]
         args: list[str | int] = [
             repr(float(delay)),
@@ -236,6 +270,19 @@ class RedisPoliteness:
             KEEP_LAST_MS,
         ]
         verdict, seconds = self._turn(keys=keys, args=args)
+        return _text(verdict), float(seconds)
+
+    def go(self, origin: str, delay: float) -> tuple[str, float]:
+        """Start now the request whose start ``turn`` reserved and that
+        waited for it: (GO, 0), recorded as the origin's latest start; (WAIT,
+        seconds) when the latest start made is less than ``delay`` ago (one
+        before it went late); (PAUSED, seconds left) in a pause."""
+        keys = [
+            self.key("started", origin),
+            self.key("pause", origin),
+            self.key("last", origin),
+        ]
+        verdict, seconds = self._go(keys=keys, args=[repr(float(delay)), KEEP_LAST_MS])
         return _text(verdict), float(seconds)
 
     def paused_for(self, origin: str) -> float:

@@ -18,7 +18,10 @@ redisstore), measured by the Redis server's clock:
   one any worker reserved, never during a Retry-After pause — and of a
   place among ``CONCURRENT_REQUESTS_PER_DOMAIN`` requests in flight at the
   origin across all workers. The request waits for its start (without a
-  place in CONCURRENT_REQUESTS, see .waiting), then goes. A place is
+  place in CONCURRENT_REQUESTS, see .waiting), then confirms it (``go``):
+  when the start before it went late (its worker was busy, the machine
+  loaded), it waits on until the delay has passed since that start was
+  made, so the gaps the server sees hold, not only the reserved ones. A place is
   released when the request leaves the downloader (``done``); places and
   claims are leases renewed every third of the lease timeout while the
   worker lives.
@@ -83,6 +86,8 @@ _T = TypeVar("_T")
 STATS_REDIS_DOWN = "webspider/politeness/redis_unreachable_count"
 STATS_SHARED_WAITED = "webspider/politeness/shared_waited_request_count"
 STATS_SHARED_PAUSE = "webspider/politeness/shared_pause_count"
+#: reserved starts that waited on, the start before them having gone late
+STATS_SHARED_PUSHED_BACK = "webspider/politeness/shared_pushed_back_count"
 STATS_BAD_RECORD = "webspider/robotstxt/bad_shared_record_count"
 
 #: first and longest wait between attempts to reach Redis, seconds (as the
@@ -312,19 +317,9 @@ class SharedPoliteness:
                 if seconds <= 0:
                     return token
                 self._inc(STATS_SHARED_WAITED)
-                # the place is held (and renewed) during the wait
-                self._reserved[token] = key
-                try:
-                    await self._sleep(seconds)
-                except CrawlClosing:
-                    self._release(key, token)
-                    raise
-                finally:
-                    self._reserved.pop(token, None)
-                # a pause may have begun while waiting: wait for it too
-                if await self.call(self.store.paused_for, key) <= 0:
+                if await self._wait_reserved(key, token, delay, seconds):
                     return token
-                self._release(key, token)
+                self._release(key, token)  # a pause began: wait for it too
                 continue
             if verdict == PAUSED:
                 await sleep(min(seconds, CLOSE_CHECK))
@@ -332,6 +327,31 @@ class SharedPoliteness:
             assert verdict == BUSY
             await sleep(poll)
             poll = min(MAX_POLL, poll * 2)
+
+    async def _wait_reserved(
+        self, key: str, token: str, delay: float, seconds: float
+    ) -> bool:
+        """Wait ``seconds`` for a reserved start, then confirm it (``go``):
+        True to start now, False when a pause began meanwhile. The start
+        before it may have gone late (its worker busy, the machine loaded):
+        then this one waits on, so that the starts made are ``delay`` apart,
+        not only the starts reserved. The place is held (and renewed)
+        meanwhile."""
+        self._reserved[token] = key
+        try:
+            while True:
+                await self._sleep(seconds)
+                verdict, seconds = await self.call(self.store.go, key, delay)
+                if verdict == GO:
+                    return True
+                if verdict == PAUSED:
+                    return False
+                self._inc(STATS_SHARED_PUSHED_BACK)
+        except CrawlClosing:
+            self._release(key, token)
+            raise
+        finally:
+            self._reserved.pop(token, None)
 
     async def _sleep(self, seconds: float) -> None:
         while seconds > 0:
