@@ -7,11 +7,16 @@
         used_memory before and after, per URL; and the seen-set's buckets
         alone (MEMORY USAGE of every ``s:*`` hash).
 
-    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4]
+    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4] [--embedded]
         Pages/s of 1 and of N ``scrapy crawl`` workers sharing one crawl on
         Redis, start-up included: ``latency`` is python3.11-doc behind a
         proxy adding 200 ms to every response (8 requests in flight per
         worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages.
+        ``--embedded``: one process on the embedded state first, for
+        comparison. Each run prints its CPU seconds (workers and page
+        workers; redis-server apart) and the load average before it; on the
+        latency site also the requests in flight at the proxy (mean, and
+        per second of the run).
 
     python bench/redis_workers.py killone [--times 5] [--pages 600] [--seed 1]
         ``kill -9`` of 1 of 3 workers at a random moment (a random share of
@@ -35,6 +40,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -168,6 +174,18 @@ def crawl_workers(
     return seconds, pages
 
 
+def children_cpu() -> float:
+    """CPU seconds of the ended child processes (the workers, their page
+    workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def redis_cpu(url: str) -> float:
+    info = redis.Redis.from_url(url).info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
 def flight(timings: Path, started: float) -> str:
     """How many requests the latency proxy had in flight: the mean between
     the first request and the last response, the share of that time with
@@ -222,12 +240,16 @@ def bench_workers(url: str, site_name: str, counts: list[int], embedded: bool) -
         runs.insert(0, ("embedded state, 1 process", 1, None))
     with context as site:
         for label, n, state_url in runs:
+            load = os.getloadavg()[0]
             started = time.time()
+            cpu, rcpu = children_cpu(), redis_cpu(url)
             seconds, pages = crawl_workers(
                 site.url, n, state_url, f"bench-{site_name}-{n}", extra
             )
+            cpu, rcpu = children_cpu() - cpu, redis_cpu(url) - rcpu
             print(
-                f"{site_name}: {label}: {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s"
+                f"{site_name}: {label}: {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s; "
+                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s); load average {load:.2f} before"
             )
             if timings is not None and timings.exists():
                 print(flight(timings, started))

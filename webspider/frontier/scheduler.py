@@ -53,6 +53,11 @@ worker killed in between fetches those pages again (another worker does),
 rather than losing their lines. A worker with nothing to lease while other
 workers hold leases waits (``has_pending_requests``): those may come back or
 bring new links; the crawl ends when nothing is queued or leased anywhere.
+What ends the wait (another worker's ack opening a level, its new links)
+happens in another process, unseen by Scrapy's engine, which asks again
+only when a request of its own finishes or on its 5-second heartbeat: so
+the scheduler wakes the engine itself (WAKE_FIRST, doubling to WAKE_MAX),
+and first sends its own acks, which may be what holds the level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
