@@ -57,7 +57,8 @@ What ends the wait (another worker's ack opening a level, its new links)
 happens in another process, unseen by Scrapy's engine, which asks again
 only when a request of its own finishes or on its 5-second heartbeat: so
 the scheduler wakes the engine itself (WAKE_FIRST, doubling to WAKE_MAX),
-and first sends its own acks, which may be what holds the level.
+and a worker whose pages are all done first sends its own acks, which may
+be what holds the level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
@@ -444,9 +445,12 @@ class StateScheduler(BaseScheduler):
         leased = self._leased
         if not leased:
             leased.extend(self._lease_batch())
-            if not leased and self._to_ack:
+            if not leased and self._to_ack and not self._out:
                 # this worker's own pages, done but not acknowledged on the
                 # shared state yet, may be what holds their origin's level
+                # (while some of its requests are still out, the level is
+                # held anyway, or it waits for a delay: the commit due
+                # within a second sends them)
                 self._commit()
                 leased.extend(self._lease_batch())
             if not leased:
