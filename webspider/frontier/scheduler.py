@@ -56,7 +56,8 @@ bring new links; the crawl ends when nothing is queued or leased anywhere.
 What ends the wait (another worker's ack opening a level, its new links)
 happens in another process, unseen by Scrapy's engine, which asks again
 only when a request of its own finishes or on its 5-second heartbeat: so
-the scheduler wakes the engine itself (WAKE_FIRST, doubling to WAKE_MAX),
+the scheduler of an idle worker (no request out) wakes the engine itself
+(WAKE_FIRST, doubling to WAKE_MAX),
 and a worker whose pages are all done first sends its own acks, which may
 be what holds the level.
 A worker holds at most two requests of an origin with a delay between
@@ -454,7 +455,10 @@ class StateScheduler(BaseScheduler):
                 self._commit()
                 leased.extend(self._lease_batch())
             if not leased:
-                if self.shared:
+                if self.shared and not self._out:
+                    # idle: nothing of its own will make the engine ask again
+                    # (with requests out, it asks when one is done, and a
+                    # poll would only hold the reactor up)
                     self._wake_later()
                 if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
