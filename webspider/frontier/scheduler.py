@@ -57,9 +57,8 @@ What ends the wait (another worker's ack opening a level, its new links)
 happens in another process, unseen by Scrapy's engine, which asks again
 only when a request of its own finishes or on its 5-second heartbeat: so
 the scheduler of an idle worker (no request out) wakes the engine itself
-(WAKE_FIRST, doubling to WAKE_MAX),
-and a worker whose pages are all done first sends its own acks, which may
-be what holds the level.
+(WAKE_FIRST, doubling to WAKE_MAX), and a worker whose pages are all done
+first sends its own acks, which may be what holds the level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
