@@ -11,14 +11,15 @@ order a page at a time (a hash has no order, and HSCAN would load and sort
 it whole). Writes that touch both keys are one Lua script or one MULTI, so
 a worker killed at any moment leaves the two in step.
 
-Writes that answer nothing (``put``, ``put_many``, ``delete``) are not a
-round trip each: they wait in the worker's ``PendingWrites`` and go, in one
-MULTI, with its next call to Redis — a records read or ``incr`` carries them
-in the same round trip, any other call (a lease, an ack, a script) sends them
-first (webspider.frontier.redisstate). So this worker reads its own writes,
-its calls reach Redis in the order it made them (a page's records before
-its ack), and other workers see them at its next call, a moment later (a
-waiting worker calls Redis at least every 200 ms). A page's records cost a
+Writes that answer nothing (``put``, ``put_many``, ``delete``,
+``delete_prefix``) are not a round trip each: they wait in the worker's
+``PendingWrites`` and go, in one MULTI, with its next call to Redis — a
+records read, ``incr`` or ``put_new`` carries them in the same round trip,
+any other call (a lease, an ack, the seen-set) sends them first
+(webspider.frontier.redisstate), and so does ``commit``. So this worker
+reads its own writes, its calls reach Redis in the order it made them (a
+page's records before its ack), and other workers see them at its next
+call, a moment later (at the latest its next commit, about a second). A page's records cost a
 round trip per read rather than per read and write: the reports' ledgers
 read and write a record for many links of each page. Writes are applied
 when sent, not with the acks as in the embedded state
