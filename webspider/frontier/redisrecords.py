@@ -19,10 +19,10 @@ any other call (a lease, an ack, the seen-set) sends them first
 (webspider.frontier.redisstate), and so does ``commit``. So this worker
 reads its own writes, its calls reach Redis in the order it made them (a
 page's records before its ack), and other workers see them at its next
-call, a moment later (at the latest its next commit, about a second). A page's records cost a
-round trip per read rather than per read and write: the reports' ledgers
-read and write a record for many links of each page. Writes are applied
-when sent, not with the acks as in the embedded state
+call, a moment later (at the latest its next commit, about a second). A
+page's records cost a round trip per read rather than per read and write:
+the reports' ledgers read and write a record for many links of each page.
+Writes are applied when sent, not with the acks as in the embedded state
 (webspider.frontier.sqliterecords). A worker killed after writing a page's
 records but before its ack reached Redis leaves them written; the page's
 lease then expires and another worker fetches the page again and writes
