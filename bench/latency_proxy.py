@@ -1,14 +1,16 @@
 """An HTTP/1.1 proxy on 127.0.0.1 that holds every response back by DELAY.
 
-    python bench/latency_proxy.py --port P --upstream U [--delay 0.05]
+    python bench/latency_proxy.py --port P --upstream U [--delay 0.05] [--log FILE]
 
 Each client connection gets its own keep-alive connection to the upstream
 (nginx on 127.0.0.1:U); each request waits DELAY seconds, then is relayed.
 So a client that fetches one page at a time pays DELAY per page, and one that
 keeps N requests in flight on N connections pays it about once per N pages —
 the situation of a real site across the internet, where concurrency matters.
-Only what a static nginx sends is handled: Content-Length or chunked bodies,
-no request bodies.
+With ``--log``, each request is appended to FILE when its response is
+sent: ``<received> <sent> <path>`` (``time.time()``), to count the requests
+in flight over a crawl. Only what a static nginx sends is handled:
+Content-Length or chunked bodies, no request bodies.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import time
+from typing import TextIO
 
 
 async def _read_body(reader: asyncio.StreamReader, head: bytes) -> bytes:
@@ -42,6 +46,7 @@ async def handle(
     client_w: asyncio.StreamWriter,
     upstream: int,
     delay: float,
+    log: TextIO | None = None,
 ) -> None:
     up_r: asyncio.StreamReader | None = None
     up_w: asyncio.StreamWriter | None = None
@@ -51,6 +56,7 @@ async def handle(
                 request = await client_r.readuntil(b"\r\n\r\n")
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
+            received = time.time()
             await asyncio.sleep(delay)
             if up_w is None or up_w.is_closing():
                 up_r, up_w = await asyncio.open_connection("127.0.0.1", upstream)
@@ -66,6 +72,10 @@ async def handle(
             body = b"" if no_body else await _read_body(up_r, head)
             client_w.write(head + body)
             await client_w.drain()
+            if log is not None:
+                path = request.split(b" ", 2)[1].decode("latin-1")
+                log.write(f"{received:.4f} {time.time():.4f} {path}\n")
+                log.flush()
             if b"\r\nconnection: close" in head.lower():
                 up_w.close()
                 up_w = None
@@ -84,9 +94,11 @@ async def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", type=int, required=True)
     parser.add_argument("--delay", type=float, default=0.05)
+    parser.add_argument("--log", help="append each request's times to this file")
     args = parser.parse_args()
+    log = open(args.log, "a") if args.log else None  # noqa: SIM115 -- the server's life
     server = await asyncio.start_server(
-        lambda r, w: handle(r, w, args.upstream, args.delay),
+        lambda r, w: handle(r, w, args.upstream, args.delay, log),
         "127.0.0.1",
         args.port,
         backlog=1024,

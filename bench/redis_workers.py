@@ -7,11 +7,16 @@
         used_memory before and after, per URL; and the seen-set's buckets
         alone (MEMORY USAGE of every ``s:*`` hash).
 
-    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4]
+    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4] [--embedded]
         Pages/s of 1 and of N ``scrapy crawl`` workers sharing one crawl on
         Redis, start-up included: ``latency`` is python3.11-doc behind a
         proxy adding 200 ms to every response (8 requests in flight per
         worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages.
+        ``--embedded``: one process on the embedded state first, for
+        comparison. Each run prints its CPU seconds (workers and page
+        workers; redis-server apart) and the load average before it; on the
+        latency site also the requests in flight at the proxy (mean, and
+        per second of the run).
 
     python bench/redis_workers.py killone [--times 5] [--pages 600] [--seed 1]
         ``kill -9`` of 1 of 3 workers at a random moment (a random share of
@@ -35,6 +40,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -142,14 +148,17 @@ def bench_seen(url: str, n: int) -> None:
 
 
 def crawl_workers(
-    site_url: str, workers: int, state_url: str, key: str, extra: list[str]
+    site_url: str, workers: int, state_url: str | None, key: str, extra: list[str]
 ) -> tuple[float, int]:
+    """Seconds and pages of ``workers`` workers on Redis at ``state_url``
+    (None: one process on the embedded state)."""
     out = Path(tempfile.mkdtemp(prefix="webspider-bench-workers-"))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    shared = ["-s", f"WEBSPIDER_STATE={state_url}", "-s", f"WEBSPIDER_STATE_KEY={key}"]
     command = [
         sys.executable, "-m", "scrapy", "crawl", "webspider",
         "-a", f"url={site_url}", "-a", f"output={out}", "-a", "mirror=0",
-        "-s", f"WEBSPIDER_STATE={state_url}", "-s", f"WEBSPIDER_STATE_KEY={key}",
+        *(shared if state_url is not None else []),
         "-s", "WEBSPIDER_PROGRESS=off", "-s", "LOG_LEVEL=WARNING",
         *extra,
     ]  # fmt: skip
@@ -159,31 +168,91 @@ def crawl_workers(
     seconds = time.monotonic() - started
     if any(codes):
         print(f"  exit codes {codes}")
-    pages = sum(
-        sum(1 for _ in path.open()) for path in out.glob("worker-*/pages.jsonl")
-    )
+    files = out.glob("worker-*/pages.jsonl") if state_url else [out / "pages.jsonl"]
+    pages = sum(sum(1 for _ in path.open()) for path in files)
     shutil.rmtree(out, ignore_errors=True)
     return seconds, pages
 
 
-def bench_workers(url: str, site_name: str, counts: list[int]) -> None:
+def children_cpu() -> float:
+    """CPU seconds of the ended child processes (the workers, their page
+    workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def redis_cpu(url: str) -> float:
+    info = redis.Redis.from_url(url).info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def flight(timings: Path, started: float) -> str:
+    """How many requests the latency proxy had in flight: the mean between
+    the first request and the last response, the share of that time with
+    fewer than 8, and per second of the crawl."""
+    spans = []
+    for line in timings.read_text().splitlines():
+        begin, end, _path = line.split(" ", 2)
+        spans.append((float(begin), float(end)))
+    timings.write_text("")  # the proxy appends: the next run starts empty
+    if not spans:
+        return "  no requests"
+    first, last = min(b for b, _ in spans), max(e for _, e in spans)
+    events = sorted([(b, 1) for b, _ in spans] + [(e, -1) for _, e in spans])
+    level, prev, under8 = 0, first, 0.0
+    per_second: list[float] = [0.0] * (int(last - started) + 1)
+    for t, step in events:
+        if level < 8:
+            under8 += t - prev
+        # spread the level over the seconds it covers
+        a = prev
+        while a < t:
+            sec = int(a - started)
+            b = min(t, started + sec + 1)
+            per_second[sec] += level * (b - a)
+            a = b
+        level += step
+        prev = t
+    busy = sum(e - b for b, e in spans)
+    return (
+        f"  first request at {first - started:.1f} s, last response at {last - started:.1f} s; "
+        f"in flight: mean {busy / (last - first):.1f}, fewer than 8 for {under8 / (last - first):.0%} of that time; "
+        "per second: " + " ".join(f"{x:.0f}" for x in per_second)
+    )
+
+
+def bench_workers(url: str, site_name: str, counts: list[int], embedded: bool) -> None:
     from sites import latency_site, synthetic_site  # noqa: PLC0415
 
+    timings: Path | None = None
     if site_name == "latency":
-        context = latency_site(0.2)
+        timings = Path(tempfile.mkdtemp(prefix="webspider-bench-flight-")) / "log"
+        context = latency_site(0.2, timings)
         extra = ["-s", "CONCURRENT_REQUESTS=8", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=32",
                  "-a", "max_depth=2", "-a", "defer=0"]  # fmt: skip
     else:
         context = synthetic_site(10_000, 30)
         extra = []
+    runs: list[tuple[str, int, str | None]] = [
+        (f"{n} worker(s)", n, url) for n in counts
+    ]
+    if embedded:
+        runs.insert(0, ("embedded state, 1 process", 1, None))
     with context as site:
-        for n in counts:
+        for label, n, state_url in runs:
+            load = os.getloadavg()[0]
+            started = time.time()
+            cpu, rcpu = children_cpu(), redis_cpu(url)
             seconds, pages = crawl_workers(
-                site.url, n, url, f"bench-{site_name}-{n}", extra
+                site.url, n, state_url, f"bench-{site_name}-{n}", extra
             )
+            cpu, rcpu = children_cpu() - cpu, redis_cpu(url) - rcpu
             print(
-                f"{site_name}: {n} worker(s): {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s"
+                f"{site_name}: {label}: {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s; "
+                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s); load average {load:.2f} before"
             )
+            if timings is not None and timings.exists():
+                print(flight(timings, started))
 
 
 # -- kill -9 of one worker ------------------------------------------------------------
@@ -380,6 +449,11 @@ def main() -> None:
     work = sub.add_parser("workers")
     work.add_argument("--site", choices=["latency", "synthetic"], default="latency")
     work.add_argument("--workers", type=int, nargs="+", default=[1, 4])
+    work.add_argument(
+        "--embedded",
+        action="store_true",
+        help="first one process on the embedded state",
+    )
     kill = sub.add_parser("killone")
     kill.add_argument("--times", type=int, default=5)
     kill.add_argument("--pages", type=int, default=600)
@@ -393,7 +467,7 @@ def main() -> None:
             elif args.what == "killone":
                 bench_killone(server.url, args.times, args.pages, args.seed)
             else:
-                bench_workers(server.url, args.site, args.workers)
+                bench_workers(server.url, args.site, args.workers, args.embedded)
         finally:
             server.stop()
 

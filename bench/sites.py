@@ -275,7 +275,10 @@ def one_page_site() -> Iterator[Site]:
 
 
 @contextlib.contextmanager
-def latency_site(delay: float = 0.05) -> Iterator[Site]:
+def latency_site(delay: float = 0.05, timings: Path | None = None) -> Iterator[Site]:
+    """``timings``: a file the proxy appends each request's received and
+    sent times to (bench/latency_proxy.py ``--log``)."""
+    logging = ["--log", str(timings)] if timings is not None else []
     with static_server(docs_root()) as (upstream, log):
         for _attempt in range(5):
             port = free_port()
@@ -289,6 +292,7 @@ def latency_site(delay: float = 0.05) -> Iterator[Site]:
                     str(upstream),
                     "--delay",
                     str(delay),
+                    *logging,
                 ],
             )
             try:

@@ -203,6 +203,31 @@ def test_workers_share_records_and_put_new_is_taken_once(redis_url):
     assert one.records("dupes").count("h1") == 111  # h1, h10-h19, h100-h199
 
 
+def test_record_writes_go_with_the_next_call_in_order(redis_url):
+    r = redis.Redis.from_url(redis_url)
+    one, other = RedisState(redis_url, "c", worker="1"), RedisState(redis_url, "c")
+    one.add([req("a")])
+    [lease] = one.lease(1, deadline=1e12)
+    links, seen_there = one.records("links"), other.records("links")
+    r.config_resetstat()
+    for i in range(100):
+        links.put(f"k{i}", i)
+    links.delete_prefix("k1")  # k1, k10-k19
+    # the worker reads its own writes, and they cost no round trip of their
+    # own: two reads, two MULTIs
+    assert links.get("k5") == 5
+    assert links.get("k12") is None
+    assert int(r.info("commandstats")["cmdstat_exec"]["calls"]) == 2
+    links.put("late", 1)
+    assert seen_there.get("late") is None  # not sent yet
+    one.ack([lease.ticket])  # sent before the ack: a page's records first
+    assert seen_there.get("late") == 1
+    assert seen_there.count() == 100 - 11 + 1
+    links.put("at-close", 1)
+    one.close()
+    assert seen_there.get("at-close") == 1
+
+
 def _finished_crawl(redis_url: str, urls: int) -> None:
     """A finished crawl of ``urls`` URLs (many buckets: emptying takes a while)."""
     state = RedisState(redis_url, "c")

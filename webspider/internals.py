@@ -107,8 +107,9 @@ INTERNALS: tuple[Internal, ...] = (
         owner=_ENGINE_SLOT,
         name="nextcall",
         kind=ATTRIBUTE,
-        why="the waiting room wakes the engine when it makes room",
-        used_in=("politeness/waiting.py",),
+        why="the waiting room wakes the engine when it makes room, a Redis "
+        "worker when another worker may have opened a level",
+        used_in=("politeness/waiting.py", "frontier/scheduler.py"),
     ),
     Internal(
         owner=_DOWNLOADER,

@@ -11,13 +11,24 @@ order a page at a time (a hash has no order, and HSCAN would load and sort
 it whole). Writes that touch both keys are one Lua script or one MULTI, so
 a worker killed at any moment leaves the two in step.
 
-Writes are applied when the call returns, not with the acks as in the
-embedded state (webspider.frontier.sqliterecords). A worker killed after
-writing a page's records but before its ack reached Redis leaves them
-written; the page's lease then expires and another worker fetches the page
-again and writes its records once more. So the features' record writers
-must be idempotent (``put`` of the same value, ``put_new``, ledgers keyed
-on "<url>\\n<referrer>"); an ``incr`` per page would count that page twice.
+Writes that answer nothing (``put``, ``put_many``, ``delete``,
+``delete_prefix``) are not a round trip each: they wait in the worker's
+``PendingWrites`` and go, in one MULTI, with its next call to Redis — a
+records read, ``incr`` or ``put_new`` carries them in the same round trip,
+any other call (a lease, an ack, the seen-set) sends them first
+(webspider.frontier.redisstate), and so does ``commit``. So this worker
+reads its own writes, its calls reach Redis in the order it made them (a
+page's records before its ack), and other workers see them at its next
+call, a moment later (at the latest its next commit, about a second). A
+page's records cost a round trip per read rather than per read and write:
+the reports' ledgers read and write a record for many links of each page.
+Writes are applied when sent, not with the acks as in the embedded state
+(webspider.frontier.sqliterecords). A worker killed after writing a page's
+records but before its ack reached Redis leaves them written; the page's
+lease then expires and another worker fetches the page again and writes
+its records once more. So the features' record writers must be
+idempotent (``put`` of the same value, ``put_new``, ledgers keyed on
+"<url>\\n<referrer>"); an ``incr`` per page would count that page twice.
 
 Values are JSON only: a value that does not parse (a pickle pushed by
 someone else, a stray string) is dropped from the answer and logged, never
@@ -28,7 +39,6 @@ from __future__ import annotations
 
 import json
 import logging
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,6 +66,19 @@ end
 return 0
 """
 
+#: KEYS: values, keys. ARGV: min, max (ZRANGEBYLEX forms). Deletes the
+#: keys in that range (the values too, JSON or not). Returns how many.
+DELETE_RANGE = r"""
+local n = 0
+while true do
+  local keys = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[1], ARGV[2], 'LIMIT', 0, 1000)
+  if #keys == 0 then return n end
+  redis.call('HDEL', KEYS[1], unpack(keys))
+  redis.call('ZREM', KEYS[2], unpack(keys))
+  n = n + #keys
+end
+"""
+
 #: KEYS: values, keys. ARGV: min, max (ZRANGEBYLEX forms), count.
 #: Returns key, value, key, value, … (a key deleted meanwhile is left out).
 PAGE = r"""
@@ -74,6 +97,10 @@ return out
 """
 
 
+def nothing_more(pipe: redis.client.Pipeline) -> None:
+    """For ``pipelined``: the pending writes alone."""
+
+
 def _lex_range(prefix: str) -> tuple[bytes, bytes]:
     """ZRANGEBYLEX bounds of the keys starting with ``prefix``."""
     if not prefix:
@@ -83,13 +110,41 @@ def _lex_range(prefix: str) -> tuple[bytes, bytes]:
     return b"[" + raw, b"(" + raw + b"\xff"
 
 
+class PendingWrites:
+    """A worker's record writes not sent yet (see the module docstring)."""
+
+    __slots__ = ("builds", "items")
+
+    def __init__(self) -> None:
+        #: each adds its commands to the MULTI that sends them
+        self.builds: list[Callable[[redis.client.Pipeline], object]] = []
+        #: keys written, to send them before the MULTI grows large
+        self.items = 0
+
+    def take(self) -> list[Callable[[redis.client.Pipeline], object]]:
+        builds = self.builds
+        self.builds = []
+        self.items = 0
+        return builds
+
+
 class RedisRecords:
     """One namespace of records (webspider.records.Records) on Redis.
 
-    ``call`` runs a redis-py call, waiting while Redis is away (the state's
-    ``_call``)."""
+    ``call`` runs a redis-py call, waiting while Redis is away, after the
+    pending writes (the state's ``_call``); ``pipelined(last)`` sends the
+    pending ``writes`` and then ``last``'s commands in one MULTI and returns
+    its replies (the state's ``_pipelined``)."""
 
-    __slots__ = ("_call", "_keys", "_page", "_put_new", "_redis", "_values", "name")
+    __slots__ = (
+        "_call",
+        "_keys",
+        "_pipelined",
+        "_redis",
+        "_values",
+        "_writes",
+        "name",
+    )
 
     #: values that were not JSON, over every namespace of this process
     bad_values = 0
@@ -100,14 +155,17 @@ class RedisRecords:
         call: Callable[..., Any],
         prefix: str,
         name: str,
+        *,
+        writes: PendingWrites,
+        pipelined: Callable[[Callable[[redis.client.Pipeline], object]], list[Any]],
     ) -> None:
         self._redis = client
         self._call = call
+        self._writes = writes
+        self._pipelined = pipelined
         self.name = name
         self._values = f"{prefix}R:{name}:v"
         self._keys = f"{prefix}R:{name}:k"
-        self._put_new = client.register_script(PUT_NEW)
-        self._page = client.register_script(PAGE)
 
     def _load(self, key: str | bytes, raw: bytes) -> tuple[bool, Any]:
         try:
@@ -125,7 +183,7 @@ class RedisRecords:
             return False, None
 
     def get(self, key: str) -> Any | None:
-        raw = self._call(self._redis.hget, self._values, key)
+        raw = self._pipelined(lambda pipe: pipe.hget(self._values, key))[-1]
         return None if raw is None else self._load(key, raw)[1]
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
@@ -134,22 +192,24 @@ class RedisRecords:
             chunk = list(keys[start : start + _BATCH])
             if not chunk:
                 break
-            raws = self._call(self._redis.hmget, self._values, chunk)
+
+            def read(pipe: redis.client.Pipeline, chunk: list[str] = chunk) -> None:
+                pipe.hmget(self._values, chunk)
+
+            raws = self._pipelined(read)[-1]
             out += [
                 None if raw is None else self._load(key, raw)[1]
                 for key, raw in zip(chunk, raws, strict=True)
             ]
         return out
 
-    def _write(self, build: Callable[[redis.client.Pipeline], None]) -> list[Any]:
-        def run() -> list[Any]:
-            # a pipeline forgets its commands when it fails: built per attempt
-            pipe = self._redis.pipeline(transaction=True)
-            build(pipe)
-            return pipe.execute()
-
-        result: list[Any] = self._call(run)
-        return result
+    def _write(self, build: Callable[[redis.client.Pipeline], None], keys: int) -> None:
+        """Queue a write that answers nothing (sent with the next call)."""
+        writes = self._writes
+        writes.builds.append(build)
+        writes.items += keys
+        if writes.items >= _BATCH:
+            self._pipelined(nothing_more)
 
     def put(self, key: str, value: Any) -> None:
         self.put_many([(key, value)])
@@ -164,18 +224,22 @@ class RedisRecords:
             pipe.hset(self._values, mapping=mapping)  # type: ignore[arg-type]
             pipe.zadd(self._keys, dict.fromkeys(mapping, 0))
 
-        self._write(build)
+        self._write(build, len(mapping))
 
     def put_new(self, key: str, value: Any) -> bool:
-        keys = [self._values, self._keys]
-        return bool(self._call(self._put_new, keys=keys, args=[key, _dumps(value)]))
+        value = _dumps(value)
+
+        def build(pipe: redis.client.Pipeline) -> None:
+            pipe.eval(PUT_NEW, 2, self._values, self._keys, key, value)
+
+        return bool(self._pipelined(build)[-1])
 
     def incr(self, key: str, by: int = 1) -> int:
         def build(pipe: redis.client.Pipeline) -> None:
             pipe.hincrby(self._values, key, by)
             pipe.zadd(self._keys, {key: 0})
 
-        return int(self._write(build)[0])
+        return int(self._pipelined(build)[-2])
 
     def delete(self, keys: Iterable[str]) -> None:
         keys = list(keys)
@@ -186,21 +250,24 @@ class RedisRecords:
                 pipe.hdel(self._values, *chunk)
                 pipe.zrem(self._keys, *chunk)
 
-            self._write(build)
+            self._write(build, len(chunk))
 
     def delete_prefix(self, prefix: str) -> None:
-        while True:
-            keys = [key for key, _ in islice(self.items(prefix), _BATCH)]
-            if keys:
-                self.delete(keys)
-            if len(keys) < _BATCH:
-                return
+        low, high = _lex_range(prefix)
+
+        def build(pipe: redis.client.Pipeline) -> None:
+            pipe.eval(DELETE_RANGE, 2, self._values, self._keys, low, high)
+
+        self._write(build, 1)
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         low, high = _lex_range(prefix)
-        keys = [self._values, self._keys]
         while True:
-            page = self._call(self._page, keys=keys, args=[low, high, _PAGE])
+
+            def read(pipe: redis.client.Pipeline, low: bytes = low) -> None:
+                pipe.eval(PAGE, 2, self._values, self._keys, low, high, _PAGE)
+
+            page = self._pipelined(read)[-1]
             if not page:
                 return
             for i in range(0, len(page) - 1, 2):

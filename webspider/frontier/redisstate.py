@@ -68,7 +68,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from webspider.frontier.options import mask_password
-from webspider.frontier.redisrecords import RedisRecords
+from webspider.frontier.redisrecords import PendingWrites, RedisRecords, nothing_more
 from webspider.frontier.redisscripts import (
     ADD,
     CLAIM_NEW_RUN,
@@ -178,6 +178,8 @@ class RedisState:
         self._confirmed: set[str] = set()
         self._held: set[int] = set()
         self._records: dict[str, RedisRecords] = {}
+        #: record writes not sent yet (webspider.frontier.redisrecords)
+        self._writes = PendingWrites()
         self._round = 0
         self._pending_until = 0.0
         self._acks = 0
@@ -194,6 +196,30 @@ class RedisState:
 
     # -- talking to Redis ---------------------------------------------------------
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args)`` after the pending record writes (in the order this
+        worker made them), waiting for Redis while it is away."""
+        if self._writes.builds:
+            self._pipelined(nothing_more)
+        return self._retry(fn, *args, **kwargs)
+
+    def _pipelined(self, last: Callable[[redis.client.Pipeline], object]) -> list[Any]:
+        """The pending record writes and then ``last``'s commands, in one
+        MULTI: one round trip (webspider.frontier.redisrecords). Their
+        replies."""
+        builds = self._writes.take()
+
+        def run() -> list[Any]:
+            # a pipeline forgets its commands when it fails: built per attempt
+            pipe = self.redis.pipeline(transaction=True)
+            for build in builds:
+                build(pipe)
+            last(pipe)
+            return pipe.execute()
+
+        result: list[Any] = self._retry(run)
+        return result
+
+    def _retry(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)``, waiting for Redis with backoff while it is away."""
         delay = 0.1
         while True:
@@ -587,14 +613,24 @@ class RedisState:
         written when the call returns, shared by every worker."""
         found = self._records.get(name)
         if found is None:
-            found = RedisRecords(self.redis, self._call, self.prefix, name)
+            found = RedisRecords(
+                self.redis,
+                self._call,
+                self.prefix,
+                name,
+                writes=self._writes,
+                pipelined=self._pipelined,
+            )
             self._records[name] = found
         return found
 
     # -- durability --------------------------------------------------------------------
     def commit(self) -> None:
-        # every call is applied when it returns; Redis' persistence settings
+        # every call is applied when it returns (record writes with the next
+        # call, sent here if none came); Redis' persistence settings
         # (appendonly, appendfsync) decide what survives a Redis restart
+        if self._writes.builds:
+            self._pipelined(nothing_more)
         self._last_commit = time.monotonic()
         self._acks = 0
 
@@ -605,8 +641,11 @@ class RedisState:
         )
 
     def close(self) -> None:
-        """Put back the leases this worker holds, and disconnect."""
-        if self._held:
-            with contextlib.suppress(StateError):
+        """Send the pending record writes, put back the leases this worker
+        holds, and disconnect."""
+        with contextlib.suppress(StateError):
+            if self._writes.builds:
+                self._pipelined(nothing_more)
+            if self._held:
                 self.release(list(self._held))
         self.redis.close()

@@ -53,6 +53,12 @@ worker killed in between fetches those pages again (another worker does),
 rather than losing their lines. A worker with nothing to lease while other
 workers hold leases waits (``has_pending_requests``): those may come back or
 bring new links; the crawl ends when nothing is queued or leased anywhere.
+What ends the wait (another worker's ack opening a level, its new links)
+happens in another process, unseen by Scrapy's engine, which asks again
+only when a request of its own finishes or on its 5-second heartbeat: so
+the scheduler of an idle worker (no request out) wakes the engine itself
+(WAKE_FIRST, doubling to WAKE_MAX), and a worker whose pages are all done
+first sends its own acks, which may be what holds the level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
@@ -86,7 +92,7 @@ from webspider.frontier.pages import PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import open_crawl_state
 from webspider.frontier.state import META_FINISHED, StoredRequest
-from webspider.internals import requests_in_progress
+from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
     DEFERRED_FILE,
     PAGES_FILE,
@@ -111,6 +117,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
+    from scrapy.utils.asyncio import CallLaterResult
     from typing_extensions import Self
 
     from webspider.frontier.redisstate import RedisState
@@ -133,6 +140,13 @@ STATS_PUT_BACK = "webspider/scheduler/put_back_count"
 
 #: the state's meta holding STATS_URLS_SEEN as of the last commit
 META_URLS_SEEN = "urls_seen"
+
+#: seconds after which a shared state's worker that got nothing to lease
+#: asks again, doubling up to WAKE_MAX while it gets nothing (another worker
+#: may open a level or add requests any moment: polling the state costs one
+#: small script a worker every WAKE_MAX at most)
+WAKE_FIRST = 0.025
+WAKE_MAX = 0.2
 
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
@@ -196,6 +210,9 @@ class StateScheduler(BaseScheduler):
         #: leased, not handed out yet
         self._leased: deque[Lease] = deque()
         self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
+        #: a shared state's worker asks again this soon when it got nothing
+        self._wake: CallLaterResult | None = None
+        self._wake_delay = WAKE_FIRST
         #: requests of delayed origins held (a shared state's workers only)
         self.holds = OriginHolds(settings.getfloat("DOWNLOAD_DELAY"))
         self.filtered = 0
@@ -263,6 +280,9 @@ class StateScheduler(BaseScheduler):
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
         self._heartbeat = None
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
         self._flush_adds()
         # the features finish what they keep in the state while it is open;
         # a long piece of work commits as it goes (with pages.jsonl's
@@ -424,30 +444,63 @@ class StateScheduler(BaseScheduler):
             return request
         leased = self._leased
         if not leased:
-            # a batch at a time: one query for the engine's burst of calls
-            holds = self.holds if self.shared and self.holds.active else None
-            got = state.lease(
-                self._batch,
-                deadline=time.time() + self.lease_seconds,
-                strict=self.strict,
-                max_depth=0 if self.start_pending else None,
-                skip_origins=holds.full() if holds is not None else (),
-            )
-            if holds is not None:
-                got, back = holds.admit(got)
-                if back:
-                    state.release(back)
-                    self.stats.inc_value(STATS_PUT_BACK, len(back))
-            leased.extend(got)
+            leased.extend(self._lease_batch())
+            if not leased and self._to_ack and not self._out:
+                # this worker's own pages, done but not acknowledged on the
+                # shared state yet, may be what holds their origin's level
+                # (while some of its requests are still out, the level is
+                # held anyway, or it waits for a delay: the commit due
+                # within a second sends them)
+                self._commit()
+                leased.extend(self._lease_batch())
             if not leased:
+                if self.shared and not self._out:
+                    # idle: nothing of its own will make the engine ask again
+                    # (with requests out, it asks when one is done, and a
+                    # poll would only hold the reactor up)
+                    self._wake_later()
                 if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
                 return None
+            self._wake_delay = WAKE_FIRST
         taken = leased.popleft()
         request = from_stored(taken.request, self.crawler.spider)
         self._hand_out(request, taken.ticket)
         self._dequeued("disk")
         return request
+
+    def _lease_batch(self) -> list[Lease]:
+        """Lease a batch at a time: one query for the engine's burst of calls."""
+        state = self.state
+        assert state is not None
+        holds = self.holds if self.shared and self.holds.active else None
+        got = state.lease(
+            self._batch,
+            deadline=time.time() + self.lease_seconds,
+            strict=self.strict,
+            max_depth=0 if self.start_pending else None,
+            skip_origins=holds.full() if holds is not None else (),
+        )
+        if holds is not None:
+            got, back = holds.admit(got)
+            if back:
+                state.release(back)
+                self.stats.inc_value(STATS_PUT_BACK, len(back))
+        return got
+
+    def _wake_later(self) -> None:
+        """Have the engine ask again soon (a shared state's worker with
+        nothing to lease now): what opens a level or brings new requests may
+        happen in another worker, which the engine here does not see — it
+        would ask again only on its 5-second heartbeat."""
+        if self._wake is not None:
+            return
+        self._wake = call_later(self._wake_delay, self._wake_up)
+        self._wake_delay = min(self._wake_delay * 2, WAKE_MAX)
+
+    def _wake_up(self) -> None:
+        self._wake = None
+        wake_engine(self.crawler.engine)
 
     def _dequeued(self, where: str) -> None:
         self.stats.inc_value("scheduler/dequeued")
