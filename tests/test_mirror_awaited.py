@@ -1,25 +1,12 @@
 from array import array
 
-import pytest
-
-from webspider.frontier.sqlite import SQLiteState
+from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.awaited import Awaited, site_of
 from webspider.mirror.state import Entry, MirrorState, spans_of, unpack_pending
-from webspider.records import MemoryRecordStore
 
 
 def entry(url, path, **kw):
     return Entry(url=url, path=tuple(path.split("/")), hash="h", size=1, **kw)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    if request.param == "memory":
-        yield MemoryRecordStore()
-        return
-    state = SQLiteState(tmp_path / "state.sqlite3", fresh=True)
-    yield state
-    state.close()
 
 
 def rows(awaited):

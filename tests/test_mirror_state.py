@@ -2,9 +2,7 @@ import json
 from array import array
 from urllib.parse import urljoin
 
-import pytest
-
-from webspider.frontier.sqlite import SQLiteState
+from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.state import (
     Entry,
     MirrorState,
@@ -20,16 +18,6 @@ from webspider.records import MemoryRecordStore
 
 def entry(url, path, **kw):
     return Entry(url=url, path=tuple(path.split("/")), hash="h", size=1, **kw)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    if request.param == "memory":
-        yield MemoryRecordStore()
-        return
-    state = SQLiteState(tmp_path / "state.sqlite3", fresh=True)
-    yield state
-    state.close()
 
 
 def test_entries_paths_and_aliases(store):
