@@ -92,15 +92,20 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
 
-# KEYS: last, pause, busy, started; ARGV: delay (s), limit (0: none),
-# lease (ms), token, keep (ms)
-_TURN = (
-    _NOW
-    + """
+#: a script's answer while the origin's pause (KEYS[2]) lasts
+_PAUSED = """
 local pause = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if pause > now then
   return {'paused', string.format('%.6f', pause - now)}
 end
+"""
+
+# KEYS: last, pause, busy, started; ARGV: delay (s), limit (0: none),
+# lease (ms), token, keep (ms)
+_TURN = (
+    _NOW
+    + _PAUSED
+    + """
 local limit = tonumber(ARGV[2])
 local lease = tonumber(ARGV[3])
 if limit > 0 then
@@ -133,11 +138,8 @@ return {'go', string.format('%.6f', start - now)}
 # (s), keep (ms)
 _GO = (
     _NOW
+    + _PAUSED
     + """
-local pause = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-if pause > now then
-  return {'paused', string.format('%.6f', pause - now)}
-end
 local delay = tonumber(ARGV[1])
 local started = tonumber(redis.call('GET', KEYS[1]) or '')
 if started and delay > 0 and started + delay > now then
