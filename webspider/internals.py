@@ -108,8 +108,13 @@ INTERNALS: tuple[Internal, ...] = (
         name="nextcall",
         kind=ATTRIBUTE,
         why="the waiting room wakes the engine when it makes room, a Redis "
-        "worker when another worker may have opened a level",
-        used_in=("politeness/waiting.py", "frontier/scheduler.py"),
+        "worker when another worker may have opened a level, a new round "
+        "when it begins",
+        used_in=(
+            "politeness/waiting.py",
+            "frontier/scheduler.py",
+            "frontier/rounds.py",
+        ),
     ),
     Internal(
         owner=_DOWNLOADER,
