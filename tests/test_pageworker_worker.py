@@ -102,6 +102,21 @@ def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
     assert page.spans is None  # the scan stays with the worker
 
 
+def converted_here(body, state):
+    """``body`` at URL converted in this process, as the worker must have."""
+    page = extract_page(body, URL, "utf-8")
+    return convert(
+        body,
+        state,
+        url_path(URL),
+        page_url=URL,
+        base_url=page.base_url,
+        encoding="utf-8",
+        html=True,
+        page=page,
+    )
+
+
 def test_a_stored_page_is_converted_as_here(tmp_path):
     state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
     w = worker(tmp_path / "w")
@@ -129,17 +144,7 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
         },
         b"",
     )
-    page = extract_page(PAGE, URL, "utf-8")
-    here = convert(
-        PAGE,
-        state,
-        url_path(URL),
-        page_url=URL,
-        base_url=page.base_url,
-        encoding="utf-8",
-        html=True,
-        page=page,
-    )
+    here = converted_here(PAGE, state)
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert written == here.data != PAGE
     assert (answer["count"], set(answer["pending"])) == (here.count, here.pending)
@@ -172,17 +177,7 @@ def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):
         },
         b"",
     )
-    page = extract_page(body, URL, "utf-8")
-    here = convert(
-        body,
-        state,
-        url_path(URL),
-        page_url=URL,
-        base_url=page.base_url,
-        encoding="utf-8",
-        html=True,
-        page=page,
-    )
+    here = converted_here(body, state)
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert answer["pending"] == ["http://elsewhere.test/e.html"]
     # where the links the fix-up may change are, in the bytes written
