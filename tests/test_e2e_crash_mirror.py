@@ -307,3 +307,36 @@ def test_kill_9_right_after_a_page_is_written_then_resume(tmp_path, server):
     assert changes(out) == changes(reference)
     assert figures(out) == figures(reference)
     assert_same_mirror(out, reference)
+
+
+def test_ctrl_c_then_resume_keeps_the_links_as_the_pages_wrote_them(tmp_path, server):
+    # Pages link each other as ``../p/<n>.html``: a link that already opens
+    # its file is kept as the page wrote it. Ctrl-C pauses the crawl and the
+    # run that finishes it fixes the links up: a link whose file was not
+    # written at the pause must not come back spelled otherwise (``<n>.html``,
+    # after a detour through its absolute URL).
+    pages = Site()
+    n = 120
+    for i in range(n):
+        links = [f"../p/{(i * k + 1) % n}.html" for k in (3, 7, 11)]
+        pages[f"/p/{i}.html"] = Node([f"../p/{i + 1}.html", *links], delay=0.01)
+    pages["/"] = Node(["p/0.html"])
+    pages.serve(server)
+    reference = tmp_path / "reference"
+    finish(server, reference)
+    once = len(server.requested_pages())
+    assert once >= n
+    out = tmp_path / "out"
+    crawl = start(server, out)
+    deadline = time.monotonic() + 90
+    while len(server.requested_pages()) < once + 40:
+        assert crawl.poll() is None, crawl.communicate()[0]
+        assert time.monotonic() < deadline, "the crawl did not get that far"
+        time.sleep(0.01)  # polling another process's progress
+    crawl.send_signal(signal.SIGINT)
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == 0, log
+    assert "Spider closed (shutdown)" in log, log
+    assert len(server.requested_pages()) < 2 * once  # paused, not finished
+    finish(server, out)
+    assert_same_mirror(out, reference)

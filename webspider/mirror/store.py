@@ -285,14 +285,22 @@ class MirrorStore:
             self.tree.close()
 
     def finish(self, reason: str, commit: Callable[[], None] | None) -> None:
-        """The end of the crawl: the fix-up, what is gone, the export."""
+        """The end of the crawl: the fix-up, what is gone, the export.
+
+        A crawl paused by Ctrl-C (``shutdown``) is not over: the same command
+        goes on with it, and the run that finishes it fixes the links up.
+        Fixed up now, a link to a file not mirrored yet would become
+        absolute, and then relative again (as the path the fix-up computes,
+        not as the page wrote it) once its file is written: the mirror of a
+        paused and resumed crawl would differ from an uninterrupted one's.
+        Meanwhile such links lead where their files are expected."""
         state = self.state
         if state is None or self._finished:
             return
         self._finished = True
         state.flush()
         started = time.monotonic()
-        fixed = self.fix_up_pages(commit)
+        fixed = 0 if reason == "shutdown" else self.fix_up_pages(commit)
         if fixed:
             logger.info(
                 "Mirror: links fixed up in %d pages in %.2f s",
