@@ -287,7 +287,9 @@ def test_a_worker_killed_while_fetching_robots_txt(tmp_path, server, redis_url):
 
     server.add("/robots.txt", robots_txt)
     out = tmp_path / "out"
-    lease = ("-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=2")
+    # short enough for a quick test, long enough that a live worker's
+    # renewals (every quarter of it) are not late on a loaded machine
+    lease = ("-s", "WEBSPIDER_STATE_LEASE_TIMEOUT=4")
     victim = start_worker(server, out, redis_url, *lease, "-s", "USER_AGENT=victim")
     deadline = time.monotonic() + 120
     while "/robots.txt" not in server.requested():
