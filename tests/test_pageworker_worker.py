@@ -102,6 +102,26 @@ def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
     assert page.spans is None  # the scan stays with the worker
 
 
+def parse_and_store(w, ident, body, targets):
+    """The crawl's two messages for a page at URL: parse it, then store it
+    with ``targets`` (the state's snapshot of its links)."""
+    w.handle(
+        {"op": "parse", "id": ident, "url": URL, "encoding": "utf-8", "keep": True},
+        body,
+    )
+    return w.handle(
+        {
+            "op": "store",
+            "id": ident,
+            "key": URL,
+            "path": list(url_path(URL)),
+            "kind": "html",
+            "targets": targets.to_json(),
+        },
+        b"",
+    )
+
+
 def converted_here(body, state):
     """``body`` at URL converted in this process, as the worker must have."""
     page = extract_page(body, URL, "utf-8")
@@ -127,23 +147,10 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     ]:
         state.put(Entry(url=url, path=path, hash="", size=0))
     state.alias("http://site.test/abs.html", "http://site.test/base/x.html")
-    w.handle(
-        {"op": "parse", "id": 7, "url": URL, "encoding": "utf-8", "keep": True}, PAGE
-    )
     # the store carries where the page's links are (its keys, looked up in
     # the state by the crawl): the worker keeps no copy of the state
     keys = [URL, "http://site.test/abs.html", "http://site.test/base/s.css?v=1"]
-    answer, packed = w.handle(
-        {
-            "op": "store",
-            "id": 7,
-            "key": URL,
-            "path": list(url_path(URL)),
-            "kind": "html",
-            "targets": state.targets(keys).to_json(),
-        },
-        b"",
-    )
+    answer, packed = parse_and_store(w, 7, PAGE, state.targets(keys))
     here = converted_here(PAGE, state)
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert written == here.data != PAGE
@@ -163,20 +170,7 @@ def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):
     state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
     w = worker(tmp_path / "w")
     body = PAGE + b'<a href="http://elsewhere.test/e.html">e</a>'
-    w.handle(
-        {"op": "parse", "id": 8, "url": URL, "encoding": "utf-8", "keep": True}, body
-    )
-    answer, packed = w.handle(
-        {
-            "op": "store",
-            "id": 8,
-            "key": URL,
-            "path": list(url_path(URL)),
-            "kind": "html",
-            "targets": state.targets([URL]).to_json(),
-        },
-        b"",
-    )
+    answer, packed = parse_and_store(w, 8, body, state.targets([URL]))
     here = converted_here(body, state)
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert answer["pending"] == ["http://elsewhere.test/e.html"]
