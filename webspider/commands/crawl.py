@@ -8,6 +8,13 @@ starts its crawler process and logging, and, when something is wrong, prints
 anything is crawled or written. A Scrapy without one of the internals
 webspider relies on (webspider.internals) is refused the same way.
 
+Ctrl-C before the crawl has started (while Python imports Scrapy's parts,
+the settings are checked or the crawl state is opened) prints one line,
+``webspider: interrupted before the crawl started``, and ends the process as
+SIGINT ends a program (exit status 130 in a shell), not with a traceback.
+Scrapy's own handlers (graceful stop, then a forced one) take over once the
+crawl runs.
+
 With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
 3 when the crawl found broken internal links, for a site's CI.
 """
@@ -15,6 +22,8 @@ With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -99,6 +108,18 @@ def switched_off_components(settings: BaseSettings) -> list[tuple[str, str]]:
     ]
 
 
+def interrupted_before_the_crawl(signum: int, _frame: object) -> None:
+    """SIGINT handler until Scrapy installs its own (when its reactor
+    starts): nothing has been fetched yet, and whatever the crawl state holds
+    is as safe as after ``kill -9``, so the process ends at once, as the
+    signal ends it, with one line instead of a KeyboardInterrupt traceback
+    from wherever start-up happened to be."""
+    sys.stderr.write("webspider: interrupted before the crawl started\n")
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def leave_out_components(
     settings: BaseSettings, components: Iterable[tuple[str, str]]
 ) -> None:
@@ -124,6 +145,7 @@ class Command(ScrapyCrawlCommand):
     crawler: Crawler | None = None
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        signal.signal(signal.SIGINT, interrupted_before_the_crawl)
         super().process_options(args, opts)
         if len(args) != 1:
             return  # Scrapy's own usage message
