@@ -152,14 +152,18 @@ class _AccessLog:
 
 
 @contextlib.contextmanager
-def static_server(root: Path) -> Iterator[tuple[int, _AccessLog]]:
-    """Serve ``root`` on 127.0.0.1:<free port>: nginx, or Python's
-    http.server (much slower: it may become the bottleneck) without it."""
+def static_server(
+    root: Path, port: int | None = None
+) -> Iterator[tuple[int, _AccessLog]]:
+    """Serve ``root`` on 127.0.0.1:<free port> (or on ``port``): nginx, or
+    Python's http.server (much slower: it may become the bottleneck) without
+    it."""
+    fixed = port
     with tempfile.TemporaryDirectory(prefix="webspider-bench-nginx-") as tmp:
         log = _AccessLog(Path(tmp) / "access.log")
         nginx = find_nginx()
-        for _attempt in range(5):
-            port = free_port()
+        for _attempt in range(1 if fixed else 5):
+            port = fixed or free_port()
             if nginx:
                 conf = Path(tmp) / "nginx.conf"
                 conf.write_text(

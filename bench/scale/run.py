@@ -19,6 +19,15 @@ pages) and on disk (the crawl state's files / URLs seen; the mirror and
 pages.jsonl are not counted); and writes bench/results/<name>.{json,md} and
 a plot of RSS against pages crawled (<name>.png with matplotlib, else
 <name>.svg). See bench/README.md, "Scale".
+
+``--continue`` runs a crawl that takes longer than one sitting in parts: the
+samples are appended to ``<workdir>/crawl-<size>-<mode>.rows.jsonl`` as they
+are taken and the site is served on the port it had
+(``<workdir>/site-<size>.port``), so when the run is stopped (even killed,
+the crawl with it), the same command with ``--continue`` resumes the crawl
+(webspider's own resume) and its samples, its clock continuing from the last
+sample; the figures then cover the whole crawl, each part's start-up
+included. A crawl that already finished is not run again.
 """
 
 from __future__ import annotations
@@ -56,12 +65,17 @@ def crawl(
     *,
     log_path: Path,
     timeout: float,
+    journal: Path | None = None,
+    before: list[list[float]] | None = None,
 ) -> dict[str, Any]:
-    """One crawl into ``out``, sampled; the raw figures."""
+    """One crawl into ``out``, sampled; the raw figures. ``before``: the rows
+    of its earlier parts (``--continue``), kept in ``journal``."""
+    before = before or []
+    t0 = before[-1][0] if before else 0.0
     command = contenders.webspider(url, out.parent, project)
     argv = [*command.argv, *extra]
     argv[argv.index(f"output={out.parent / 'out'}")] = f"output={out}"
-    with log_path.open("wb") as log:
+    with log_path.open("ab" if before else "wb") as log:
         started = time.perf_counter()
         proc = subprocess.Popen(
             argv,
@@ -72,7 +86,7 @@ def crawl(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        sampler = sample.Sampler(proc.pid, out)
+        sampler = sample.Sampler(proc.pid, out, journal=journal, t0=t0)
         sampler.start()
         deadline = time.monotonic() + timeout
         timed_out = False
@@ -97,20 +111,82 @@ def crawl(
     summary: dict[str, Any] = {}
     with suppress(OSError, ValueError):
         summary = json.loads((out / "summary.json").read_text())
+    rows = [*before, *([r.t, r.pages, r.rss_kib, r.state_bytes] for r in sampler.rows)]
     return {
         "argv": argv,
         "exit": proc.returncode,
         "timed_out": timed_out,
-        "wall_s": round(wall, 2),
+        "wall_s": round(t0 + wall, 2),
         "cpu_s": round(rusage.ru_utime + rusage.ru_stime, 2),
-        "peak_kib": max(sampler.peak_kib, rusage.ru_maxrss),
+        "parts": 1 + _parts(before),
+        "peak_kib": max(
+            sampler.peak_kib, rusage.ru_maxrss, *(row[2] for row in before)
+        ),
         "pages": sampler.final_pages,
         "urls_seen": int(summary.get("urls_seen") or 0),
         "finish_reason": summary.get("finish_reason"),
         "state_bytes": sampler.final_state_bytes,
-        "peak_state_bytes": sampler.peak_state_bytes,
-        "rows": [[r.t, r.pages, r.rss_kib, r.state_bytes] for r in sampler.rows],
+        "peak_state_bytes": max(sampler.peak_state_bytes, *(row[3] for row in before)),
+        "rows": rows,
     }
+
+
+def finished_before(out: Path, before: list[list[float]]) -> dict[str, Any] | None:
+    """The raw figures of a crawl that finished in an earlier part of a
+    ``--continue`` run (its last part ended with the crawl's exit and its
+    summary says finished), rebuilt from its samples; None otherwise."""
+    if not before or before[-1][2]:
+        return None
+    summary: dict[str, Any] = {}
+    with suppress(OSError, ValueError):
+        summary = json.loads((out / "summary.json").read_text())
+    if summary.get("finish_reason") != "finished":
+        return None
+    return {
+        "argv": [],
+        "exit": 0,
+        "timed_out": False,
+        "wall_s": before[-1][0],
+        "cpu_s": None,
+        "parts": _parts(before),
+        "peak_kib": max(row[2] for row in before),
+        "pages": before[-1][1],
+        "urls_seen": int(summary.get("urls_seen") or 0),
+        "finish_reason": "finished",
+        "state_bytes": before[-1][3],
+        "peak_state_bytes": max(row[3] for row in before),
+        "rows": before,
+    }
+
+
+def _parts(rows: list[list[float]]) -> int:
+    """How many runs of the crawl the rows cover: stretches of rows with an
+    RSS (a part ends with rows without, its crawl gone)."""
+    return sum(1 for i, row in enumerate(rows) if row[2] and not (i and rows[i - 1][2]))
+
+
+def read_rows(journal: Path) -> list[list[float]]:
+    """The samples of a crawl's earlier parts; a part's last row has no RSS
+    (the crawl had exited), and a part killed with the run has none."""
+    rows = []
+    with suppress(OSError):
+        for line in journal.read_text().splitlines():
+            with suppress(ValueError):
+                rows.append(json.loads(line))
+    return rows
+
+
+def site_port(workdir: Path, size: int, resume: bool) -> int | None:
+    """The port a ``--continue`` run serves the site on: the one it had."""
+    path = workdir / f"site-{size}.port"
+    if not resume:
+        path.unlink(missing_ok=True)
+        return None
+    with suppress(OSError, ValueError):
+        return int(path.read_text())
+    port = sites.free_port()
+    path.write_text(f"{port}\n")
+    return port
 
 
 def _time_at(rows: list[list[float]], pages: float) -> float | None:
@@ -335,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--keep", action="store_true", help="keep each crawl's output folder"
     )
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="continue the crawls a stopped or killed run left (see above)",
+    )
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     modes = [m for m in args.modes.split(",") if m]
@@ -353,20 +435,26 @@ def main(argv: list[str] | None = None) -> int:
             f"== {size:,} pages at {root} ({time.perf_counter() - started:.0f} s)",
             file=sys.stderr,
         )
-        with sites.static_server(root) as (port, access):
+        fixed = site_port(args.workdir, size, args.resume)
+        with sites.static_server(root, fixed) as (port, access):
             url = f"http://127.0.0.1:{port}/"
             for mode in modes:
                 out = args.workdir / f"crawl-{size}-{mode}"
-                if out.exists():
-                    shutil.rmtree(out)
+                journal = args.workdir / f"crawl-{size}-{mode}.rows.jsonl"
+                before = read_rows(journal) if args.resume else []
+                if not before:
+                    shutil.rmtree(out, ignore_errors=True)
+                    journal.unlink(missing_ok=True)
                 access.mark()
-                raw = crawl(
+                raw = finished_before(out, before) or crawl(
                     url,
                     out,
                     project,
                     MODES[mode],
                     log_path=args.workdir / f"crawl-{size}-{mode}.log",
                     timeout=args.timeout,
+                    journal=journal if args.resume else None,
+                    before=before,
                 )
                 time.sleep(0.1)  # nginx's last access-log lines
                 served = access.read()
@@ -376,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
                     "cpu_s": raw["cpu_s"],
                     "exit": raw["exit"],
                     "timed_out": raw["timed_out"],
+                    "parts": raw["parts"],
                     "finish_reason": raw["finish_reason"],
                     "requests_served": len(served),
                     "pages_served_2xx": len(
@@ -394,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                     file=sys.stderr,
                 )
-                if not args.keep:
+                if not args.keep and not args.resume:
                     shutil.rmtree(out, ignore_errors=True)
                 write_results(args, argv, results, load_start)
     return 0 if all(r["exit"] == 0 for r in results) else 1

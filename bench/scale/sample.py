@@ -5,11 +5,15 @@ resident memory of the crawl's process tree (``scrapy crawl`` and its page
 worker, found through /proc like bench/run.py's ``TreeRss``) and keeps the
 peak; once a ``period`` it records a row: seconds since start, pages
 written to ``pages.jsonl`` so far (newlines counted as the file grows, never
-re-read), the tree's RSS and the crawl state's bytes on disk.
+re-read), the tree's RSS and the crawl state's bytes on disk. With a
+``journal`` path, each row is also appended there as a JSON line when taken,
+so a run that is itself killed keeps what it sampled (bench/scale/run.py
+``--continue``).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -62,7 +66,14 @@ class LineCounter:
 
 class Sampler(threading.Thread):
     def __init__(
-        self, pid: int, output: Path, tick: float = 0.2, period: float = 1.0
+        self,
+        pid: int,
+        output: Path,
+        tick: float = 0.2,
+        period: float = 1.0,
+        *,
+        journal: Path | None = None,
+        t0: float = 0.0,
     ) -> None:
         super().__init__(daemon=True)
         self.tree = TreeRss(pid)
@@ -75,7 +86,8 @@ class Sampler(threading.Thread):
         self.peak_state_bytes = 0
         self.final_pages = 0
         self.final_state_bytes = 0
-        self.started = time.monotonic()
+        self.started = time.monotonic() - t0
+        self.journal = journal.open("a") if journal else None
         self._done = threading.Event()
 
     def rss_kib(self) -> int:
@@ -94,11 +106,11 @@ class Sampler(threading.Thread):
         return row
 
     def run(self) -> None:
-        next_row = self.started
+        next_row = time.monotonic()
         while not self._done.wait(self.tick):
             now = time.monotonic()
             if now >= next_row:
-                self.rows.append(self.sample())
+                self.keep(self.sample())
                 next_row += self.period
             else:
                 self.peak_kib = max(self.peak_kib, self.rss_kib())
@@ -111,4 +123,14 @@ class Sampler(threading.Thread):
         self.final_state_bytes = state_bytes(self.output)
         # the lines written as the crawl closed: at its exit, no RSS
         t = round(time.monotonic() - self.started, 2)
-        self.rows.append(Row(t, self.final_pages, 0, self.final_state_bytes))
+        self.keep(Row(t, self.final_pages, 0, self.final_state_bytes))
+        if self.journal:
+            self.journal.close()
+
+    def keep(self, row: Row) -> None:
+        self.rows.append(row)
+        if self.journal:
+            self.journal.write(
+                json.dumps([row.t, row.pages, row.rss_kib, row.state_bytes]) + "\n"
+            )
+            self.journal.flush()
