@@ -3,12 +3,18 @@
 Layout, beside the tables of webspider.frontier.sqlite::
 
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    record(ns INTEGER, key TEXT, value TEXT,  -- value: JSON
+    record(ns INTEGER, key TEXT, value TEXT,  -- value: see below
            PRIMARY KEY (ns, key)) WITHOUT ROWID
 
 The tables are created when a state is opened, so a state written before
 they existed gains them (the format does not change). Writes go into the
 state's open transaction: they are committed with the acknowledgements.
+
+Values. A string is stored as a BLOB of its UTF-8 bytes, anything else as
+JSON text (an integer is its digits): a BLOB is never a JSON text, so the
+two read back apart, and a string (a link's text, a URL) costs neither the
+JSON encoder and decoder nor two quotes a row. A state written before keeps
+strings as JSON text, which is read as such.
 
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the
@@ -25,6 +31,13 @@ process is the state's only writer, and every write goes through here and
 updates or forgets what it changes, so the cache never disagrees with the
 file. Values are decoded again on every read: a caller may change what it
 got.
+
+Known keys. A namespace that holds at most ``KNOWN_MAX`` keys when it is
+opened (a fresh crawl's: all of them, at first) keeps the set of its keys in
+memory while it stays that small, for the same reason (the only writer):
+a key not in it is absent without a query. Most lookups of a few
+namespaces are of absent keys (``mirror.alias``: every link the mirror
+has no file for is looked up there; most crawls have few redirects).
 
 Pure: standard library only.
 """
@@ -60,6 +73,9 @@ CACHE_MAX = 2048
 #: keys looked up in one query
 _BATCH = 500
 
+#: keys a namespace keeps in memory at most (see "Known keys")
+KNOWN_MAX = 1024
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json_loads = json.loads
 #: the small integers features keep as states (a ledger reads one per link)
@@ -67,8 +83,19 @@ _json_loads = json.loads
 _SMALL = {str(i): i for i in range(10)}
 
 
-def _loads(value: str) -> Any:
-    small = _SMALL.get(value)
+def _encode(value: Any) -> str | bytes:
+    kind = type(value)
+    if kind is str:
+        return value.encode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
+    if kind is int:
+        return str(value)
+    return _dumps(value)
+
+
+def _loads(value: str | bytes) -> Any:
+    if type(value) is bytes:
+        return value.decode("utf-8", "surrogatepass")
+    small = _SMALL.get(value)  # type: ignore[call-overload]
     return small if small is not None else _json_loads(value)
 
 
@@ -94,17 +121,31 @@ def _after(prefix: str) -> str | None:
 class SQLiteRecords:
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_ns", "_old", "_young", "name")
+    __slots__ = ("_db", "_known", "_ns", "_old", "_young", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
         self.name = name
         self._ns = namespace_id(db, name)
         #: key → stored text, None when absent (see the module docstring)
-        self._young: dict[str, str | None] = {}
-        self._old: dict[str, str | None] = {}
+        self._young: dict[str, str | bytes | None] = {}
+        self._old: dict[str, str | bytes | None] = {}
+        #: every key of the namespace, while it has few (see the docstring)
+        self._known: set[str] | None = None
+        keys = db.execute(
+            "SELECT key FROM record WHERE ns = ? LIMIT ?", (self._ns, KNOWN_MAX + 1)
+        ).fetchall()
+        if len(keys) <= KNOWN_MAX:
+            self._known = {key for (key,) in keys}
 
-    def _remember(self, key: str, text: str | None) -> None:
+    def _added(self, keys: Iterable[str]) -> None:
+        known = self._known
+        if known is not None:
+            known.update(keys)
+            if len(known) > KNOWN_MAX:
+                self._known = None  # for good: it may grow past any bound
+
+    def _remember(self, key: str, text: str | bytes | None) -> None:
         young = self._young
         if len(young) >= CACHE_MAX:
             self._old = young
@@ -126,8 +167,11 @@ class SQLiteRecords:
             text = young[key]
         else:
             old = self._old
+            known = self._known
             if key in old:
                 text = old.pop(key)
+            elif known is not None and key not in known:
+                text = None
             else:
                 row = self._db.execute(
                     "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
@@ -145,8 +189,14 @@ class SQLiteRecords:
                     young[key] = old.pop(key)
                 else:
                     missing.append(key)
+        known = self._known
+        if missing and known is not None:
+            for key in missing:
+                if key not in known:
+                    young[key] = None
+            missing = [key for key in missing if key in known]
         if missing:
-            found: dict[str, str] = {}
+            found: dict[str, str | bytes] = {}
             for start in range(0, len(missing), _BATCH):
                 chunk = missing[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))
@@ -165,16 +215,18 @@ class SQLiteRecords:
         return answer
 
     def put(self, key: str, value: Any) -> None:
-        text = _dumps(value)
+        text = _encode(value)
         self._db.execute(
             "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
             (self._ns, key, text),
         )
         self._remember(key, text)
+        if self._known is not None:
+            self._added((key,))
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         ns = self._ns
-        rows = [(ns, key, _dumps(value)) for key, value in items]
+        rows = [(ns, key, _encode(value)) for key, value in items]
         self._db.executemany(
             "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)", rows
         )
@@ -186,15 +238,19 @@ class SQLiteRecords:
                 young[key] = text
             elif key in old:
                 old[key] = text
+        if self._known is not None:
+            self._added([key for _, key, _text in rows])
 
     def put_new(self, key: str, value: Any) -> bool:
-        text = _dumps(value)
+        text = _encode(value)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO record (ns, key, value) VALUES (?, ?, ?)",
             (self._ns, key, text),
         )
         if cursor.rowcount > 0:
             self._remember(key, text)
+            if self._known is not None:
+                self._added((key,))
             return True
         return False
 
@@ -206,6 +262,8 @@ class SQLiteRecords:
             (self._ns, key, str(by), by),
         ).fetchone()
         self._forget(key)
+        if self._known is not None:
+            self._added((key,))
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
@@ -214,14 +272,19 @@ class SQLiteRecords:
         self._db.executemany(
             "DELETE FROM record WHERE ns = ? AND key = ?", [(ns, key) for key in keys]
         )
+        known = self._known
         for key in keys:
             self._forget(key)
+            if known is not None:
+                known.discard(key)
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded
         where, args = self._range(prefix)
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
+        if self._known is not None:
+            self._known = {key for key in self._known if not key.startswith(prefix)}
 
     def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
         end = _after(prefix)
@@ -260,3 +323,4 @@ class SQLiteRecords:
     def clear(self) -> None:
         self._db.execute("DELETE FROM record WHERE ns = ?", (self._ns,))
         self._forget_all()
+        self._known = set()
