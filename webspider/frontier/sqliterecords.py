@@ -86,16 +86,16 @@ _SMALL = {str(i): i for i in range(10)}
 def _encode(value: Any) -> str | bytes:
     kind = type(value)
     if kind is str:
-        return value.encode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
+        return bytes(value.encode("utf-8", "surrogatepass"))
     if kind is int:
         return str(value)
     return _dumps(value)
 
 
 def _loads(value: str | bytes) -> Any:
-    if type(value) is bytes:
+    if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")
-    small = _SMALL.get(value)  # type: ignore[call-overload]
+    small = _SMALL.get(value)
     return small if small is not None else _json_loads(value)
 
 
