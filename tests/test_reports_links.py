@@ -9,6 +9,7 @@ from tests.support.records import store as store  # noqa: PLC0414
 from webspider.reports.links import (
     ID_LENGTH,
     NAMESPACES,
+    NS_LINKS,
     NS_PAGES,
     NS_REFERRERS,
     LinkLedger,
@@ -196,7 +197,7 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     assert referrers.count() == 0
     ledger.flush()
     [x_id, p1_id] = url_ids(["x", "p1"])
-    assert [k for k, _ in referrers.items()] == [f"{x_id}\n{p1_id}"]
+    assert [k for k, _ in referrers.items()] == [x_id + p1_id]
     ledger.add_page("p2", [("x", "t", "a")])
     ledger.broken("x", broken("x"))
     assert referrers.count() == 1  # p2's link is still held
@@ -216,7 +217,7 @@ def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store
     rows = list(store.records(NS_REFERRERS).items())
     assert len(rows) == 21
     for key, value in rows:
-        assert len(key) == 2 * ID_LENGTH + 1
+        assert len(key) == 2 * ID_LENGTH
         assert "site.test" not in key
         assert "site.test" not in json.dumps(value)
     values = [value for _, value in rows]
@@ -242,3 +243,22 @@ def test_url_ids_are_stable_distinct_and_batch_equals_single():
     # stable across processes and versions: a resumed crawl finds its rows
     assert url_id("http://s.test/") == "GZS4sCi9XBon"
     assert url_ids([]) == []
+
+
+def test_referrers_a_state_kept_with_a_separator_are_still_read(store):
+    # states written before kept "<target id>\n<page id>"
+    [a_id, b_id, page_id] = url_ids(["a", "b", "http://s.test/p"])
+    store.records(NS_LINKS).put_many([(a_id, 0), (b_id, 0)])
+    store.records(NS_PAGES).put(page_id, "http://s.test/p")
+    store.records(NS_REFERRERS).put_many(
+        [(f"{a_id}\n{page_id}", "to a"), (f"{b_id}\n{page_id}", "to b")]
+    )
+    ledger = LinkLedger(store)
+    ledger.good("a")
+    ledger.broken("b", broken("b"))
+    [record] = ledger.records()
+    assert record["referrer_count"] == 1
+    assert record["referrers"] == [
+        {"url": "http://s.test/p", "text": "to b", "tag": "a"}
+    ]
+    assert [k for k, _ in store.records(NS_REFERRERS).items()] == [f"{b_id}\n{page_id}"]

@@ -20,8 +20,9 @@ referring page's URL is written once, not once per link. Namespaces:
   broken but not reported (a redirect hop nobody links to, yet), ``0``
   linked, outcome unknown, ``4`` the same with aliases waiting for it (so
   that a 2xx of a URL nobody linked or redirected to costs no more queries).
-- ``reports.link_referrers``: ``"<target id>\\n<page id>"`` → the page's
-  first link to it: its text (tag ``a``) or ``[text, tag]``. Kept while the
+- ``reports.link_referrers``: ``"<target id><page id>"`` (24 characters:
+  ids are of one length, so no separator) → the page's first link to it:
+  its text (tag ``a``) or ``[text, tag]``. Kept while the
   outcome is unknown (a 2xx or a skip deletes them) and for broken targets;
   one per referring page, so a page read twice (fetched again after a kill)
   adds nothing.
@@ -113,8 +114,9 @@ _WAITING = (None, _PENDING, _ALIASED)
 #: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
 _ID_BYTES = 9
 ID_LENGTH = 12
-#: "<target id>\n": where the page id starts in a referrer's key
-_PAGE_AT = ID_LENGTH + 1
+#: where the page id starts in a referrer's key, from its end (states
+#: written before kept "<target id>\n<page id>", read alike)
+_PAGE_AT = -ID_LENGTH
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
@@ -264,7 +266,7 @@ class LinkLedger:
             for key, value in first.items():
                 state = state_of[key]
                 if state in _WAITING:
-                    rows.append((f"{id_of[key]}\n{page_id}", value))
+                    rows.append((id_of[key] + page_id, value))
                 elif state in _FAILED:
                     late.append((key, referrer, page_id, value))
             if len(rows) > written:
@@ -289,7 +291,7 @@ class LinkLedger:
     ) -> None:
         """Add referrers to broken targets: ``(key, page URL, page id,
         value)`` each; a target's count grows once for all."""
-        ref_keys = [f"{id_of[key]}\n{page_id}" for key, _, page_id, _ in late]
+        ref_keys = [id_of[key] + page_id for key, _, page_id, _ in late]
         found = self._referrers.get_many(ref_keys)
         new: dict[str, list[tuple[str, str, str, Any]]] = {}
         seen: set[str] = set()
@@ -362,7 +364,7 @@ class LinkLedger:
             )
             for key, state in before.items():
                 if state in _STORED and now[key] != state:
-                    self._referrers.delete_prefix(f"{id_of[key]}\n")
+                    self._referrers.delete_prefix(id_of[key])
             for key in aliased:
                 for alias_key, _, _ in self._pop_aliases(id_of[key]):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
@@ -374,7 +376,7 @@ class LinkLedger:
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         # referrers still held in memory are added by the next flush
-        stored = self._referrers.count(f"{target_id}\n") if state in _STORED else 0
+        stored = self._referrers.count(target_id) if state in _STORED else 0
         reported = outcome.requested or stored > 0
         self._links.put(target_id, _BROKEN if reported else _HOP)
         self._broken.put(
@@ -469,7 +471,7 @@ class LinkLedger:
     def _record(
         self, target_id: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
-        rows = list(islice(self._referrers.items(f"{target_id}\n"), limit))
+        rows = list(islice(self._referrers.items(target_id), limit))
         urls = self._pages.get_many([ref_key[_PAGE_AT:] for ref_key, _ in rows])
         referrers = []
         for (_, value), url in sorted(
