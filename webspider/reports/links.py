@@ -26,11 +26,10 @@ referring page's URL is written once, not once per link. Namespaces:
   or a skip deletes them) and for broken targets; one per referring page,
   so a page read twice (fetched again after a kill) adds nothing.
 - ``reports.referring_pages``: page code → the page's URL, for the pages
-  that left a referrer (kept until the crawl ends). A page's code is the
-  shortest prefix of its id, of at least ``CODE_LENGTH`` (4) characters,
-  that no other page holds (``put_new``, so the workers of a shared state
-  agree): 4 characters for nearly every page below a few million, where
-  the 12 of its id made up a third of the ~8 referrer rows a URL.
+  that left a referrer (kept until the crawl ends). A page's code
+  (webspider.utils.urlcodes) is a prefix of its id, 4 characters for nearly
+  every page below a few million, where the 12 of its id made up a third of
+  the ~8 referrer rows a URL.
 - ``reports.broken``: broken targets (canonical URL) → their outcome
   (written once).
 - ``reports.referrer_counts``: broken targets (canonical URL) → how many
@@ -62,16 +61,20 @@ if each page had been recorded at once.
 
 from __future__ import annotations
 
-from binascii import b2a_base64
 from dataclasses import dataclass
-from hashlib import blake2b
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import records_or_memory
+from webspider.utils.urlcodes import (
+    ID_LENGTH,
+    give_codes,
+    url_id,
+    url_ids,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator
 
     from webspider.records import RecordStore
 
@@ -113,37 +116,9 @@ _STORED = (_PENDING, _ALIASED)
 #: outcome unknown: a link's referrer is kept
 _WAITING = (None, _PENDING, _ALIASED)
 
-#: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
-_ID_BYTES = 9
-ID_LENGTH = 12
-#: the characters of a page code at least (see the module docstring)
-CODE_LENGTH = 4
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
-
-
-def url_ids(urls: Sequence[str]) -> list[str]:
-    """The ids of ``urls`` (see the module docstring), in one encoding."""
-    if not urls:
-        return []
-    raw = b2a_base64(
-        b"".join(
-            [
-                blake2b(
-                    u.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES
-                ).digest()
-                for u in urls
-            ]
-        ),
-        newline=False,
-    ).decode("ascii")
-    return [raw[i : i + ID_LENGTH] for i in range(0, len(raw), ID_LENGTH)]
-
-
-def url_id(url: str) -> str:
-    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES)
-    return b2a_base64(digest.digest(), newline=False).decode("ascii")
 
 
 def _value(text: str, tag: str) -> str | list[str]:
@@ -278,9 +253,9 @@ class LinkLedger:
             self._links.put_many(new)
         if not waiting and not late:
             return
-        code_of = self._page_codes(
-            [page for page, _ in waiting] + [page for _, page, _ in late]
-        )
+        # the page's URL is what its code stands for
+        pages = [page for page, _ in waiting] + [page for _, page, _ in late]
+        code_of = give_codes(self._pages, {page: page for page in pages})
         if waiting:
             self._referrers.put_many(
                 [
@@ -296,36 +271,6 @@ class LinkLedger:
                 id_of,
                 state_of,
             )
-
-    def _page_codes(self, pages: list[str]) -> dict[str, str]:
-        """The code of each of ``pages`` (see the module docstring), given
-        to those that have none yet."""
-        pages = list(dict.fromkeys(pages))
-        code_of: dict[str, str] = {}
-        todo = [
-            (page, page_id, CODE_LENGTH)
-            for page, page_id in zip(pages, url_ids(pages), strict=True)
-        ]
-        while todo:
-            codes = [page_id[:length] for _, page_id, length in todo]
-            owners = self._pages.get_many(codes)
-            again: list[tuple[str, str, int]] = []
-            for (page, page_id, length), code, owner in zip(
-                todo, codes, owners, strict=True
-            ):
-                if owner == page:
-                    code_of[page] = code
-                elif owner is None:
-                    if self._pages.put_new(code, page):
-                        code_of[page] = code
-                    else:  # another page of this batch, or another worker
-                        again.append((page, page_id, length))
-                elif length < ID_LENGTH:
-                    again.append((page, page_id, length + 1))
-                else:  # the same id (see above): the first page's URL stays
-                    code_of[page] = code
-            todo = again
-        return code_of
 
     def _link_broken(
         self,
