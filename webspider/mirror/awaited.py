@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from webspider.utils.urlcodes import find_codes, give_codes
+from webspider.utils.urlcodes import CodeBook
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -79,6 +79,7 @@ class Awaited:
         self.records = store.records(NS_AWAITED)
         self.sites = store.records(NS_SITES)
         self.urls = store.records(NS_URLS)
+        self._book = CodeBook(self.urls)
         self._codes: dict[str, str] = {}
         self._names: dict[str, str] = {}
         #: target URL → the URLs of the pages waiting for it (this batch)
@@ -171,7 +172,7 @@ class Awaited:
             urls = dict.fromkeys(self._new)
             for pages in self._new.values():
                 urls.update(dict.fromkeys(pages))
-            code_of = give_codes(self.urls, {url: self._short(url) for url in urls})
+            code_of = self._book.give(list(urls), self._short)
             rows: list[tuple[str, Any]] = []
             for target, pages in self._new.items():
                 head = code_of[target] + "\n"
@@ -181,7 +182,7 @@ class Awaited:
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
-            code_of = find_codes(self.urls, {url: self._short(url) for url in landed})
+            code_of = self._book.find(landed, self._short)
             for target in landed:
                 code = code_of.get(target)
                 if code is not None:
@@ -200,6 +201,7 @@ class Awaited:
         self.records.clear()
         self.sites.clear()
         self.urls.clear()
+        self._book.forget()
         self._legacy = False
 
     # -- the end -------------------------------------------------------------------

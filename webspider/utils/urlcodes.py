@@ -16,6 +16,10 @@ form of it), which is how a URL is told from another of the same prefix;
 a code is never given back (its rows may still name it). Codes are
 URL-safe base64 (``-`` and ``_``, never ``/`` or ``+``).
 
+A code, once given, is the URL's for good (until the namespace is cleared),
+so ``CodeBook`` remembers the codes it saw last: a URL linked from page
+after page (a queued page, the navigation) is hashed and looked up once.
+
 Pure: standard library only.
 """
 
@@ -26,13 +30,15 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 #: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
 _ID_BYTES = 9
 ID_LENGTH = 12
 #: the characters of a code at least
 CODE_LENGTH = 4
+#: codes a CodeBook remembers in a generation (two generations)
+REMEMBERED = 4096
 _URL_SAFE = str.maketrans("+/", "-_")
 
 
@@ -73,12 +79,6 @@ def give_codes(records: CodeRecords, values: Mapping[str, str]) -> dict[str, str
     return _codes(records, values, give=True)
 
 
-def find_codes(records: CodeRecords, values: Mapping[str, str]) -> dict[str, str]:
-    """The codes ``give_codes`` gave to URLs of ``values`` (the others are
-    left out)."""
-    return _codes(records, values, give=False)
-
-
 def _codes(
     records: CodeRecords, values: Mapping[str, str], give: bool
 ) -> dict[str, str]:
@@ -111,3 +111,52 @@ def _codes(
                 code_of[url] = code
         todo = again
     return code_of
+
+
+class CodeBook:
+    """``give`` and ``find`` codes in ``records``, remembering the last ones
+    (see the module docstring); ``forget`` when the namespace is cleared."""
+
+    __slots__ = ("_old", "_young", "records")
+
+    def __init__(self, records: CodeRecords) -> None:
+        self.records = records
+        self._young: dict[str, str] = {}
+        self._old: dict[str, str] = {}
+
+    def give(self, urls: Sequence[str], short: Callable[[str], str]) -> dict[str, str]:
+        """The code of each of ``urls``, given to those that have none:
+        ``short(url)`` is what it stands for."""
+        return self._codes(urls, short, give=True)
+
+    def find(self, urls: Sequence[str], short: Callable[[str], str]) -> dict[str, str]:
+        """The codes of those of ``urls`` that have one."""
+        return self._codes(urls, short, give=False)
+
+    def forget(self) -> None:
+        self._young.clear()
+        self._old.clear()
+
+    def _codes(
+        self, urls: Sequence[str], short: Callable[[str], str], give: bool
+    ) -> dict[str, str]:
+        young, old = self._young, self._old
+        code_of: dict[str, str] = {}
+        values: dict[str, str] = {}
+        for url in urls:
+            code = young.get(url)
+            if code is None:
+                code = old.get(url)
+                if code is None:
+                    values[url] = short(url)
+                    continue
+                young[url] = code
+            code_of[url] = code
+        if values:
+            found = _codes(self.records, values, give)
+            code_of.update(found)
+            young.update(found)
+        if len(young) >= REMEMBERED:
+            self._old = young
+            self._young = {}
+        return code_of
