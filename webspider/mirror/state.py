@@ -20,8 +20,8 @@ came from, never held whole in memory:
   (where those links are in the file written); a page has one only when
   it has such links, and when the crawl ends, for the links ``awaited``
   still keeps;
-- ``mirror.awaited``, ``mirror.urls``, ``mirror.sites``: the other kept links, by the URL
-  whose file they wait for, forgotten when it is written where they
+- ``mirror.awaited``, ``mirror.urls``, ``mirror.sites``: the other kept
+  links, by the URL whose file they wait for, forgotten when it is written where they
   expect it (webspider.mirror.awaited); ``gather`` moves what is left
   into ``mirror.pending`` for the fix-up;
 - ``mirror.run``: ``"run"`` → this crawl's run number, whether it finished,
