@@ -334,6 +334,8 @@ def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
     # emptied often; each read is checked against a dict and against a
     # second connection reading the file (what a resumed crawl would see)
     monkeypatch.setattr(sqliterecords, "CACHE_MAX", 8)
+    # known keys held at first (the namespace is new), dropped past 20
+    monkeypatch.setattr(sqliterecords, "KNOWN_MAX", 20)
     state = SQLiteState(path)
     records = state.records("ns")
     model: dict[str, object] = {}
@@ -376,14 +378,18 @@ def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
                 got["v"] = "changed by the caller"  # not seen by the next read
     state.commit()
     db = sqlite3.connect(path)
-    on_file = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM record")}
+    on_file = {
+        k: sqliterecords._loads(v)
+        for k, v in db.execute("SELECT key, value FROM record")
+    }
     db.close()
     assert on_file == model
     assert records.get_many(keys) == [model.get(k) for k in keys]
     state.close()
 
 
-def test_records_repeated_links_are_read_from_the_file_once(path):
+def test_records_repeated_links_are_read_from_the_file_once(path, monkeypatch):
+    monkeypatch.setattr(sqliterecords, "KNOWN_MAX", 0)  # the cache alone
     state = SQLiteState(path)
     records = state.records("mirror.index")
     records.put_many(
@@ -404,4 +410,90 @@ def test_records_repeated_links_are_read_from_the_file_once(path):
     assert len(selects) == 20  # one query a page, for its one new link
     # the navigation is read with the first page only
     assert [sql.count("/nav") for sql in selects] == [50] + [0] * 19
+    state.close()
+
+
+def test_records_of_a_small_namespace_answer_absent_keys_without_a_query(path):
+    state = SQLiteState(path)
+    state.records("mirror.alias").put("http://a.test/old", "http://a.test/new")
+    state.commit()
+    state.close()
+    state = SQLiteState(path)  # opened again: its keys are read once
+    records = state.records("mirror.alias")
+    selects: list[str] = []
+    state._db.set_trace_callback(
+        lambda sql: selects.append(sql) if sql.startswith("SELECT") else None
+    )
+    links = [f"http://a.test/{i}" for i in range(30)]
+    assert records.get_many(links) == [None] * 30
+    assert records.get("http://a.test/other") is None
+    assert selects == []
+    assert records.get_many(["http://a.test/old"]) == ["http://a.test/new"]
+    assert len(selects) == 1
+    records.put("http://a.test/3", "http://a.test/three")
+    records.delete_prefix("http://a.test/o")
+    assert records.get_many(["http://a.test/3", "http://a.test/old"]) == [
+        "http://a.test/three",
+        None,
+    ]
+    state.close()
+
+
+def test_records_past_the_known_keys_bound_ask_the_file(path, monkeypatch):
+    monkeypatch.setattr(sqliterecords, "KNOWN_MAX", 4)
+    monkeypatch.setattr(sqliterecords, "CACHE_MAX", 2)
+    state = SQLiteState(path)
+    records = state.records("ns")
+    records.put_many([(f"k{i}", i) for i in range(10)])
+    state.commit()
+    state.close()
+    state = SQLiteState(path)  # too many keys to hold: every read asks
+    records = state.records("ns")
+    assert records.get_many([f"k{i}" for i in range(12)]) == [*range(10), None, None]
+    assert [records.get(f"k{i}") for i in (9, 10)] == [9, None]
+    state.close()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "text",
+        "",
+        "1",
+        '"quoted"',
+        "null",
+        "[1]",
+        "caf\u00e9 \ud800",
+        7,
+        -3,
+        True,
+        2.5,
+        {"a": "b"},
+        ["t", "img"],
+    ],
+)
+def test_records_keep_a_value_as_it_was_put(path, value):
+    state = SQLiteState(path)
+    state.records("ns").put("k", value)
+    state.commit()
+    state.close()
+    state = SQLiteState(path)
+    got = state.records("ns").get("k")
+    assert got == value and type(got) is type(value)
+    state.close()
+
+
+def test_records_read_strings_a_state_wrote_as_json(path):
+    # states written before strings were stored as BLOBs
+    state = SQLiteState(path)
+    records = state.records("ns")
+    state._db.execute(
+        "INSERT INTO record (ns, key, value) VALUES (?, 'k', ?)",
+        (records._ns, json.dumps("old text")),
+    )
+    state.commit()
+    state.close()
+    state = SQLiteState(path)
+    assert state.records("ns").get("k") == "old text"
+    assert list(state.records("ns").items()) == [("k", "old text")]
     state.close()

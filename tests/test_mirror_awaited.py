@@ -3,6 +3,7 @@ from array import array
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.awaited import Awaited, site_of
 from webspider.mirror.state import Entry, MirrorState, spans_of, unpack_pending
+from webspider.utils.urlcodes import url_ids
 
 
 def entry(url, path, **kw):
@@ -10,7 +11,12 @@ def entry(url, path, **kw):
 
 
 def rows(awaited):
-    return [key for key, _ in awaited.records.items()]
+    """The (page, target) of each waiting link, in the order of the rows."""
+    keys = [key for key, _ in awaited.records.items()]
+    for key in keys:  # two codes (the URLs' codes: 4 characters, or more)
+        head, newline, tail = key.partition("\n")
+        assert newline and 4 <= len(head) <= 12 and 4 <= len(tail) <= 12
+    return [(page, target) for _, page, target in awaited._resolve(keys)]
 
 
 def test_site_of():
@@ -24,7 +30,8 @@ def test_a_link_answered_in_its_batch_never_reaches_the_store(store):
     awaited.landed("http://h/a")
     awaited.wait("http://h/q", ["http://h/a"])  # written already: not kept
     awaited.flush()
-    assert rows(awaited) == ["1/b\n/p"]
+    assert rows(awaited) == [("http://h/p", "http://h/b")]
+    assert sorted(v for _, v in awaited.urls.items()) == ["1/b", "1/p"]
 
 
 def test_links_are_forgotten_when_their_file_is_written(store):
@@ -33,12 +40,20 @@ def test_links_are_forgotten_when_their_file_is_written(store):
     awaited.wait("http://h/q", ["http://h/a"])
     awaited.wait("https://other/r", ["https://other/a"])
     awaited.flush()
-    assert rows(awaited) == ["1/a\n/p", "1/a\n/q", "1/b\n/p", "2/a\n/r"]
+    assert sorted(rows(awaited)) == [
+        ("http://h/p", "http://h/a"),
+        ("http://h/p", "http://h/b"),
+        ("http://h/q", "http://h/a"),
+        ("https://other/r", "https://other/a"),
+    ]
     awaited.landed("http://h/a")
     awaited.flush()
-    assert rows(awaited) == ["1/b\n/p", "2/a\n/r"]
+    assert sorted(rows(awaited)) == [
+        ("http://h/p", "http://h/b"),
+        ("https://other/r", "https://other/a"),
+    ]
     left = [row for chunk in awaited.left(1) for row in chunk]
-    assert [(page, target) for _, page, target in left] == [
+    assert sorted((page, target) for _, page, target in left) == [
         ("http://h/p", "http://h/b"),
         ("https://other/r", "https://other/a"),
     ]
@@ -69,7 +84,7 @@ def test_what_is_left_goes_to_the_pages_records_for_the_fix_up(store):
     state.put(entry("http://h/a", "h/a"))  # where they expect it
     state.put(entry("http://h/b", "h/b~1"))  # elsewhere: the fix-up repoints
     state.flush()
-    assert rows(state.awaited) == ["1/b\n/p"]
+    assert rows(state.awaited) == [("http://h/p", "http://h/b")]
     assert state.pending.get("http://h/q") is None  # nothing left to check
     assert state.gather() == 1
     assert rows(state.awaited) == []
@@ -103,3 +118,45 @@ def test_clear_forgets_the_buffer_and_the_codes(store):
     awaited.flush()
     assert rows(awaited) == []
     assert awaited.code("http://other") == "1"
+
+
+def test_urls_whose_ids_start_alike_get_codes_of_their_own(store):
+    # two workers of a shared state, each with pages whose codes collide
+    urls = [f"http://h/p/{i}" for i in range(20000)]
+    by_code: dict[str, list[str]] = {}
+    for url, url_id in zip(urls, url_ids(urls), strict=True):
+        by_code.setdefault(url_id[:4].replace("+", "-").replace("/", "_"), []).append(
+            url
+        )
+    first, second = max(by_code.values(), key=len)[:2]
+    one, two = Awaited(store), Awaited(store)
+    one.wait(first, ["http://h/t"])
+    two.wait(second, ["http://h/t", first])
+    one.flush()
+    two.flush()
+    assert sorted(rows(one)) == sorted(
+        [(first, "http://h/t"), (second, "http://h/t"), (second, first)]
+    )
+    assert sorted(len(code) for code, _ in one.urls.items()) == [4, 4, 5]
+    one.landed(first)
+    one.flush()
+    assert sorted(rows(one)) == sorted([(first, "http://h/t"), (second, "http://h/t")])
+
+
+def test_rows_of_a_state_written_before_are_read_and_forgotten(store):
+    # the form states kept before URL codes: <site code><target path>\n<page path>
+    old = Awaited(store)
+    assert old.code("http://h") == "1"
+    old.records.put_many([("1/a\n/p", 1), ("1/b\n/p", 1)])
+    awaited = Awaited(store)  # a resumed crawl
+    awaited.wait("http://h/q", ["http://h/b"])
+    awaited.landed("http://h/a")
+    awaited.flush()
+    left = [row for chunk in awaited.left(10) for row in chunk]
+    assert sorted((page, target) for _, page, target in left) == [
+        ("http://h/p", "http://h/b"),
+        ("http://h/q", "http://h/b"),
+    ]
+    awaited.landed("http://h/b")
+    awaited.flush()
+    assert list(awaited.records.items()) == []

@@ -9,6 +9,7 @@ from tests.support.records import store as store  # noqa: PLC0414
 from webspider.reports.links import (
     ID_LENGTH,
     NAMESPACES,
+    NS_LINKS,
     NS_PAGES,
     NS_REFERRERS,
     LinkLedger,
@@ -16,6 +17,7 @@ from webspider.reports.links import (
     url_id,
     url_ids,
 )
+from webspider.utils.urlcodes import CODE_LENGTH
 
 
 def broken(url: str, status: int | None = 404, **kw) -> Outcome:
@@ -196,7 +198,9 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     assert referrers.count() == 0
     ledger.flush()
     [x_id, p1_id] = url_ids(["x", "p1"])
-    assert [k for k, _ in referrers.items()] == [f"{x_id}\n{p1_id}"]
+    assert [k for k, _ in referrers.items()] == [
+        x_id + p1_id[:CODE_LENGTH].replace("+", "-").replace("/", "_")
+    ]
     ledger.add_page("p2", [("x", "t", "a")])
     ledger.broken("x", broken("x"))
     assert referrers.count() == 1  # p2's link is still held
@@ -216,13 +220,13 @@ def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store
     rows = list(store.records(NS_REFERRERS).items())
     assert len(rows) == 21
     for key, value in rows:
-        assert len(key) == 2 * ID_LENGTH + 1
+        assert len(key) == ID_LENGTH + CODE_LENGTH
         assert "site.test" not in key
         assert "site.test" not in json.dumps(value)
     values = [value for _, value in rows]
     assert ["logo", "img"] in values
     assert "text 7" in values  # the text alone for the usual <a>
-    assert [url for _, url in store.records(NS_PAGES).items()] == sorted(
+    assert sorted(url for _, url in store.records(NS_PAGES).items()) == sorted(
         [page, page + "?2"]
     )
     ledger.broken(targets[0], broken(targets[0]))
@@ -242,3 +246,70 @@ def test_url_ids_are_stable_distinct_and_batch_equals_single():
     # stable across processes and versions: a resumed crawl finds its rows
     assert url_id("http://s.test/") == "GZS4sCi9XBon"
     assert url_ids([]) == []
+
+
+def test_referrers_a_state_kept_with_a_separator_are_still_read(store):
+    # states written before kept "<target id>\n<page id>"
+    [a_id, b_id, page_id] = url_ids(["a", "b", "http://s.test/p"])
+    store.records(NS_LINKS).put_many([(a_id, 0), (b_id, 0)])
+    store.records(NS_PAGES).put(page_id, "http://s.test/p")
+    store.records(NS_REFERRERS).put_many(
+        [(f"{a_id}\n{page_id}", "to a"), (f"{b_id}\n{page_id}", "to b")]
+    )
+    ledger = LinkLedger(store)
+    ledger.good("a")
+    ledger.broken("b", broken("b"))
+    [record] = ledger.records()
+    assert record["referrer_count"] == 1
+    assert record["referrers"] == [
+        {"url": "http://s.test/p", "text": "to b", "tag": "a"}
+    ]
+    assert [k for k, _ in store.records(NS_REFERRERS).items()] == [f"{b_id}\n{page_id}"]
+
+
+def pages_sharing_a_code(count: int) -> list[str]:
+    """``count`` page URLs whose ids start alike (their codes collide)."""
+    urls = [f"http://s.test/p/{i}" for i in range(20000)]
+    by_code: dict[str, list[str]] = {}
+    for url, url_id_ in zip(urls, url_ids(urls), strict=True):
+        code = url_id_[:CODE_LENGTH].replace("+", "-").replace("/", "_")
+        by_code.setdefault(code, []).append(url)
+    return max(by_code.values(), key=len)[:count]
+
+
+def test_pages_whose_ids_start_alike_get_codes_of_their_own(store):
+    first, second = pages_sharing_a_code(2)
+    one, other = LinkLedger(store), LinkLedger(store)  # two workers of a state
+    one.add_page(first, [("t", "from first", "a")])
+    other.add_page(second, [("t", "from second", "img")])
+    other.flush()
+    one.flush()
+    one.add_page(first, [("t", "from first", "a")])  # read again after a kill
+    one.flush()
+    codes = {url: code for code, url in store.records(NS_PAGES).items()}
+    assert sorted(len(code) for code in codes.values()) == [4, 5]
+    assert codes[first] != codes[second]
+    one.broken("t", broken("t"))
+    [record] = one.records()
+    assert record["referrer_count"] == 2
+    assert record["referrers"] == sorted(
+        [
+            {"url": first, "text": "from first", "tag": "a"},
+            {"url": second, "text": "from second", "tag": "img"},
+        ],
+        key=lambda r: r["url"],
+    )
+
+
+def test_pages_whose_ids_start_alike_in_one_batch(store):
+    pages = pages_sharing_a_code(2)
+    ledger = LinkLedger(store)
+    for page in pages:
+        ledger.add_page(page, [("t", page[-3:], "a")])
+    ledger.broken("t", broken("t"))
+    ledger.flush()
+    ledger.add_page(pages[1], [("t", "late, again", "a")])
+    ledger.flush()
+    [record] = ledger.records()
+    assert record["referrer_count"] == 2
+    assert sorted(r["url"] for r in record["referrers"]) == sorted(pages)

@@ -3,22 +3,41 @@
 Layout, beside the tables of webspider.frontier.sqlite::
 
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    record(ns INTEGER, key TEXT, value TEXT,  -- value: JSON
+    record(ns INTEGER, key TEXT, value TEXT,  -- value: see below
            PRIMARY KEY (ns, key)) WITHOUT ROWID
 
 The tables are created when a state is opened, so a state written before
 they existed gains them (the format does not change). Writes go into the
 state's open transaction: they are committed with the acknowledgements.
 
+Values. A string is stored as a BLOB of its UTF-8 bytes, anything else as
+JSON text (an integer is its digits): a BLOB is never a JSON text, so the
+two read back apart, and a string (a link's text, a URL) costs neither the
+JSON encoder and decoder nor two quotes a row. A state written before keeps
+strings as JSON text, which is read as such.
+
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the
 ones every page repeats (navigation, index, footer). So each namespace keeps
-the stored text (or its absence) of the last keys it read or wrote, at most
-``CACHE_MAX`` of them (emptied when full: no per-hit bookkeeping), and asks
-the file only for the rest. The crawl process is the state's only writer,
-and every write goes through here and updates or forgets what it changes,
-so the cache never disagrees with the file. Values are decoded again on
-every read: a caller may change what it got.
+the stored text (or its absence) of the keys it read or wrote lately, and
+asks the file only for the rest. Two generations: a key is looked up in the
+young one, then in the old one (and moved to the young one); when the young
+one holds ``CACHE_MAX`` keys it becomes the old one and the former old one
+is dropped. So the keys every page asks for stay, however many others pass
+through, for the price of a second dict lookup on a miss (emptying the one
+dict when full, as before, made every page after that read the navigation
+again: two thirds of the keys asked were read from the file). The crawl
+process is the state's only writer, and every write goes through here and
+updates or forgets what it changes, so the cache never disagrees with the
+file. Values are decoded again on every read: a caller may change what it
+got.
+
+Known keys. A namespace that holds at most ``KNOWN_MAX`` keys when it is
+opened (a fresh crawl's: all of them, at first) keeps the set of its keys in
+memory while it stays that small, for the same reason (the only writer):
+a key not in it is absent without a query. Most lookups of a few
+namespaces are of absent keys (``mirror.alias``: every link the mirror
+has no file for is looked up there; most crawls have few redirects).
 
 Pure: standard library only.
 """
@@ -48,10 +67,14 @@ CREATE TABLE IF NOT EXISTS record (
 #: rows read per query while iterating
 _PAGE = 512
 _SELECT_IN = "SELECT key, value FROM record WHERE ns = ? AND key IN"
-#: keys a namespace's read cache holds at most (about 250 bytes each)
+#: keys a generation of a namespace's read cache holds (about 250 bytes
+#: each; two generations)
 CACHE_MAX = 2048
 #: keys looked up in one query
 _BATCH = 500
+
+#: keys a namespace keeps in memory at most (see "Known keys")
+KNOWN_MAX = 1024
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json_loads = json.loads
@@ -60,7 +83,18 @@ _json_loads = json.loads
 _SMALL = {str(i): i for i in range(10)}
 
 
-def _loads(value: str) -> Any:
+def _encode(value: Any) -> str | bytes:
+    kind = type(value)
+    if kind is str:
+        return bytes(value.encode("utf-8", "surrogatepass"))
+    if kind is int:
+        return str(value)
+    return _dumps(value)
+
+
+def _loads(value: str | bytes) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
     small = _SMALL.get(value)
     return small if small is not None else _json_loads(value)
 
@@ -87,38 +121,82 @@ def _after(prefix: str) -> str | None:
 class SQLiteRecords:
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_cache", "_db", "_ns", "name")
+    __slots__ = ("_db", "_known", "_ns", "_old", "_young", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
         self.name = name
         self._ns = namespace_id(db, name)
         #: key → stored text, None when absent (see the module docstring)
-        self._cache: dict[str, str | None] = {}
+        self._young: dict[str, str | bytes | None] = {}
+        self._old: dict[str, str | bytes | None] = {}
+        #: every key of the namespace, while it has few (see the docstring)
+        self._known: set[str] | None = None
+        keys = db.execute(
+            "SELECT key FROM record WHERE ns = ? LIMIT ?", (self._ns, KNOWN_MAX + 1)
+        ).fetchall()
+        if len(keys) <= KNOWN_MAX:
+            self._known = {key for (key,) in keys}
 
-    def _remember(self, key: str, text: str | None) -> None:
-        cache = self._cache
-        if len(cache) >= CACHE_MAX:
-            cache.clear()
-        cache[key] = text
+    def _added(self, keys: Iterable[str]) -> None:
+        known = self._known
+        if known is not None:
+            known.update(keys)
+            if len(known) > KNOWN_MAX:
+                self._known = None  # for good: it may grow past any bound
+
+    def _remember(self, key: str, text: str | bytes | None) -> None:
+        young = self._young
+        if len(young) >= CACHE_MAX:
+            self._old = young
+            young = self._young = {}
+        young[key] = text
+        self._old.pop(key, None)
+
+    def _forget(self, key: str) -> None:
+        self._young.pop(key, None)
+        self._old.pop(key, None)
+
+    def _forget_all(self) -> None:
+        self._young.clear()
+        self._old.clear()
 
     def get(self, key: str) -> Any | None:
-        cache = self._cache
-        if key in cache:
-            text = cache[key]
+        young = self._young
+        if key in young:
+            text = young[key]
         else:
-            row = self._db.execute(
-                "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
-            ).fetchone()
-            text = None if row is None else row[0]
+            old = self._old
+            known = self._known
+            if key in old:
+                text = old.pop(key)
+            elif known is not None and key not in known:
+                text = None
+            else:
+                row = self._db.execute(
+                    "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
+                ).fetchone()
+                text = None if row is None else row[0]
             self._remember(key, text)
         return None if text is None else _loads(text)
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
-        cache = self._cache
-        missing = [key for key in keys if key not in cache]
+        young, old = self._young, self._old
+        missing: list[str] = []
+        for key in keys:
+            if key not in young:
+                if key in old:
+                    young[key] = old.pop(key)
+                else:
+                    missing.append(key)
+        known = self._known
+        if missing and known is not None:
+            for key in missing:
+                if key not in known:
+                    young[key] = None
+            missing = [key for key in missing if key in known]
         if missing:
-            found: dict[str, str] = {}
+            found: dict[str, str | bytes] = {}
             for start in range(0, len(missing), _BATCH):
                 chunk = missing[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))
@@ -126,46 +204,53 @@ class SQLiteRecords:
                     f"SELECT key, value FROM record WHERE ns = ? AND key IN ({marks})"
                 )
                 found.update(self._db.execute(query, (self._ns, *chunk)))
-            if len(cache) + len(missing) > CACHE_MAX:
-                # full: answer from what was read and held, then start over
-                texts = {key: cache.get(key) for key in keys}
-                texts.update((key, found.get(key)) for key in missing)
-                cache.clear()
-                for key in missing[:CACHE_MAX]:
-                    cache[key] = texts[key]
-                return [
-                    None if (v := texts[key]) is None else _loads(v) for key in keys
-                ]
             for key in missing:
-                cache[key] = found.get(key)
-        return [None if (v := cache[key]) is None else _loads(v) for key in keys]
+                young[key] = found.get(key)
+        answer = [None if (v := young[key]) is None else _loads(v) for key in keys]
+        if len(young) >= CACHE_MAX:
+            # this page's keys are the young generation's first (a page
+            # asking for more than a generation holds leaves only those)
+            self._old = young if len(young) < 2 * CACHE_MAX else {}
+            self._young = {}
+        return answer
 
     def put(self, key: str, value: Any) -> None:
-        text = _dumps(value)
+        text = _encode(value)
         self._db.execute(
             "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
             (self._ns, key, text),
         )
         self._remember(key, text)
+        if self._known is not None:
+            self._added((key,))
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         ns = self._ns
-        rows = [(ns, key, _dumps(value)) for key, value in items]
+        rows = [(ns, key, _encode(value)) for key, value in items]
         self._db.executemany(
             "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)", rows
         )
-        cache = self._cache
-        for _, key, _text in rows:
-            cache.pop(key, None)
+        # what the cache holds is brought up to date (the ledger reads again
+        # the states it wrote); what it does not hold is not added
+        young, old = self._young, self._old
+        for _, key, text in rows:
+            if key in young:
+                young[key] = text
+            elif key in old:
+                old[key] = text
+        if self._known is not None:
+            self._added([key for _, key, _text in rows])
 
     def put_new(self, key: str, value: Any) -> bool:
-        text = _dumps(value)
+        text = _encode(value)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO record (ns, key, value) VALUES (?, ?, ?)",
             (self._ns, key, text),
         )
         if cursor.rowcount > 0:
             self._remember(key, text)
+            if self._known is not None:
+                self._added((key,))
             return True
         return False
 
@@ -176,7 +261,9 @@ class SQLiteRecords:
             "RETURNING value",
             (self._ns, key, str(by), by),
         ).fetchone()
-        self._cache.pop(key, None)
+        self._forget(key)
+        if self._known is not None:
+            self._added((key,))
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
@@ -185,15 +272,19 @@ class SQLiteRecords:
         self._db.executemany(
             "DELETE FROM record WHERE ns = ? AND key = ?", [(ns, key) for key in keys]
         )
-        cache = self._cache
+        known = self._known
         for key in keys:
-            cache.pop(key, None)
+            self._forget(key)
+            if known is not None:
+                known.discard(key)
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded
         where, args = self._range(prefix)
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
-        self._cache.clear()
+        self._forget_all()
+        if self._known is not None:
+            self._known = {key for key in self._known if not key.startswith(prefix)}
 
     def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
         end = _after(prefix)
@@ -231,4 +322,5 @@ class SQLiteRecords:
 
     def clear(self) -> None:
         self._db.execute("DELETE FROM record WHERE ns = ?", (self._ns,))
-        self._cache.clear()
+        self._forget_all()
+        self._known = set()

@@ -12,11 +12,17 @@ ends is what the fix-up looks at (``gather`` hands it over to the pages'
 
 Records (webspider.records):
 
-- ``mirror.awaited``: ``<site code><target path>\\n<page path>`` → ``1``:
-  the page (path and query of its URL) keeps a link to the target (of the
-  same site: a relative link never leaves it), expecting its file at
-  ``url_path(target)``. One short row a link, deleted by its target's
-  range; the site (``scheme://host``) is a code of ``mirror.sites``.
+- ``mirror.awaited``: ``<target code>\\n<page code>`` → ``1``: the page
+  keeps a link to the target (of the same site: a relative link never
+  leaves it), expecting its file at ``url_path(target)``. One short row a
+  link (about 10 characters), deleted by its target's range. (A state
+  written before kept ``<site code><target path>\\n<page path>``: those rows,
+  whose first part has a ``/``, are read and deleted too.)
+- ``mirror.urls``: a URL's code (webspider.utils.urlcodes: 4 characters for
+  nearly every URL) → ``<site code><path>`` of the URL. One row for each URL
+  that waits or is waited for, kept until the crawl ends: a waiting link
+  names its two URLs in 10 characters instead of their paths twice (30 on
+  a small site, a hundred on many), and most URLs are in several.
 - ``mirror.sites``: ``<site>`` → its code, ``#<code>`` → the site, ``n`` →
   the last code given (``incr``, so the workers of a shared state agree).
 
@@ -32,6 +38,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from webspider.utils.urlcodes import CodeBook
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
@@ -39,6 +47,7 @@ if TYPE_CHECKING:
 
 NS_AWAITED = "mirror.awaited"
 NS_SITES = "mirror.sites"
+NS_URLS = "mirror.urls"
 
 #: site codes kept in memory, at most (a crawl of many sites asks the store)
 _CODES = 4096
@@ -69,12 +78,24 @@ class Awaited:
     def __init__(self, store: RecordStore) -> None:
         self.records = store.records(NS_AWAITED)
         self.sites = store.records(NS_SITES)
+        self.urls = store.records(NS_URLS)
+        self._book = CodeBook(self.urls)
         self._codes: dict[str, str] = {}
         self._names: dict[str, str] = {}
         #: target URL → the URLs of the pages waiting for it (this batch)
         self._new: dict[str, list[str]] = {}
         #: targets written where expected (this batch)
         self._landed: set[str] = set()
+        #: rows of the form a state written before kept may be left
+        self._legacy = self._has_legacy()
+
+    def _has_legacy(self) -> bool:
+        if next(iter(self.records.items()), None) is None:
+            return False
+        return any(
+            next(iter(self.records.items(key[1:] + "/")), None) is not None
+            for key, _ in self.sites.items("#")
+        )
 
     # -- site codes ----------------------------------------------------------------
     def code(self, site: str) -> str:
@@ -133,22 +154,44 @@ class Awaited:
         if len(self._landed) >= _BUFFER:
             self.flush()
 
+    def _short(self, url: str) -> str:
+        """What a URL's code stands for in ``mirror.urls``."""
+        site = site_of(url)
+        return self.code(site) + url[len(site) :]
+
+    def _url(self, short: str) -> str | None:
+        slash = short.find("/")
+        site = self.site(short if slash < 0 else short[:slash])
+        return (
+            None if site is None else site + short[len(short) if slash < 0 else slash :]
+        )
+
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
         if self._new:
+            urls = dict.fromkeys(self._new)
+            for pages in self._new.values():
+                urls.update(dict.fromkeys(pages))
+            code_of = self._book.give(list(urls), self._short)
             rows: list[tuple[str, Any]] = []
             for target, pages in self._new.items():
-                site = site_of(target)
-                head = self.code(site) + target[len(site) :] + "\n"
-                cut = len(site)
-                rows += ((head + page[cut:], 1) for page in pages)
+                head = code_of[target] + "\n"
+                rows += ((head + code_of[page], 1) for page in pages)
             self._new.clear()
             self.records.put_many(rows)
         if self._landed:
-            for target in self._landed:
-                site = site_of(target)
-                self.records.delete_prefix(self.code(site) + target[len(site) :] + "\n")
+            landed = list(self._landed)
             self._landed.clear()
+            code_of = self._book.find(landed, self._short)
+            for target in landed:
+                code = code_of.get(target)
+                if code is not None:
+                    self.records.delete_prefix(code + "\n")
+                if self._legacy:
+                    site = site_of(target)
+                    self.records.delete_prefix(
+                        self.code(site) + target[len(site) :] + "\n"
+                    )
 
     def clear(self) -> None:
         self._new.clear()
@@ -157,6 +200,9 @@ class Awaited:
         self._names.clear()
         self.records.clear()
         self.sites.clear()
+        self.urls.clear()
+        self._book.forget()
+        self._legacy = False
 
     # -- the end -------------------------------------------------------------------
     def left(self, size: int) -> Iterator[list[tuple[str, str, str]]]:
@@ -164,17 +210,43 @@ class Awaited:
         target URL), for the fix-up. The caller deletes each chunk's keys
         once it recorded them elsewhere (so it may commit between chunks)."""
         self.flush()
-        chunk: list[tuple[str, str, str]] = []
+        rows: list[str] = []
         for key, _ in self.records.items():
-            head, _, page_path = key.partition("\n")
-            slash = head.find("/")
-            site = self.site(head[:slash]) if slash > 0 else None
-            if site is None:  # not one of ours: nothing to hand over
-                chunk.append((key, "", ""))
+            rows.append(key)
+            if len(rows) >= size:
+                yield self._resolve(rows)
+                rows = []
+        if rows:
+            yield self._resolve(rows)
+
+    def _resolve(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """(key, page URL, target URL) of rows of ``mirror.awaited``; the
+        URLs are empty for a row that is not one of ours."""
+        parts = [key.partition("\n") for key in keys]
+        codes = list(
+            dict.fromkeys(
+                code
+                for head, _, tail in parts
+                if "/" not in head
+                for code in (head, tail)
+            )
+        )
+        shorts = dict(zip(codes, self.urls.get_many(codes), strict=True))
+        out: list[tuple[str, str, str]] = []
+        for key, (head, _, tail) in zip(keys, parts, strict=True):
+            if "/" in head:  # the form a state written before kept
+                slash = head.find("/")
+                site = self.site(head[:slash]) if slash > 0 else None
+                if site is None:
+                    out.append((key, "", ""))
+                else:
+                    out.append((key, site + tail, site + head[slash:]))
+                continue
+            page_short, target_short = shorts.get(tail), shorts.get(head)
+            page = None if page_short is None else self._url(str(page_short))
+            target = None if target_short is None else self._url(str(target_short))
+            if page is None or target is None:
+                out.append((key, "", ""))
             else:
-                chunk.append((key, site + page_path, site + head[slash:]))
-            if len(chunk) >= size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
+                out.append((key, page, target))
+        return out

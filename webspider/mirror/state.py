@@ -20,8 +20,8 @@ came from, never held whole in memory:
   (where those links are in the file written); a page has one only when
   it has such links, and when the crawl ends, for the links ``awaited``
   still keeps;
-- ``mirror.awaited``, ``mirror.sites``: the other kept links, by the URL
-  whose file they wait for, forgotten when it is written where they
+- ``mirror.awaited``, ``mirror.urls``, ``mirror.sites``: the other kept
+  links, by the URL whose file they wait for, forgotten when it is written where they
   expect it (webspider.mirror.awaited); ``gather`` moves what is left
   into ``mirror.pending`` for the fix-up;
 - ``mirror.run``: ``"run"`` → this crawl's run number, whether it finished,
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.mirror.awaited import NS_AWAITED, NS_SITES, Awaited, site_of
+from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited, site_of
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.urljoin import UrlJoiner
@@ -78,6 +78,7 @@ NAMESPACES = (
     NS_RUN,
     NS_AWAITED,
     NS_SITES,
+    NS_URLS,
 )
 
 #: records imported or exported per batch

@@ -20,14 +20,16 @@ referring page's URL is written once, not once per link. Namespaces:
   broken but not reported (a redirect hop nobody links to, yet), ``0``
   linked, outcome unknown, ``4`` the same with aliases waiting for it (so
   that a 2xx of a URL nobody linked or redirected to costs no more queries).
-- ``reports.link_referrers``: ``"<target id>\\n<page id>"`` → the page's
-  first link to it: its text (tag ``a``) or ``[text, tag]``. Kept while the
-  outcome is unknown (a 2xx or a skip deletes them) and for broken targets;
-  one per referring page, so a page read twice (fetched again after a kill)
-  adds nothing.
-- ``reports.referring_pages``: page id → the page's URL, for the pages that
-  left a referrer (kept until the crawl ends: 12 characters and a URL a
-  page, where the referrers held the URL once per link).
+- ``reports.link_referrers``: ``"<target id><page code>"`` (no separator:
+  a target id is 12 characters) → the page's first link to it: its text
+  (tag ``a``) or ``[text, tag]``. Kept while the outcome is unknown (a 2xx
+  or a skip deletes them) and for broken targets; one per referring page,
+  so a page read twice (fetched again after a kill) adds nothing.
+- ``reports.referring_pages``: page code → the page's URL, for the pages
+  that left a referrer (kept until the crawl ends). A page's code
+  (webspider.utils.urlcodes) is a prefix of its id, 4 characters for nearly
+  every page below a few million, where the 12 of its id made up a third of
+  the ~8 referrer rows a URL.
 - ``reports.broken``: broken targets (canonical URL) → their outcome
   (written once).
 - ``reports.referrer_counts``: broken targets (canonical URL) → how many
@@ -46,7 +48,7 @@ the URL): ``broken-links.jsonl`` lists broken URLs sorted by canonical URL,
 each with its referrers sorted by URL. Past the cap, which referrers are kept
 depends on the order pages were read (as before); while the outcome is
 unknown all are kept, and the ``max_referrers`` listed are those of the
-smallest page ids.
+smallest page codes (nearly always the order of their ids).
 
 Write-behind: a page's links are held in memory until ``flush`` (which the
 crawl state's commit calls, through webspider.signals.crawl_state_committing,
@@ -59,16 +61,20 @@ if each page had been recorded at once.
 
 from __future__ import annotations
 
-from binascii import b2a_base64
 from dataclasses import dataclass
-from hashlib import blake2b
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import records_or_memory
+from webspider.utils.urlcodes import (
+    ID_LENGTH,
+    give_codes,
+    url_id,
+    url_ids,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator
 
     from webspider.records import RecordStore
 
@@ -110,37 +116,9 @@ _STORED = (_PENDING, _ALIASED)
 #: outcome unknown: a link's referrer is kept
 _WAITING = (None, _PENDING, _ALIASED)
 
-#: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
-_ID_BYTES = 9
-ID_LENGTH = 12
-#: "<target id>\n": where the page id starts in a referrer's key
-_PAGE_AT = ID_LENGTH + 1
 
 #: (page URL, link text or alt, tag)
 Referrer = tuple[str, str, str]
-
-
-def url_ids(urls: Sequence[str]) -> list[str]:
-    """The ids of ``urls`` (see the module docstring), in one encoding."""
-    if not urls:
-        return []
-    raw = b2a_base64(
-        b"".join(
-            [
-                blake2b(
-                    u.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES
-                ).digest()
-                for u in urls
-            ]
-        ),
-        newline=False,
-    ).decode("ascii")
-    return [raw[i : i + ID_LENGTH] for i in range(0, len(raw), ID_LENGTH)]
-
-
-def url_id(url: str) -> str:
-    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES)
-    return b2a_base64(digest.digest(), newline=False).decode("ascii")
 
 
 def _value(text: str, tag: str) -> str | list[str]:
@@ -255,31 +233,44 @@ class LinkLedger:
         states = self._links.get_many(ids)
         id_of = dict(zip(keys, ids, strict=True))
         state_of = dict(zip(keys, states, strict=True))
-        page_ids = url_ids([referrer for referrer, _ in held])
-        rows: list[tuple[str, Any]] = []
-        pages: list[tuple[str, str]] = []
-        late: list[tuple[str, str, str, Any]] = []
-        for (referrer, first), page_id in zip(held, page_ids, strict=True):
-            written = len(rows)
+        #: (page, [(target id, value)]) of links whose outcome is unknown
+        waiting: list[tuple[str, list[tuple[str, Any]]]] = []
+        late: list[tuple[str, str, Any]] = []
+        for referrer, first in held:
+            mine: list[tuple[str, Any]] = []
             for key, value in first.items():
                 state = state_of[key]
                 if state in _WAITING:
-                    rows.append((f"{id_of[key]}\n{page_id}", value))
+                    mine.append((id_of[key], value))
                 elif state in _FAILED:
-                    late.append((key, referrer, page_id, value))
-            if len(rows) > written:
-                pages.append((page_id, referrer))
+                    late.append((key, referrer, value))
+            if mine:
+                waiting.append((referrer, mine))
         new = [
             (i, _PENDING) for i, state in zip(ids, states, strict=True) if state is None
         ]
         if new:
             self._links.put_many(new)
-        if rows:
-            self._referrers.put_many(rows)
-            self._pages.put_many(pages)
+        if not waiting and not late:
+            return
+        # the page's URL is what its code stands for
+        pages = [page for page, _ in waiting] + [page for _, page, _ in late]
+        code_of = give_codes(self._pages, {page: page for page in pages})
+        if waiting:
+            self._referrers.put_many(
+                [
+                    (target_id + code_of[page], value)
+                    for page, mine in waiting
+                    for target_id, value in mine
+                ]
+            )
         if late:
             # links to targets already broken (a few a crawl)
-            self._link_broken(late, id_of, state_of)
+            self._link_broken(
+                [(key, page, code_of[page], value) for key, page, value in late],
+                id_of,
+                state_of,
+            )
 
     def _link_broken(
         self,
@@ -287,9 +278,9 @@ class LinkLedger:
         id_of: dict[str, str],
         state_of: dict[str, Any],
     ) -> None:
-        """Add referrers to broken targets: ``(key, page URL, page id,
+        """Add referrers to broken targets: ``(key, page URL, page code,
         value)`` each; a target's count grows once for all."""
-        ref_keys = [f"{id_of[key]}\n{page_id}" for key, _, page_id, _ in late]
+        ref_keys = [id_of[key] + page_id for key, _, page_id, _ in late]
         found = self._referrers.get_many(ref_keys)
         new: dict[str, list[tuple[str, str, str, Any]]] = {}
         seen: set[str] = set()
@@ -301,16 +292,13 @@ class LinkLedger:
             seen.add(ref_key)
             new.setdefault(key, []).append((ref_key, page_id, referrer, value))
         rows: list[tuple[str, Any]] = []
-        pages: list[tuple[str, str]] = []
         for key, referrers in new.items():
             # Past the cap a referring page is counted, not kept; so it is
             # not idempotent there: a page read again after a kill may count
             # twice.
             total = self._counts.incr(key, len(referrers))
             room = max(0, self.max_referrers - (total - len(referrers)))
-            for ref_key, page_id, referrer, value in referrers[:room]:
-                rows.append((ref_key, value))
-                pages.append((page_id, referrer))
+            rows += [(ref_key, value) for ref_key, _, _, value in referrers[:room]]
             if state_of[key] == _HOP:  # a redirect hop, now linked: reported
                 self._links.put(id_of[key], _BROKEN)
                 state_of[key] = _BROKEN
@@ -319,7 +307,6 @@ class LinkLedger:
             self.version += 1
         if rows:
             self._referrers.put_many(rows)
-            self._pages.put_many(pages)
 
     # -- what requests found ----------------------------------------------------
     def good(self, key: str) -> None:
@@ -362,7 +349,7 @@ class LinkLedger:
             )
             for key, state in before.items():
                 if state in _STORED and now[key] != state:
-                    self._referrers.delete_prefix(f"{id_of[key]}\n")
+                    self._referrers.delete_prefix(id_of[key])
             for key in aliased:
                 for alias_key, _, _ in self._pop_aliases(id_of[key]):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
@@ -374,7 +361,7 @@ class LinkLedger:
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         # referrers still held in memory are added by the next flush
-        stored = self._referrers.count(f"{target_id}\n") if state in _STORED else 0
+        stored = self._referrers.count(target_id) if state in _STORED else 0
         reported = outcome.requested or stored > 0
         self._links.put(target_id, _BROKEN if reported else _HOP)
         self._broken.put(
@@ -469,8 +456,8 @@ class LinkLedger:
     def _record(
         self, target_id: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
-        rows = list(islice(self._referrers.items(f"{target_id}\n"), limit))
-        urls = self._pages.get_many([ref_key[_PAGE_AT:] for ref_key, _ in rows])
+        rows = list(islice(self._referrers.items(target_id), limit))
+        urls = self._pages.get_many([_page_code(ref_key) for ref_key, _ in rows])
         referrers = []
         for (_, value), url in sorted(
             zip(rows, urls, strict=True), key=lambda row: row[1] or ""
@@ -491,6 +478,13 @@ class LinkLedger:
         if stored.get("redirected_to"):
             record["redirected_to"] = stored["redirected_to"]
         return record
+
+
+def _page_code(ref_key: str) -> str:
+    """The page's code in a referrer's key (states written before kept
+    ``"<target id>\\n<page id>"``: read alike)."""
+    code = ref_key[ID_LENGTH:]
+    return code[1:] if code[:1] == "\n" else code
 
 
 def _outcome(record: dict[str, Any]) -> Outcome:

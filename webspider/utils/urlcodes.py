@@ -1,0 +1,162 @@
+"""Short ids of URLs for the keys of records (webspider.records).
+
+A URL's *id* is 12 characters: 72 bits of its BLAKE2b, base64 (``url_ids``).
+Two URLs share an id with a probability of about n²/2⁷³ (1 in 10⁸ for ten
+million URLs).
+
+A URL's *code* is shorter, for the ledgers that write a URL in many keys
+(one row per link waiting for something): the shortest prefix of its id,
+of ``CODE_LENGTH`` characters or more, that a namespace of codes holds for
+it, or that no other URL holds there (``give_codes``, which writes it with
+``put_new``: the workers of a shared state, asking at once, agree). With
+64⁴ = 16.7 million 4-character prefixes, nearly every URL of a crawl below
+a few million has a code of 4; the others 5 or more. The namespace maps a
+code to what the caller says stands for its URL (the URL, or a compact
+form of it), which is how a URL is told from another of the same prefix;
+a code is never given back (its rows may still name it). Codes are
+URL-safe base64 (``-`` and ``_``, never ``/`` or ``+``).
+
+A code, once given, is the URL's for good (until the namespace is cleared),
+so ``CodeBook`` remembers the codes it saw last: a URL linked from page
+after page (a queued page, the navigation) is hashed and looked up once.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+from binascii import b2a_base64
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+#: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
+_ID_BYTES = 9
+ID_LENGTH = 12
+#: the characters of a code at least
+CODE_LENGTH = 4
+#: codes a CodeBook remembers in a generation (two generations)
+REMEMBERED = 4096
+_URL_SAFE = str.maketrans("+/", "-_")
+
+
+class CodeRecords(Protocol):
+    """What ``give_codes`` uses of a namespace of records."""
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]: ...
+
+    def put_new(self, key: str, value: Any) -> bool: ...
+
+
+def url_ids(urls: Sequence[str]) -> list[str]:
+    """The ids of ``urls`` (see the module docstring), in one encoding."""
+    if not urls:
+        return []
+    raw = b2a_base64(
+        b"".join(
+            [
+                blake2b(
+                    u.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES
+                ).digest()
+                for u in urls
+            ]
+        ),
+        newline=False,
+    ).decode("ascii")
+    return [raw[i : i + ID_LENGTH] for i in range(0, len(raw), ID_LENGTH)]
+
+
+def url_id(url: str) -> str:
+    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=_ID_BYTES)
+    return b2a_base64(digest.digest(), newline=False).decode("ascii")
+
+
+def give_codes(records: CodeRecords, values: Mapping[str, str]) -> dict[str, str]:
+    """The code of each URL of ``values`` in ``records``, given to those that
+    have none (with ``values[url]`` as its value there)."""
+    return _codes(records, values, give=True)
+
+
+def _codes(
+    records: CodeRecords, values: Mapping[str, str], give: bool
+) -> dict[str, str]:
+    urls = list(values)
+    code_of: dict[str, str] = {}
+    todo = [
+        (url, url_id_.translate(_URL_SAFE), CODE_LENGTH)
+        for url, url_id_ in zip(urls, url_ids(urls), strict=True)
+    ]
+    while todo:
+        codes = [url_id_[:length] for _, url_id_, length in todo]
+        owners = records.get_many(codes)
+        again: list[tuple[str, str, int]] = []
+        for (url, url_id_, length), code, owner in zip(
+            todo, codes, owners, strict=True
+        ):
+            value = values[url]
+            if owner == value:
+                code_of[url] = code
+            elif owner is None:
+                if not give:
+                    continue
+                if records.put_new(code, value):
+                    code_of[url] = code
+                else:  # another URL asking at once (or another worker)
+                    again.append((url, url_id_, length))
+            elif length < ID_LENGTH:
+                again.append((url, url_id_, length + 1))
+            elif give:  # one id for both (see above): they share the code
+                code_of[url] = code
+        todo = again
+    return code_of
+
+
+class CodeBook:
+    """``give`` and ``find`` codes in ``records``, remembering the last ones
+    (see the module docstring); ``forget`` when the namespace is cleared."""
+
+    __slots__ = ("_old", "_young", "records")
+
+    def __init__(self, records: CodeRecords) -> None:
+        self.records = records
+        self._young: dict[str, str] = {}
+        self._old: dict[str, str] = {}
+
+    def give(self, urls: Sequence[str], short: Callable[[str], str]) -> dict[str, str]:
+        """The code of each of ``urls``, given to those that have none:
+        ``short(url)`` is what it stands for."""
+        return self._codes(urls, short, give=True)
+
+    def find(self, urls: Sequence[str], short: Callable[[str], str]) -> dict[str, str]:
+        """The codes of those of ``urls`` that have one."""
+        return self._codes(urls, short, give=False)
+
+    def forget(self) -> None:
+        self._young.clear()
+        self._old.clear()
+
+    def _codes(
+        self, urls: Sequence[str], short: Callable[[str], str], give: bool
+    ) -> dict[str, str]:
+        young, old = self._young, self._old
+        code_of: dict[str, str] = {}
+        values: dict[str, str] = {}
+        for url in urls:
+            code = young.get(url)
+            if code is None:
+                code = old.get(url)
+                if code is None:
+                    values[url] = short(url)
+                    continue
+                young[url] = code
+            code_of[url] = code
+        if values:
+            found = _codes(self.records, values, give)
+            code_of.update(found)
+            young.update(found)
+        if len(young) >= REMEMBERED:
+            self._old = young
+            self._young = {}
+        return code_of
