@@ -7,16 +7,20 @@
         used_memory before and after, per URL; and the seen-set's buckets
         alone (MEMORY USAGE of every ``s:*`` hash).
 
-    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4] [--embedded]
+    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4] [--embedded] [-s NAME=VALUE] [--round-trips]
         Pages/s of 1 and of N ``scrapy crawl`` workers sharing one crawl on
         Redis, start-up included: ``latency`` is python3.11-doc behind a
         proxy adding 200 ms to every response (8 requests in flight per
-        worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages.
+        worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages
+        (32 per origin allowed: the workers share that limit).
         ``--embedded``: one process on the embedded state first, for
         comparison. Each run prints its CPU seconds (workers and page
         workers; redis-server apart) and the load average before it; on the
         latency site also the requests in flight at the proxy (mean, and
-        per second of the run).
+        per second of the run). ``-s``: a setting for every worker (may be
+        repeated); ``--round-trips``: each worker counts its Redis round
+        trips by call site (bench/roundtrips/sitecustomize.py), printed per
+        page.
 
     python bench/redis_workers.py killone [--times 5] [--pages 600] [--seed 1]
         ``kill -9`` of 1 of 3 workers at a random moment (a random share of
@@ -148,12 +152,22 @@ def bench_seen(url: str, n: int) -> None:
 
 
 def crawl_workers(
-    site_url: str, workers: int, state_url: str | None, key: str, extra: list[str]
+    site_url: str,
+    workers: int,
+    state_url: str | None,
+    key: str,
+    extra: list[str],
+    *,
+    round_trips: Path | None = None,
 ) -> tuple[float, int]:
     """Seconds and pages of ``workers`` workers on Redis at ``state_url``
-    (None: one process on the embedded state)."""
+    (None: one process on the embedded state); ``round_trips``: a folder
+    where each worker writes its Redis round trips by call site."""
     out = Path(tempfile.mkdtemp(prefix="webspider-bench-workers-"))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if round_trips is not None:
+        env["PYTHONPATH"] = f"{HERE / 'roundtrips'}{os.pathsep}{ROOT}"
+        env["WEBSPIDER_BENCH_ROUND_TRIPS"] = str(round_trips)
     shared = ["-s", f"WEBSPIDER_STATE={state_url}", "-s", f"WEBSPIDER_STATE_KEY={key}"]
     command = [
         sys.executable, "-m", "scrapy", "crawl", "webspider",
@@ -221,7 +235,29 @@ def flight(timings: Path, started: float) -> str:
     )
 
 
-def bench_workers(url: str, site_name: str, counts: list[int], embedded: bool) -> None:
+def round_trip_table(folder: Path, pages: int) -> str:
+    """The workers' Redis round trips (bench/roundtrips), per page."""
+    total: dict[str, int] = {}
+    for path in folder.glob("*.json"):
+        for site, n in json.loads(path.read_text()).items():
+            total[site] = total.get(site, 0) + n
+        path.unlink()
+    overall = sum(total.values())
+    rows = [f"  round trips: {overall} = {overall / max(pages, 1):.2f} a page"]
+    for site, n in sorted(total.items(), key=lambda kv: -kv[1]):
+        rows.append(f"    {n / max(pages, 1):6.2f}  {n:7d}  {site}")
+    return "\n".join(rows)
+
+
+def bench_workers(
+    url: str,
+    site_name: str,
+    counts: list[int],
+    embedded: bool,
+    *,
+    extra_settings: list[str] | None = None,
+    count_round_trips: bool = False,
+) -> None:
     from sites import latency_site, synthetic_site  # noqa: PLC0415
 
     timings: Path | None = None
@@ -232,7 +268,15 @@ def bench_workers(url: str, site_name: str, counts: list[int], embedded: bool) -
                  "-a", "max_depth=2", "-a", "defer=0"]  # fmt: skip
     else:
         context = synthetic_site(10_000, 30)
-        extra = []
+        # the per-origin limit is shared by the workers (politeness): at
+        # Scrapy's 8 it would hold back one worker already (16 requests
+        # in flight allowed), and the site is meant to be CPU-bound
+        extra = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=32"]
+    for setting in extra_settings or []:
+        extra += ["-s", setting]
+    round_trips = None
+    if count_round_trips:
+        round_trips = Path(tempfile.mkdtemp(prefix="webspider-bench-rt-"))
     runs: list[tuple[str, int, str | None]] = [
         (f"{n} worker(s)", n, url) for n in counts
     ]
@@ -244,13 +288,21 @@ def bench_workers(url: str, site_name: str, counts: list[int], embedded: bool) -
             started = time.time()
             cpu, rcpu = children_cpu(), redis_cpu(url)
             seconds, pages = crawl_workers(
-                site.url, n, state_url, f"bench-{site_name}-{n}", extra
+                site.url,
+                n,
+                state_url,
+                f"bench-{site_name}-{n}",
+                extra,
+                round_trips=round_trips,
             )
             cpu, rcpu = children_cpu() - cpu, redis_cpu(url) - rcpu
             print(
                 f"{site_name}: {label}: {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s; "
-                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s); load average {load:.2f} before"
+                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s); load average {load:.2f} before",
+                flush=True,
             )
+            if round_trips is not None and state_url is not None:
+                print(round_trip_table(round_trips, pages), flush=True)
             if timings is not None and timings.exists():
                 print(flight(timings, started))
 
@@ -454,6 +506,19 @@ def main() -> None:
         action="store_true",
         help="first one process on the embedded state",
     )
+    work.add_argument(
+        "-s",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting given to every worker (-s CONCURRENT_REQUESTS_PER_DOMAIN=32)",
+    )
+    work.add_argument(
+        "--round-trips",
+        action="store_true",
+        help="count the workers' Redis round trips by call site (bench/roundtrips)",
+    )
     kill = sub.add_parser("killone")
     kill.add_argument("--times", type=int, default=5)
     kill.add_argument("--pages", type=int, default=600)
@@ -467,7 +532,14 @@ def main() -> None:
             elif args.what == "killone":
                 bench_killone(server.url, args.times, args.pages, args.seed)
             else:
-                bench_workers(server.url, args.site, args.workers, args.embedded)
+                bench_workers(
+                    server.url,
+                    args.site,
+                    args.workers,
+                    args.embedded,
+                    extra_settings=args.settings,
+                    count_round_trips=args.round_trips,
+                )
         finally:
             server.stop()
 

@@ -223,6 +223,16 @@ def test_record_writes_go_with_the_next_call_in_order(redis_url):
     one.ack([lease.ticket])  # sent before the ack: a page's records first
     assert seen_there.get("late") == 1
     assert seen_there.count() == 100 - 11 + 1
+    # a script of the state goes in the same MULTI as the writes before it
+    r.config_resetstat()
+    links.put("with-seen", 1)
+    assert one.contains_many([req("a").key, req("b").key]) == [True, False]
+    links.put("with-ack", 1)
+    one.ack([999])  # an ended lease: nothing to do
+    stats = r.info("commandstats")
+    assert int(stats["cmdstat_exec"]["calls"]) == 2
+    assert "cmdstat_evalsha" not in stats
+    assert seen_there.get_many(["with-seen", "with-ack"]) == [1, 1]
     links.put("at-close", 1)
     one.close()
     assert seen_there.get("at-close") == 1

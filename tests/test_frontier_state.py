@@ -280,6 +280,24 @@ def test_records_put_new_and_incr(state):
     assert counters.get("a.test") == 6
 
 
+def test_records_put_new_and_incr_many_at_once(state):
+    pages = state.records("reports.pages")
+    pages.put("b", 1)
+    assert pages.put_new_many([("a", 1), ("b", 2), ("c", 3), ("a", 4)]) == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert pages.get_many(["a", "b", "c"]) == [1, 1, 3]
+    assert pages.put_new_many([]) == []
+    totals = state.records("reports.totals")
+    totals.incr("pages", 2)
+    assert totals.incr_many({"pages": 3, "depth/1": 1}) == {"pages": 5, "depth/1": 1}
+    assert totals.incr_many({}) == {}
+    assert dict(totals.items()) == {"depth/1": 1, "pages": 5}
+
+
 def test_records_items_by_prefix_in_key_order(state):
     broken = state.records("reports.broken")
     broken.put_many(

@@ -117,6 +117,28 @@ def test_places_are_limited_across_workers_and_freed(store):
     assert store.in_flight(ORIGIN) == 2
 
 
+def test_places_given_back_with_a_turn_are_free_for_it(store):
+    x = "http://x.test:80"
+    assert store.turn(ORIGIN, "a1", delay=0, limit=1, lease_timeout=30)[0] == GO
+    assert store.turn(x, "x1", delay=0, limit=1, lease_timeout=30)[0] == GO
+    assert store.turn(ORIGIN, "a2", delay=0, limit=1, lease_timeout=30)[0] == BUSY
+    # the place of a1 given back in the same call: a2 takes it
+    verdict, _ = store.turn(
+        ORIGIN, "a2", delay=0, limit=1, lease_timeout=30, release=[(ORIGIN, "a1")]
+    )
+    assert verdict == GO
+    # given back even when the turn itself waits (another origin's, paused)
+    store.pause(ORIGIN, 5.0)
+    verdict, _ = store.turn(
+        ORIGIN, "a3", delay=0, limit=1, lease_timeout=30, release=[(x, "x1")]
+    )
+    assert verdict == PAUSED
+    assert store.in_flight(x) == 0
+    assert store.in_flight(ORIGIN) == 1
+    store.release_many([(ORIGIN, "a2"), (x, "none")])
+    assert store.in_flight(ORIGIN) == 0
+
+
 def test_a_dead_workers_place_comes_free_after_the_lease(store):
     assert store.turn(ORIGIN, "dead", delay=0, limit=1, lease_timeout=0.2)[0] == GO
     assert store.turn(ORIGIN, "b", delay=0, limit=1, lease_timeout=30)[0] == BUSY

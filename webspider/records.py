@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 
 class Records(Protocol):
@@ -59,8 +59,16 @@ class Records(Protocol):
         """Put ``value`` unless ``key`` has one; True when it was put."""
         ...
 
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        """``[put_new(key, value) for key, value in items]`` in one round trip."""
+        ...
+
     def incr(self, key: str, by: int = 1) -> int:
         """Add ``by`` to the integer at ``key`` (0 when absent); the new value."""
+        ...
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        """``incr`` of every key by its count in one round trip; the new values."""
         ...
 
     def delete(self, keys: Iterable[str]) -> None: ...
@@ -130,10 +138,16 @@ class MemoryRecords:
         self.put(key, value)
         return True
 
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        return [self.put_new(key, value) for key, value in items]
+
     def incr(self, key: str, by: int = 1) -> int:
         value = int(self._data.get(key) or 0) + by
         self.put(key, value)
         return value
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        return {key: self.incr(key, by) for key, by in counts.items()}
 
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:

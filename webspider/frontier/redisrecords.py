@@ -42,7 +42,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     import redis
 
@@ -64,6 +64,20 @@ if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   return 1
 end
 return 0
+"""
+
+#: KEYS: values, keys. ARGV: key, value, key, value, … Per key 1 when put.
+PUT_NEW_MANY = r"""
+local out = {}
+for i = 1, #ARGV, 2 do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('ZADD', KEYS[2], 0, ARGV[i])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
 """
 
 #: KEYS: values, keys. ARGV: min, max (ZRANGEBYLEX forms). Deletes the
@@ -234,12 +248,38 @@ class RedisRecords:
 
         return bool(self._pipelined(build)[-1])
 
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        out: list[bool] = []
+        for start in range(0, len(items), _BATCH):
+            args: list[str] = []
+            for key, value in items[start : start + _BATCH]:
+                args += [key, _dumps(value)]
+
+            def build(pipe: redis.client.Pipeline, args: list[str] = args) -> None:
+                pipe.eval(PUT_NEW_MANY, 2, self._values, self._keys, *args)
+
+            out += [bool(x) for x in self._pipelined(build)[-1]]
+        return out
+
     def incr(self, key: str, by: int = 1) -> int:
         def build(pipe: redis.client.Pipeline) -> None:
             pipe.hincrby(self._values, key, by)
             pipe.zadd(self._keys, {key: 0})
 
         return int(self._pipelined(build)[-2])
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        if not counts:
+            return {}
+        keys = list(counts)
+
+        def build(pipe: redis.client.Pipeline) -> None:
+            for key in keys:
+                pipe.hincrby(self._values, key, counts[key])
+            pipe.zadd(self._keys, dict.fromkeys(keys, 0))
+
+        replies = self._pipelined(build)[-len(keys) - 1 : -1]
+        return {key: int(n) for key, n in zip(keys, replies, strict=True)}
 
     def delete(self, keys: Iterable[str]) -> None:
         keys = list(keys)

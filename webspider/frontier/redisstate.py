@@ -60,11 +60,12 @@ import json
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import NoBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
 
 from webspider.frontier.options import mask_password
@@ -197,8 +198,21 @@ class RedisState:
     # -- talking to Redis ---------------------------------------------------------
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)`` after the pending record writes (in the order this
-        worker made them), waiting for Redis while it is away."""
+        worker made them), waiting for Redis while it is away. One of this
+        state's scripts goes in the same MULTI as the writes (one round
+        trip, not two: a page's records are usually pending when the next
+        page's links are checked)."""
         if self._writes.builds:
+            if isinstance(fn, Script) and not args and kwargs.keys() <= {"args"}:
+                # this state registers its scripts as text
+                script, script_args = cast("str", fn.script), kwargs.get("args") or []
+
+                def run(pipe: redis.client.Pipeline) -> None:
+                    # EVAL, not EVALSHA: a pipeline would first ask whether
+                    # the script is loaded, a round trip of its own
+                    pipe.eval(script, 0, *script_args)
+
+                return self._pipelined(run)[-1]
             self._pipelined(nothing_more)
         return self._retry(fn, *args, **kwargs)
 

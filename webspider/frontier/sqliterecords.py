@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS namespace (
@@ -253,6 +253,13 @@ class SQLiteRecords:
                 self._added((key,))
             return True
         return False
+
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        # one transaction already: the embedded state commits them together
+        return [self.put_new(key, value) for key, value in items]
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        return {key: self.incr(key, by) for key, by in counts.items()}
 
     def incr(self, key: str, by: int = 1) -> int:
         (value,) = self._db.execute(

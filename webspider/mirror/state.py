@@ -698,7 +698,9 @@ class MirrorState:
                 try:
                     data = json.loads(line)
                     if number == 0:
-                        if data.get("mirror_root") != self.root:
+                        # a shared crawl's export names the mirror of the
+                        # worker that wrote it (any worker's)
+                        if not self.shared and data.get("mirror_root") != self.root:
                             logger.warning(
                                 "%s describes another mirror (%s); starting afresh",
                                 path,

@@ -176,6 +176,9 @@ class MirrorStore:
             own.append(str(settings["JOBDIR"]))
         self.own_files = [Path(p) for p in own]
         self.tree: SafeTree | None = None
+        #: a shared crawl's other workers' mirrors on this machine (read only)
+        self.siblings: list[SafeTree] = []
+        self.output = output
         self.state: MirrorState | None = None
         #: the crawl state's records (crawl_state_opened), else memory
         self.records: RecordStore | None = None
@@ -229,20 +232,42 @@ class MirrorStore:
         # or ended last: not "another mirror" (that would empty them all)
         shared = bool(getattr(records, "shared", False))
         self.state = state = MirrorState(records, str(self.root.resolve()), shared)
+        export = self.state_path
+        if shared:
+            others = sibling_outputs(self.output)
+            self.siblings = self._sibling_trees(others)
+            export = last_export(
+                [self.state_path, *(o / MIRROR_STATE_FILE for o in others)]
+            )
         # A crawl that was interrupted goes on where it stopped (the scheduler
         # opened its crawl state, before this): the URLs it fetched before
         # count as seen by this crawl.
         stats = self.crawler.stats
         continued = bool(stats is not None and stats.get_value(STATS_STATE_RESUMED))
-        self.run, resumed = state.begin(self.state_path, continued)
+        self.run, resumed = state.begin(export, continued)
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)
-        self._changes = self._open_changes(resumed, records.records(NS_OUTPUTS))
+        self._changes = self._open_changes(resumed, records.records(NS_OUTPUTS), shared)
         self._start_writer()
 
-    def _open_changes(self, resumed: bool, outputs: Records) -> IO[bytes]:
+    def _sibling_trees(self, others: list[Path]) -> list[SafeTree]:
+        """The mirrors of the other workers writing into the same output
+        folder (``others``), when the mirror is in the worker's folder."""
+        try:
+            inside = self.root.resolve().relative_to(self.output.resolve())
+        except ValueError:
+            return []
+        return [SafeTree(o / inside) for o in others if (o / inside).is_dir()]
+
+    def _open_changes(
+        self, resumed: bool, outputs: Records, shared: bool = False
+    ) -> IO[bytes]:
         """changes.jsonl, cut back to its committed length when resumed."""
         path = self.changes_path
         committed = outputs.get(self._changes_key) if resumed else 0
+        if committed is None and shared:
+            # a worker joining a shared crawl's run it wrote nothing for yet:
+            # its file holds an earlier run's changes, as pages.jsonl does
+            committed = 0
         if committed is None or not path.exists():  # from before the record
             return path.open("ab")
         fh = path.open("r+b")
@@ -281,8 +306,9 @@ class MirrorStore:
 
     def spider_closed(self, reason: str) -> None:
         self.finish(reason, None)  # done already when the crawl state closed
-        if self.tree is not None:
-            self.tree.close()
+        for tree in (self.tree, *self.siblings):
+            if tree is not None:
+                tree.close()
 
     def finish(self, reason: str, commit: Callable[[], None] | None) -> None:
         """The end of the crawl: the fix-up, what is gone, the export.
@@ -380,9 +406,18 @@ class MirrorStore:
         if self.state is None or self.tree is None:
             return None
         entry = self.state.entry(canonical_url(url))
-        if entry is None or not self.tree.exists(entry.path):
+        if entry is None or self._holder(entry) is None:
             return None
         return entry
+
+    def _holder(self, entry: Entry) -> SafeTree | None:
+        """The mirror holding ``entry``'s file: this worker's, or (a shared
+        crawl's update) the mirror of the worker on this machine that wrote
+        it, which is kept there (``scrapy combine`` takes the union)."""
+        for tree in (self.tree, *self.siblings):
+            if tree is not None and tree.exists(entry.path):
+                return tree
+        return None
 
     def stored_body(self, entry: Entry, url: str) -> bytes:
         """The stored bytes of ``entry`` as the site sent them, near enough
@@ -391,10 +426,11 @@ class MirrorStore:
         assert self.tree is not None and self.state is not None
         if not entry.kind:
             return b""  # nothing with links: the spider needs no body
-        body = self.tree.read(entry.path) or b""
+        tree = self._holder(entry) or self.tree
+        body = tree.read(entry.path) or b""
         if not entry.converted:
             return body
-        original = self.tree.read(original_path(entry.path))
+        original = tree.read(original_path(entry.path))
         if original is not None:
             return original
         return unconvert(
@@ -633,6 +669,46 @@ class MirrorStore:
         self._inc(STATS_CONVERTED, done.links)
         self._inc(STATS_FIXED, done.pages)
         return done.pages
+
+
+def sibling_outputs(folder: Path) -> list[Path]:
+    """The other workers' folders beside ``folder`` when it is a shared
+    crawl's worker folder (``<output>/worker-<n>``, held through
+    ``worker-<n>.lock``: webspider.frontier.workers), else none."""
+    folder = folder.resolve()
+    parent = folder.parent
+    if not (parent / f"{folder.name}.lock").is_file():
+        return []
+    return sorted(
+        p
+        for p in parent.glob("worker-*")
+        if p != folder and p.name[len("worker-") :].isdigit() and p.is_dir()
+    )
+
+
+def last_export(paths: list[Path]) -> Path:
+    """Of the exports ``paths`` (the first when none exists), the one of the
+    latest run, a finished crawl's first, then the newest: every worker of
+    a shared crawl exports the shared index when it stops, so the one that
+    stopped last holds what the others wrote (webspider.reports.combine
+    picks the same way)."""
+
+    def rank(path: Path) -> tuple[int, bool, int]:
+        try:
+            with path.open("rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - 256))
+                last = json.loads(fh.read().splitlines()[-1])
+                return (
+                    int(last["run"]),
+                    bool(last["finished"]),
+                    os.fstat(fh.fileno()).st_mtime_ns,
+                )
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return -1, False, 0
+
+    found = [p for p in paths if p.is_file()]
+    return max(found, key=rank) if found else paths[0]
 
 
 def _header(response: Response, name: bytes) -> str | None:

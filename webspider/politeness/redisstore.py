@@ -100,10 +100,19 @@ if pause > now then
 end
 """
 
-# KEYS: last, pause, busy, started; ARGV: delay (s), limit (0: none),
-# lease (ms), token, keep (ms)
+#: places given back first: KEYS[5…] busy keys, ARGV[6…] their tokens
+_RELEASE = """
+for i = 5, #KEYS do
+  redis.call('ZREM', KEYS[i], ARGV[i + 1])
+end
+"""
+
+# KEYS: last, pause, busy, started, then busy keys of places given back;
+# ARGV: delay (s), limit (0: none), lease (ms), token, keep (ms), then the
+# tokens of the places given back
 _TURN = (
-    _NOW
+    _RELEASE
+    + _NOW
     + _PAUSED
     + """
 local limit = tonumber(ARGV[2])
@@ -254,10 +263,13 @@ class RedisPoliteness:
         delay: float,
         limit: int,
         lease_timeout: float,
+        release: Iterable[tuple[str, str]] = (),
     ) -> tuple[str, float]:
         """Ask for the next start at ``origin``: (GO, seconds to wait before
         starting) with a place held under ``token`` (when ``limit``), (BUSY,
-        0) when ``limit`` requests are in flight, or (PAUSED, seconds left)."""
+        0) when ``limit`` requests are in flight, or (PAUSED, seconds left).
+        The places ``release`` ((origin, token) pairs, of requests that left
+        the downloader) are given back first, in the same round trip."""
         keys = [
             self.key("last", origin),
             self.key("pause", origin),
@@ -271,6 +283,9 @@ class RedisPoliteness:
             token,
             KEEP_LAST_MS,
         ]
+        for given_back, held in release:
+            keys.append(self.key("busy", given_back))
+            args.append(held)
         verdict, seconds = self._turn(keys=keys, args=args)
         return _text(verdict), float(seconds)
 
@@ -300,6 +315,13 @@ class RedisPoliteness:
     def release(self, origin: str, token: str) -> None:
         """The request holding ``token`` left the downloader."""
         self.client.zrem(self.key("busy", origin), token)
+
+    def release_many(self, places: Iterable[tuple[str, str]]) -> None:
+        """``release`` of every (origin, token) pair, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for origin, token in places:
+            pipe.zrem(self.key("busy", origin), token)
+        pipe.execute()
 
     def in_flight(self, origin: str) -> int:
         """Places held now (expired leases included until the next turn)."""

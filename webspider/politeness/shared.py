@@ -22,7 +22,9 @@ redisstore), measured by the Redis server's clock:
   when the start before it went late (its worker was busy, the machine
   loaded), it waits on until the delay has passed since that start was
   made, so the gaps the server sees hold, not only the reserved ones. A place is
-  released when the request leaves the downloader (``done``); places and
+  released when the request leaves the downloader (``done``), sent with
+  the worker's next ``turn`` (one round trip for both) or on its own
+  after ``RELEASE_AFTER`` (5 ms) when none comes; places and
   claims are leases renewed every third of the lease timeout while the
   worker lives.
 - pauses (``pause``): a Retry-After seen by one worker pauses the origin for
@@ -54,7 +56,7 @@ from redis.exceptions import BusyLoadingError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy import signals as scrapy_signals
-from scrapy.utils.asyncio import create_looping_call, sleep
+from scrapy.utils.asyncio import call_later, create_looping_call, sleep
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import CallLaterResult
 
     from webspider.utils.url import Origin
 
@@ -102,6 +105,9 @@ MAX_POLL = 1.0
 CLOSE_CHECK = 5.0
 #: seconds Redis has to answer before the call counts as failed
 SOCKET_TIMEOUT = 5.0
+#: seconds a place given back waits for this worker's next ``turn`` to go
+#: with it (one round trip for both) before it is sent on its own
+RELEASE_AFTER = 0.005
 REDIS_ERRORS = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, OSError)
 
 
@@ -136,6 +142,9 @@ class SharedPoliteness:
         #: places held while their request waits for its start (token → key)
         self._reserved: dict[str, str] = {}
         self._lines: dict[str, _Line] = {}
+        #: places given back, not sent yet: (origin key, token)
+        self._to_release: list[tuple[str, str]] = []
+        self._release_call: CallLaterResult | None = None
         #: monotonic time Redis went away (None: reachable)
         self._down: float | None = None
         self._renewal = create_looping_call(self._renew)
@@ -262,13 +271,7 @@ class SharedPoliteness:
             return False  # others of this origin wait before it
         token = self._token()
         try:
-            verdict, seconds = self.store.turn(
-                key,
-                token,
-                delay=delay,
-                limit=self.limit,
-                lease_timeout=self.lease_timeout,
-            )
+            verdict, seconds = self._turn(key, token, delay)
         except REDIS_ERRORS as exc:
             self._failed(exc)
             return False
@@ -281,6 +284,23 @@ class SharedPoliteness:
             self._release(key, token)
             return False
         return True
+
+    def _turn(self, key: str, token: str, delay: float) -> tuple[str, float]:
+        """The store's ``turn``, giving back the places waiting to be (when
+        Redis fails, they wait for the next call)."""
+        places, self._to_release = self._to_release, []
+        try:
+            return self.store.turn(
+                key,
+                token,
+                delay=delay,
+                limit=self.limit,
+                lease_timeout=self.lease_timeout,
+                release=places,
+            )
+        except BaseException:
+            self._to_release[:0] = places
+            raise
 
     async def _serve(self, key: str, line: _Line) -> None:
         try:
@@ -305,14 +325,7 @@ class SharedPoliteness:
             if engine_closing(self.crawler.engine):
                 raise CrawlClosing()
             token = self._token()
-            verdict, seconds = await self.call(
-                self.store.turn,
-                key,
-                token,
-                delay=delay,
-                limit=self.limit,
-                lease_timeout=self.lease_timeout,
-            )
+            verdict, seconds = await self.call(self._turn, key, token, delay)
             if verdict == GO:
                 if seconds <= 0:
                     return token
@@ -373,10 +386,23 @@ class SharedPoliteness:
             self._release(*held)
 
     def _release(self, key: str, token: str) -> None:
+        # Sent with this worker's next turn, which usually comes within a
+        # few milliseconds (the downloader starts the next request), else
+        # on its own: a round trip a request saved. Meanwhile the place is
+        # still counted, which errs on the polite side.
+        self._to_release.append((key, token))
+        if self._release_call is None:
+            self._release_call = call_later(RELEASE_AFTER, self._send_releases)
+
+    def _send_releases(self) -> None:
+        self._release_call = None
+        places, self._to_release = self._to_release, []
+        if not places:
+            return
         try:
-            self.store.release(key, token)
+            self.store.release_many(places)
         except REDIS_ERRORS as exc:
-            self._failed(exc)  # the place comes free when its lease runs out
+            self._failed(exc)  # the places come free when their leases run out
 
     # -- pauses -------------------------------------------------------------------
     def pause(self, origin: Origin, seconds: float) -> None:
@@ -405,11 +431,14 @@ class SharedPoliteness:
     def _closed(self) -> None:
         if self._renewal.running:
             self._renewal.stop()
-        held = list(self.leases.values())
+        if self._release_call is not None:
+            self._release_call.cancel()
+            self._release_call = None
+        held = [*self._to_release, *self.leases.values()]
+        self._to_release = []
         self.leases.clear()
         try:
-            for key, token in held:
-                self.store.release(key, token)
+            self.store.release_many(held)
             for key, token in list(self.claims.items()):
                 self.store.robots_unclaim(key, token)
         except RedisError:

@@ -205,13 +205,20 @@ class CrawlReport:
         self.pages = int(self._totals.get("pages") or 0)
         #: pages seen since the last commit, not written yet (_write_held)
         self._held: list[PageItem] = []
-        #: hold them until the commit: an embedded state (all it writes is
-        #: committed at once); a shared one applies each write as it comes
+        #: hold them until the commit (a crawl state): written with the
+        #: acknowledgements of their pages, in two calls for all (one
+        #: round trip each on Redis, where four a page cost a third of a
+        #: worker's round trips); without a crawl state, at once
         self._hold = False
 
     def crawl_state_opened(self, records: RecordStore) -> None:
         self.open(records)
-        self._hold = not getattr(records, "shared", False)
+        # The counts stay exact across a kill: the pages are written on
+        # crawl_state_committing, before the acknowledgements of that commit
+        # (a shared state applies each write as it comes): a worker killed
+        # before has its pages fetched again and counted then, one killed
+        # between leaves them counted, and put_new does not count them twice.
+        self._hold = True
         stats = self.crawler.stats
         if stats is None or not stats.get_value(STATS_STATE_RESUMED):
             self._pages.clear()
@@ -235,17 +242,16 @@ class CrawlReport:
             return
         self._held = []
         counts: dict[str, int] = {}
-        put_new = self._pages.put_new
-        for item in held:
-            if put_new(page_digest(item.url), 1):  # not fetched again after a kill
+        new = self._pages.put_new_many([(page_digest(item.url), 1) for item in held])
+        for item, fresh in zip(held, new, strict=True):
+            if fresh:  # not fetched again after a kill
                 for key in ("pages", f"depth/{item.depth}", f"round/{item.round}"):
                     counts[key] = counts.get(key, 0) + 1
                 self._largest(item)
-        totals = self._totals
-        for key, n in counts.items():
-            total = totals.incr(key, n)
-            if key == "pages":
-                self.pages = total
+        if counts:
+            self.pages = self._totals.incr_many(counts)["pages"]
+        else:  # all fetched again after a kill: counted already
+            self.pages -= len(held)
 
     def _save(self) -> None:
         self._write_held()
