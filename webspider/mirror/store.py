@@ -139,13 +139,16 @@ def link_keys(page: ParsedPage | None, url: str) -> list[str]:
     conversion looks up."""
     if page is None:
         return [url]
-    # the same address recurs (a link's URL, its joined values, fragments):
-    # canonicalised once
-    addresses = dict.fromkeys(link.url for link in page.links)
+    keys = [url, *page.link_keys()]
+    # each joined value is a link's URL (with a fragment): only one that is
+    # not would be canonicalised here
+    links = {link.url for link in page.links} if page.resolved else ()
     for absolute in page.resolved.values():
         if absolute:
-            addresses[absolute.partition("#")[0]] = None
-    return [url, *map(canonical_url, addresses)]
+            address = absolute.partition("#")[0]
+            if address not in links:
+                keys.append(canonical_url(address))
+    return keys
 
 
 class MirrorStore:

@@ -116,48 +116,69 @@ class FrameReader:
 def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
     """What the crawl needs of a page (not its spans: those stay here). Link
     texts that are offsets stay offsets when ``in_place`` (the crawl has the
-    same bytes); otherwise they are read here."""
+    same bytes); otherwise they are read here. Compact, as JSON is most of
+    what a small page costs the crawl's process to receive: each link's
+    fields but the URL, kind and tag only when they differ from Link's
+    defaults, what the page lacks left out, and the links' canonical URLs
+    (ParsedPage.link_keys, worked out here) only where they differ from the
+    URL."""
 
     def text(value: str | int) -> str | int:
         return value if in_place else page.text(value)
 
-    return {
-        "base_url": page.base_url,
-        "title": page.title,
-        "metas": page.metas,
-        "unsupported": page.unsupported_links,
-        "limited": page.limited,
-        "local": [(fragment, text(t)) for fragment, t in page.local_fragments],
-        "links": [
-            (
-                link.url,
-                link.kind,
-                link.tag,
-                link.text,
-                link.nofollow,
-                link.fragment,
-                None
-                if link.more_fragments is None
-                else {f: text(t) for f, t in link.more_fragments.items()},
-            )
-            for link in page.links
-        ],
-    }
+    rows: list[list[Any]] = []
+    for link in page.links:
+        row: list[Any] = [link.url, link.kind, link.tag]
+        more = link.more_fragments
+        if more is not None:
+            more = {f: text(t) for f, t in more.items()}
+            row += (link.text, link.nofollow, link.fragment, more)
+        elif link.fragment:
+            row += (link.text, link.nofollow, link.fragment)
+        elif link.nofollow:
+            row += (link.text, True)
+        elif link.text:
+            row.append(link.text)
+        rows.append(row)
+    data: dict[str, Any] = {"base_url": page.base_url, "links": rows}
+    if page.title is not None:
+        data["title"] = page.title
+    if page.metas:
+        data["metas"] = page.metas
+    if page.unsupported_links:
+        data["unsupported"] = page.unsupported_links
+    if page.limited is not None:
+        data["limited"] = page.limited
+    if page.local_fragments:
+        data["local"] = [(fragment, text(t)) for fragment, t in page.local_fragments]
+    other = [
+        (i, key)
+        for i, (link, key) in enumerate(zip(page.links, page.link_keys(), strict=True))
+        if key != link.url
+    ]
+    if other:
+        data["keys"] = other
+    return data
 
 
 def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
     """The ParsedPage of page_to_json's answer, without spans (the mirror
     scans again if it must convert the page itself)."""
+    rows = data["links"]
+    keys = [row[0] for row in rows]
+    for i, key in data.get("keys", ()):
+        keys[i] = key
     return ParsedPage(
         url=url,
         base_url=data["base_url"],
-        title=data["title"],
-        links=[Link(*row) for row in data["links"]],
-        metas=[(name, content) for name, content in data["metas"]],
-        unsupported_links=data["unsupported"],
-        local_fragments=[(fragment, text) for fragment, text in data["local"]],
+        title=data.get("title"),
+        links=[Link(*row) for row in rows],
+        metas=[(name, content) for name, content in data.get("metas", ())],
+        unsupported_links=data.get("unsupported", 0),
+        local_fragments=[(fragment, text) for fragment, text in data.get("local", ())],
         spans=None,
         limited=data.get("limited"),
+        keys=keys,
     )
 
 

@@ -57,7 +57,7 @@ from webspider.reports.options import ReportOptions
 from webspider.requests import link_requests, page_request
 from webspider.scope.hosts import HostScope
 from webspider.scope.options import get_scope
-from webspider.utils.url import canonical_url, host_of
+from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -253,7 +253,7 @@ class WebSpider(Spider):
         outside = self._outside
         skipped: list[tuple[str, str]] = []  # recorded at the end, stats once
         links = page.links
-        keys = [canonical_url(link.url) for link in links]  # cached: links recur
+        keys = page.link_keys()  # worked out once: the reports use them too
         # one call for the page: the crawl state checks a batch at once
         known = seen_many(seen, keys) if seen is not None else [False] * len(keys)
         # asked before the first request is queued: a link repeated on the
