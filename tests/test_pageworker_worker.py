@@ -24,6 +24,7 @@ from webspider.pageworker.worker import (
     rules_to_json,
 )
 from webspider.records import MemoryRecordStore
+from webspider.utils.url import canonical_url
 
 URL = "http://site.test/dir/page.html"
 PAGE = (
@@ -100,6 +101,43 @@ def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
         for f, t in page.links[1].more_fragments.items()
     } == {"two": "Two"}
     assert page.spans is None  # the scan stays with the worker
+
+
+def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
+    # a page with what Link's defaults leave out: nofollow, fragments, local
+    # fragments, links whose canonical URL is not their URL
+    body = PAGE + b'<a href="q.html?b=2&a=1">q</a><a href="HTTP://Site.test:80/y">y</a>'
+    w = worker(tmp_path)
+    answer = ask(
+        w, {"op": "parse", "id": 1, "url": URL, "encoding": "utf-8", "keep": True}, body
+    )
+    page = page_from_json(URL, answer["page"])
+    here = extract_page(body, URL, "utf-8")
+    assert [
+        (link.url, link.kind, link.tag, link.text, link.nofollow, link.fragment)
+        for link in page.links
+    ] == [
+        (link.url, link.kind, link.tag, link.text, link.nofollow, link.fragment)
+        for link in here.links
+    ]
+    # texts are offsets into the same bytes (in place)
+    assert [(f, here.text(t)) for f, t in page.local_fragments] == [("local", "here")]
+    assert (
+        page.link_keys()
+        == here.link_keys()
+        == [canonical_url(link.url) for link in here.links]
+    )
+    assert "http://site.test/base/q.html?a=1&b=2" in page.link_keys()
+    # only the keys that differ from their URL crossed
+    assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
+    # the page kept for the mirror comes with its mirror path
+    assert tuple(answer["path"]) == url_path(URL, True)
+    answer = ask(
+        w,
+        {"op": "parse", "id": 2, "url": URL, "encoding": "utf-8", "keep": False},
+        body,
+    )
+    assert "path" not in answer
 
 
 def parse_and_store(w, ident, body, targets):

@@ -143,6 +143,8 @@ class PageWorker:
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
+        #: response → its mirror path as the worker planned it (url_path)
+        self._paths: WeakKeyDictionary[Response, Segments] = WeakKeyDictionary()
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
@@ -421,11 +423,19 @@ class PageWorker:
             page.text_at = partial(link_text, response.body, name)
         if keep:
             self._held[response] = ident
+            path = answer.get("path")
+            if path is not None:
+                self._paths[response] = tuple(path)
         self._inc(STATS_PARSED)
         return page
 
     def holds(self, response: Response) -> bool:
         return self.running and response in self._held
+
+    def url_path(self, response: Response) -> Segments | None:
+        """``response``'s mirror path as the worker worked it out when it
+        read the page (webspider.mirror.paths.url_path), or None."""
+        return self._paths.get(response)
 
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None

@@ -21,6 +21,7 @@ Run as ``python -m webspider.pageworker.worker``. Pure: no Scrapy.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webspider.mirror.links import convert
-from webspider.mirror.paths import original_path
+from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
 from webspider.mirror.state import TargetIndex
 from webspider.page.links import (
@@ -264,12 +265,21 @@ class Worker:
                 body, url, encoding, rules, max_links=self.max_links, budget=self.budget
             )
         in_place = page.spans is not None
+        answer = {
+            "id": ident,
+            "page": page_to_json(page, in_place),
+            "in_place": in_place,
+        }
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
             self.held_bytes += len(body)
             while len(self.held) > self.keep or self.held_bytes > HELD_BYTES:
                 self.held_bytes -= len(self.held.popitem(last=False)[1].body)
-        return {"id": ident, "page": page_to_json(page, in_place), "in_place": in_place}
+            # where the mirror will want it (webspider.mirror.store.prepare):
+            # worked out here, off the crawl's core
+            with contextlib.suppress(ValueError):  # then worked out there
+                answer["path"] = url_path(url, header.get("kind") != CSS)
+        return answer
 
     def store(self, header: dict[str, Any]) -> Reply:
         ident = header["id"]
