@@ -22,6 +22,7 @@ from webspider.pageworker.worker import (
     page_from_json,
     rules_from_json,
     rules_to_json,
+    targets_from_json,
 )
 from webspider.records import MemoryRecordStore
 from webspider.utils.url import canonical_url
@@ -202,6 +203,27 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # stored once: a second store of the same page is refused
     again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
     assert again == {"id": 7, "missing": True}
+
+
+def test_targets_named_by_their_place_come_back_whole(tmp_path):
+    # PageWorker._targets names the URLs among the page's link keys by their
+    # place ("at"); the others (the page's own, an alias's target) by URL
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
+    page = extract_page(PAGE, URL, "utf-8")
+    keys = page.link_keys()
+    for url in (URL, keys[0], keys[2], "http://site.test/base/x.html"):
+        state.put(Entry(url=url, path=url_path(url), hash="", size=0))
+    state.alias(keys[3], "http://site.test/base/x.html")
+    targets = state.targets([URL, *keys])
+    data = targets.to_json()
+    where = data["where"] = dict(data["where"])  # to_json shares its dicts
+    place = {key: i for i, key in enumerate(keys)}
+    data["at"] = [(place[url], where.pop(url)) for url in list(where) if url in place]
+    assert data["at"] and set(data["where"]) == {URL}
+    got = targets_from_json(json.loads(json.dumps(data)), page)
+    assert got.where == targets.where and got.aliases == targets.aliases
+    for url in (URL, *keys):
+        assert got.get(url) == targets.get(url)
 
 
 def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):

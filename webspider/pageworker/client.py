@@ -43,6 +43,7 @@ from webspider.mirror.safefs import Segments, UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
 from webspider.page.options import PageOptions
+from webspider.page.response import parsed_page
 from webspider.page.scan import link_text
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
@@ -459,7 +460,9 @@ class PageWorker:
                 "key": entry.url,
                 "path": entry.path,
                 "kind": entry.kind,
-                "targets": None if targets is None else targets.to_json(),
+                "targets": None
+                if targets is None
+                else self._targets(response, targets),
             }
         )
         if reply is None or reply[0].get("missing"):
@@ -485,6 +488,26 @@ class PageWorker:
                 spans.frombytes(packed)
                 conversion.packed_spans = answer["crc"], spans
         return tuple(answer["used"]), conversion
+
+    def _targets(self, response: Response, targets: TargetIndex) -> dict[str, Any]:
+        """``targets`` as JSON, the URLs the page links to (those the worker
+        holds the page's keys of: ParsedPage.link_keys) named by their place
+        among them ("at"), most of a small page's store message otherwise."""
+        data = targets.to_json()
+        page = parsed_page(response, self.crawler.spider)
+        where = data["where"]
+        if page is None or not where:
+            return data
+        place = {key: i for i, key in enumerate(page.link_keys())}
+        at, rest = [], {}
+        for url, value in where.items():
+            i = place.get(url)
+            if i is None:
+                rest[url] = value
+            else:
+                at.append((i, value))
+        data["where"], data["at"] = rest, at
+        return data
 
     def forget(self, response: Response) -> None:
         ident = self._held.pop(response, None)

@@ -183,6 +183,19 @@ def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
     )
 
 
+def targets_from_json(data: dict[str, Any], page: ParsedPage) -> TargetIndex:
+    """The TargetIndex of a store message (PageWorker._targets): the URLs
+    named by their place among the page's link keys put back."""
+    targets = TargetIndex.from_json(data)
+    at = data.get("at")
+    if at:
+        keys = page.link_keys()
+        where = targets.where
+        for i, value in at:
+            where[keys[i]] = value
+    return targets
+
+
 def rules_to_json(rules: Iterable[LinkRule]) -> list[dict[str, Any]]:
     return [asdict(rule) for rule in rules]
 
@@ -294,7 +307,7 @@ class Worker:
             html = header.get("kind") != CSS
             conversion = convert(
                 body,
-                TargetIndex.from_json(targets),
+                targets_from_json(targets, held.page),
                 path,
                 page_url=held.url,
                 base_url=held.page.base_url if html else held.url,
