@@ -63,6 +63,9 @@ Reply = tuple[dict[str, Any], bytes]
 #: the bytes of the pages kept for the mirror, at most (beyond, the oldest
 #: are dropped and the crawl stores them itself)
 HELD_BYTES = 256 * 1024 * 1024
+#: the answers written so far wait for the next frame's when it is here
+#: already and is not a page larger than this (one write for both)
+QUICK_BODY = 64 * 1024
 
 
 class FrameError(ValueError):
@@ -73,13 +76,6 @@ def frame_head(header: dict[str, Any], body: bytes = b"") -> bytes:
     """A frame but its body (sent after it as it is, never copied)."""
     data = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     return _FRAME.pack(len(data), len(body)) + data
-
-
-def write_frame(stream: IO[bytes], header: dict[str, Any], body: bytes = b"") -> None:
-    stream.write(frame_head(header, body))
-    if body:
-        stream.write(body)
-    stream.flush()
 
 
 class FrameReader:
@@ -373,6 +369,15 @@ class _Inbox:
         for frame in self.reader.feed(data):
             (self.pages if frame[0].get("op") == "parse" else self.urgent).append(frame)
 
+    def quick_next(self) -> bool:
+        """Whether the next frame is here already (read without waiting) and
+        quick to answer: not a page of more than QUICK_BODY bytes."""
+        if not self.closed and not (self.urgent or self.pages):
+            self._read(wait=False)
+        if self.urgent:
+            return True
+        return bool(self.pages) and len(self.pages[0][1]) <= QUICK_BODY
+
     def next(self) -> tuple[dict[str, Any], bytes] | None:
         """The next frame to answer; None when the stream ended."""
         while True:
@@ -392,8 +397,14 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     worker = Worker()
     inbox = _Inbox(stdin.fileno())
     while True:
+        # The answers to the frames that came together go in one write: each
+        # write wakes the crawl's event loop, a read and a callback there
+        # (the busier process) for each. Not held while a large page is read.
+        if not inbox.quick_next():
+            stdout.flush()
         frame = inbox.next()
         if frame is None or frame[0].get("op") == "stop":
+            stdout.flush()
             if worker.tree is not None:
                 worker.tree.close()
             return 0
@@ -404,7 +415,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             error = f"{type(exc).__name__}: {exc}"
             reply = {"id": header.get("id"), "error": error}, b""
         if reply is not None:
-            write_frame(stdout, *reply)
+            head, body = frame_head(*reply), reply[1]
+            stdout.write(head + body if body else head)
 
 
 def main() -> int:
