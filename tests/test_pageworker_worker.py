@@ -1,6 +1,7 @@
 """The page worker (webspider.pageworker.worker): frames, answers, and the
 real process over real pipes."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -129,6 +130,9 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
         == [canonical_url(link.url) for link in here.links]
     )
     assert "http://site.test/base/q.html?a=1&b=2" in page.link_keys()
+    # the page item's content hash, worked out by the worker
+    assert page.content_hash == hashlib.sha256(body).hexdigest()
+    assert here.content_hash is None
     # only the keys that differ from their URL crossed
     assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
     # the page kept for the mirror comes with its mirror path

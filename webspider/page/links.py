@@ -109,6 +109,9 @@ class ParsedPage:
     #: the canonical URL of each link (see ``link_keys``), once asked, or
     #: as the page worker sent them
     keys: list[str] | None = field(default=None, repr=False)
+    #: the SHA-256 (hex) of the bytes the page was read from, when the page
+    #: worker worked it out on its core; None: not known
+    content_hash: str | None = None
 
     def link_keys(self) -> list[str]:
         """The canonical URL of each of ``links``, in order: the key the

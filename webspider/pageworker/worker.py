@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import json
 import os
 import select
@@ -176,6 +177,7 @@ def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
         spans=None,
         limited=data.get("limited"),
         keys=keys,
+        content_hash=data.get("sha256"),
     )
 
 
@@ -274,11 +276,10 @@ class Worker:
                 body, url, encoding, rules, max_links=self.max_links, budget=self.budget
             )
         in_place = page.spans is not None
-        answer = {
-            "id": ident,
-            "page": page_to_json(page, in_place),
-            "in_place": in_place,
-        }
+        data = page_to_json(page, in_place)
+        # the page item's content_hash, worked out here, off the crawl's core
+        data["sha256"] = hashlib.sha256(body).hexdigest()
+        answer = {"id": ident, "page": data, "in_place": in_place}
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
             self.held_bytes += len(body)

@@ -160,6 +160,9 @@ class WebSpider(Spider):
         # A body stopped after the headers (webspider.mirror.skipbodies):
         # the size is what the server announced, there is nothing to hash.
         stopped = "download_stopped" in response.flags
+        digest = "" if stopped else page.content_hash if page is not None else None
+        if digest is None:
+            digest = hashlib.sha256(body).hexdigest()
         item = PageItem(
             url=response.url,
             redirects=list(meta.get("redirect_urls", ())),
@@ -169,7 +172,7 @@ class WebSpider(Spider):
             referer=meta.get(META_REFERER),
             content_type=media_type(response),
             size=announced_size(response) if stopped else len(body),
-            content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
+            content_hash=digest,
             title=page.title if page is not None else None,
             links=len(page.links) if page is not None else 0,
             fetched_at=self.now_iso(),
