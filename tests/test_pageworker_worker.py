@@ -1,6 +1,7 @@
 """The page worker (webspider.pageworker.worker): frames, answers, and the
 real process over real pipes."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -22,8 +23,10 @@ from webspider.pageworker.worker import (
     page_from_json,
     rules_from_json,
     rules_to_json,
+    targets_from_json,
 )
 from webspider.records import MemoryRecordStore
+from webspider.utils.url import canonical_url
 
 URL = "http://site.test/dir/page.html"
 PAGE = (
@@ -102,6 +105,46 @@ def test_the_page_answered_is_the_page_read_here(tmp_path, encoding):
     assert page.spans is None  # the scan stays with the worker
 
 
+def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
+    # a page with what Link's defaults leave out: nofollow, fragments, local
+    # fragments, links whose canonical URL is not their URL
+    body = PAGE + b'<a href="q.html?b=2&a=1">q</a><a href="HTTP://Site.test:80/y">y</a>'
+    w = worker(tmp_path)
+    answer = ask(
+        w, {"op": "parse", "id": 1, "url": URL, "encoding": "utf-8", "keep": True}, body
+    )
+    page = page_from_json(URL, answer["page"])
+    here = extract_page(body, URL, "utf-8")
+    assert [
+        (link.url, link.kind, link.tag, link.text, link.nofollow, link.fragment)
+        for link in page.links
+    ] == [
+        (link.url, link.kind, link.tag, link.text, link.nofollow, link.fragment)
+        for link in here.links
+    ]
+    # texts are offsets into the same bytes (in place)
+    assert [(f, here.text(t)) for f, t in page.local_fragments] == [("local", "here")]
+    assert (
+        page.link_keys()
+        == here.link_keys()
+        == [canonical_url(link.url) for link in here.links]
+    )
+    assert "http://site.test/base/q.html?a=1&b=2" in page.link_keys()
+    # the page item's content hash, worked out by the worker
+    assert page.content_hash == hashlib.sha256(body).hexdigest()
+    assert here.content_hash is None
+    # only the keys that differ from their URL crossed
+    assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
+    # the page kept for the mirror comes with its mirror path
+    assert tuple(answer["path"]) == url_path(URL, True)
+    answer = ask(
+        w,
+        {"op": "parse", "id": 2, "url": URL, "encoding": "utf-8", "keep": False},
+        body,
+    )
+    assert "path" not in answer
+
+
 def parse_and_store(w, ident, body, targets):
     """The crawl's two messages for a page at URL: parse it, then store it
     with ``targets`` (the state's snapshot of its links)."""
@@ -164,6 +207,27 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # stored once: a second store of the same page is refused
     again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
     assert again == {"id": 7, "missing": True}
+
+
+def test_targets_named_by_their_place_come_back_whole(tmp_path):
+    # PageWorker._targets names the URLs among the page's link keys by their
+    # place ("at"); the others (the page's own, an alias's target) by URL
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
+    page = extract_page(PAGE, URL, "utf-8")
+    keys = page.link_keys()
+    for url in (URL, keys[0], keys[2], "http://site.test/base/x.html"):
+        state.put(Entry(url=url, path=url_path(url), hash="", size=0))
+    state.alias(keys[3], "http://site.test/base/x.html")
+    targets = state.targets([URL, *keys])
+    data = targets.to_json()
+    where = data["where"] = dict(data["where"])  # to_json shares its dicts
+    place = {key: i for i, key in enumerate(keys)}
+    data["at"] = [(place[url], where.pop(url)) for url in list(where) if url in place]
+    assert data["at"] and set(data["where"]) == {URL}
+    got = targets_from_json(json.loads(json.dumps(data)), page)
+    assert got.where == targets.where and got.aliases == targets.aliases
+    for url in (URL, *keys):
+        assert got.get(url) == targets.get(url)
 
 
 def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):

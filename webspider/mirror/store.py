@@ -112,6 +112,10 @@ class PageWriter(Protocol):
     def holds(self, response: Response) -> bool:
         """Whether it holds ``response``'s page, and can store it."""
 
+    def url_path(self, response: Response) -> Segments | None:
+        """``url_path`` of ``response``'s URL (an HTML page's or a
+        stylesheet's) if it worked it out already, else None."""
+
     async def store(
         self,
         response: Response,
@@ -139,13 +143,16 @@ def link_keys(page: ParsedPage | None, url: str) -> list[str]:
     conversion looks up."""
     if page is None:
         return [url]
-    # the same address recurs (a link's URL, its joined values, fragments):
-    # canonicalised once
-    addresses = dict.fromkeys(link.url for link in page.links)
+    keys = [url, *page.link_keys()]
+    # each joined value is a link's URL (with a fragment): only one that is
+    # not would be canonicalised here
+    links = {link.url for link in page.links} if page.resolved else ()
     for absolute in page.resolved.values():
         if absolute:
-            addresses[absolute.partition("#")[0]] = None
-    return [url, *map(canonical_url, addresses)]
+            address = absolute.partition("#")[0]
+            if address not in links:
+                keys.append(canonical_url(address))
+    return keys
 
 
 class MirrorStore:
@@ -505,7 +512,7 @@ class MirrorStore:
         for k, v in headers.items():
             setattr(entry, k, v)
         if path is None:
-            planned = self.tree.plan(url_path(response.url, kind == HTML))
+            planned = self.tree.plan(self.url_path(response, kind))
             owner = self.state.owner(planned)
             twin = self.twin(url, planned, digest, owner)
             if twin is not None:
@@ -523,6 +530,17 @@ class MirrorStore:
         self._replacing[url] = old
         self._placed[url] = (path, self.state.reserve(entry))
         return entry, change, True
+
+    def url_path(self, response: Response, kind: str) -> Segments:
+        """The mirror path of ``response``'s URL: the page worker's, when it
+        read the page and worked it out (off this core), or worked out
+        here."""
+        writer = self.writer
+        if writer is not None and kind:
+            path = writer.url_path(response)
+            if path is not None:
+                return path
+        return url_path(response.url, kind == HTML)
 
     def twin(
         self, url: str, path: Segments, digest: str, owner: str | None = ""

@@ -63,6 +63,11 @@ class MirrorUpdateMiddleware:
             del request.meta[META_CONDITIONAL]
             for name in (b"If-None-Match", b"If-Modified-Since"):
                 request.headers.pop(name, None)
+        if self.store.run == 1:
+            # the mirror's first crawl: whatever it stored, it fetched itself
+            # (asked again, as fetched_by_this_run says, without validators),
+            # so no request needs its stored copy looked up
+            return
         if not self.should_revalidate(request):
             return
         entry = self.store.stored(request.url)

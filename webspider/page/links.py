@@ -35,7 +35,7 @@ from webspider.page.scan import (
     scan,
     scan_css,
 )
-from webspider.utils.url import is_fetchable
+from webspider.utils.url import canonical_url, is_fetchable
 from webspider.utils.urljoin import UrlJoiner
 
 __all__ = [
@@ -106,6 +106,21 @@ class ParsedPage:
     #: (it has more links than the cap) or LIMIT_TIME (the parse budget ran
     #: out); ``links`` are those found until then
     limited: str | None = None
+    #: the canonical URL of each link (see ``link_keys``), once asked, or
+    #: as the page worker sent them
+    keys: list[str] | None = field(default=None, repr=False)
+    #: the SHA-256 (hex) of the bytes the page was read from, when the page
+    #: worker worked it out on its core; None: not known
+    content_hash: str | None = None
+
+    def link_keys(self) -> list[str]:
+        """The canonical URL of each of ``links``, in order: the key the
+        crawl state, the reports and the mirror look each link up by, worked
+        out once for all of them."""
+        keys = self.keys
+        if keys is None:
+            keys = self.keys = [canonical_url(link.url) for link in self.links]
+        return keys
 
     def text(self, text: str | int) -> str:
         """A fragment's link text (Link.more_fragments, local_fragments)."""

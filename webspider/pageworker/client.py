@@ -43,6 +43,7 @@ from webspider.mirror.safefs import Segments, UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
 from webspider.page.options import PageOptions
+from webspider.page.response import parsed_page
 from webspider.page.scan import link_text
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
@@ -135,9 +136,16 @@ class PageWorker:
         #: the task connecting the pipes (kept: the loop only holds it weakly)
         self._connecting: asyncio.Task[None] | None = None
         self._answers: dict[int, asyncio.Future[Reply | None]] = {}
+        #: (when its answer is due, id) of each message asked, oldest first:
+        #: one timer watches them all (asyncio.wait_for per message cost a
+        #: timer, a waiter future and their callbacks, twice a page)
+        self._due: deque[tuple[float, int]] = deque()
+        self._watch: asyncio.TimerHandle | None = None
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
+        #: response → its mirror path as the worker planned it (url_path)
+        self._paths: WeakKeyDictionary[Response, Segments] = WeakKeyDictionary()
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
@@ -315,9 +323,13 @@ class PageWorker:
         if answer.get("id") == self._ready_id and "error" not in answer:
             self._ready = True
             return
-        future = self._answers.pop(answer.get("id") or 0, None)
+        answers = self._answers
+        future = answers.pop(answer.get("id") or 0, None)
         if future is not None and not future.done():
             future.set_result((answer, body))
+            due = self._due
+            while due and due[0][1] not in answers:
+                due.popleft()  # answered (mostly in the order asked)
         elif "error" in answer:  # a message nobody waits for (init, index…)
             logger.warning("Page worker: %s", answer["error"])
 
@@ -329,6 +341,10 @@ class PageWorker:
 
     def _fail_all(self) -> None:
         self._outbox.clear()
+        self._due.clear()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         answers, self._answers = self._answers, {}
         for future in answers.values():
             if not future.done():
@@ -337,25 +353,41 @@ class PageWorker:
     async def _ask(self, header: dict[str, Any], body: bytes = b"") -> Reply | None:
         """The worker's answer to ``header``, or None (no worker, or an
         error: the caller does the work itself)."""
-        if not self.running or self._loop is None:
+        loop = self._loop
+        if not self.running or loop is None:
             return None
-        future: asyncio.Future[Reply | None] = self._loop.create_future()
-        self._answers[header["id"]] = future
+        future: asyncio.Future[Reply | None] = loop.create_future()
+        ident = header["id"]
+        self._answers[ident] = future
+        self._due.append((loop.time() + self.timeout, ident))
+        if self._watch is None:
+            self._watch = loop.call_at(self._due[0][0], self._overdue)
         self._send(header, body)
-        try:
-            reply = await asyncio.wait_for(future, self.timeout)
-        except asyncio.TimeoutError:
-            # stuck (or starved): the crawl must not wait for it
-            self.lost(f"no answer in {self.timeout:g} s")
-            if self._process is not None:
-                with contextlib.suppress(OSError):
-                    self._process.kill()
-            return None
+        reply = await future
         if reply is None or "error" in reply[0]:
             if reply is not None:
                 logger.debug("Page worker: %s", reply[0]["error"])
             return None
         return reply
+
+    def _overdue(self) -> None:
+        """The timer of the oldest answer still awaited: the worker is stuck
+        (or starved) if it is late, and the crawl must not wait for it."""
+        self._watch = None
+        loop, due, answers = self._loop, self._due, self._answers
+        if loop is None:
+            return
+        while due and due[0][1] not in answers:
+            due.popleft()  # answered
+        if not due:
+            return
+        if due[0][0] > loop.time():
+            self._watch = loop.call_at(due[0][0], self._overdue)
+            return
+        self.lost(f"no answer in {self.timeout:g} s")
+        if self._process is not None:
+            with contextlib.suppress(OSError):
+                self._process.kill()
 
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
@@ -392,11 +424,19 @@ class PageWorker:
             page.text_at = partial(link_text, response.body, name)
         if keep:
             self._held[response] = ident
+            path = answer.get("path")
+            if path is not None:
+                self._paths[response] = tuple(path)
         self._inc(STATS_PARSED)
         return page
 
     def holds(self, response: Response) -> bool:
         return self.running and response in self._held
+
+    def url_path(self, response: Response) -> Segments | None:
+        """``response``'s mirror path as the worker worked it out when it
+        read the page (webspider.mirror.paths.url_path), or None."""
+        return self._paths.get(response)
 
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None
@@ -420,7 +460,9 @@ class PageWorker:
                 "key": entry.url,
                 "path": entry.path,
                 "kind": entry.kind,
-                "targets": None if targets is None else targets.to_json(),
+                "targets": None
+                if targets is None
+                else self._targets(response, targets),
             }
         )
         if reply is None or reply[0].get("missing"):
@@ -446,6 +488,26 @@ class PageWorker:
                 spans.frombytes(packed)
                 conversion.packed_spans = answer["crc"], spans
         return tuple(answer["used"]), conversion
+
+    def _targets(self, response: Response, targets: TargetIndex) -> dict[str, Any]:
+        """``targets`` as JSON, the URLs the page links to (those the worker
+        holds the page's keys of: ParsedPage.link_keys) named by their place
+        among them ("at"), most of a small page's store message otherwise."""
+        data = targets.to_json()
+        page = parsed_page(response, self.crawler.spider)
+        where = data["where"]
+        if page is None or not where:
+            return data
+        place = {key: i for i, key in enumerate(page.link_keys())}
+        at, rest = [], {}
+        for url, value in where.items():
+            i = place.get(url)
+            if i is None:
+                rest[url] = value
+            else:
+                at.append((i, value))
+        data["where"], data["at"] = rest, at
+        return data
 
     def forget(self, response: Response) -> None:
         ident = self._held.pop(response, None)

@@ -21,7 +21,9 @@ Run as ``python -m webspider.pageworker.worker``. Pure: no Scrapy.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import hashlib
 import json
 import os
 import select
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webspider.mirror.links import convert
-from webspider.mirror.paths import original_path
+from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
 from webspider.mirror.state import TargetIndex
 from webspider.page.links import (
@@ -62,6 +64,9 @@ Reply = tuple[dict[str, Any], bytes]
 #: the bytes of the pages kept for the mirror, at most (beyond, the oldest
 #: are dropped and the crawl stores them itself)
 HELD_BYTES = 256 * 1024 * 1024
+#: the answers written so far wait for the next frame's when it is here
+#: already and is not a page larger than this (one write for both)
+QUICK_BODY = 64 * 1024
 
 
 class FrameError(ValueError):
@@ -72,13 +77,6 @@ def frame_head(header: dict[str, Any], body: bytes = b"") -> bytes:
     """A frame but its body (sent after it as it is, never copied)."""
     data = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     return _FRAME.pack(len(data), len(body)) + data
-
-
-def write_frame(stream: IO[bytes], header: dict[str, Any], body: bytes = b"") -> None:
-    stream.write(frame_head(header, body))
-    if body:
-        stream.write(body)
-    stream.flush()
 
 
 class FrameReader:
@@ -116,49 +114,84 @@ class FrameReader:
 def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
     """What the crawl needs of a page (not its spans: those stay here). Link
     texts that are offsets stay offsets when ``in_place`` (the crawl has the
-    same bytes); otherwise they are read here."""
+    same bytes); otherwise they are read here. Compact, as JSON is most of
+    what a small page costs the crawl's process to receive: each link's
+    fields but the URL, kind and tag only when they differ from Link's
+    defaults, what the page lacks left out, and the links' canonical URLs
+    (ParsedPage.link_keys, worked out here) only where they differ from the
+    URL."""
 
     def text(value: str | int) -> str | int:
         return value if in_place else page.text(value)
 
-    return {
-        "base_url": page.base_url,
-        "title": page.title,
-        "metas": page.metas,
-        "unsupported": page.unsupported_links,
-        "limited": page.limited,
-        "local": [(fragment, text(t)) for fragment, t in page.local_fragments],
-        "links": [
-            (
-                link.url,
-                link.kind,
-                link.tag,
-                link.text,
-                link.nofollow,
-                link.fragment,
-                None
-                if link.more_fragments is None
-                else {f: text(t) for f, t in link.more_fragments.items()},
-            )
-            for link in page.links
-        ],
-    }
+    rows: list[list[Any]] = []
+    for link in page.links:
+        row: list[Any] = [link.url, link.kind, link.tag]
+        more = link.more_fragments
+        if more is not None:
+            more = {f: text(t) for f, t in more.items()}
+            row += (link.text, link.nofollow, link.fragment, more)
+        elif link.fragment:
+            row += (link.text, link.nofollow, link.fragment)
+        elif link.nofollow:
+            row += (link.text, True)
+        elif link.text:
+            row.append(link.text)
+        rows.append(row)
+    data: dict[str, Any] = {"base_url": page.base_url, "links": rows}
+    if page.title is not None:
+        data["title"] = page.title
+    if page.metas:
+        data["metas"] = page.metas
+    if page.unsupported_links:
+        data["unsupported"] = page.unsupported_links
+    if page.limited is not None:
+        data["limited"] = page.limited
+    if page.local_fragments:
+        data["local"] = [(fragment, text(t)) for fragment, t in page.local_fragments]
+    other = [
+        (i, key)
+        for i, (link, key) in enumerate(zip(page.links, page.link_keys(), strict=True))
+        if key != link.url
+    ]
+    if other:
+        data["keys"] = other
+    return data
 
 
 def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
     """The ParsedPage of page_to_json's answer, without spans (the mirror
     scans again if it must convert the page itself)."""
+    rows = data["links"]
+    keys = [row[0] for row in rows]
+    for i, key in data.get("keys", ()):
+        keys[i] = key
     return ParsedPage(
         url=url,
         base_url=data["base_url"],
-        title=data["title"],
-        links=[Link(*row) for row in data["links"]],
-        metas=[(name, content) for name, content in data["metas"]],
-        unsupported_links=data["unsupported"],
-        local_fragments=[(fragment, text) for fragment, text in data["local"]],
+        title=data.get("title"),
+        links=[Link(*row) for row in rows],
+        metas=[(name, content) for name, content in data.get("metas", ())],
+        unsupported_links=data.get("unsupported", 0),
+        local_fragments=[(fragment, text) for fragment, text in data.get("local", ())],
         spans=None,
         limited=data.get("limited"),
+        keys=keys,
+        content_hash=data.get("sha256"),
     )
+
+
+def targets_from_json(data: dict[str, Any], page: ParsedPage) -> TargetIndex:
+    """The TargetIndex of a store message (PageWorker._targets): the URLs
+    named by their place among the page's link keys put back."""
+    targets = TargetIndex.from_json(data)
+    at = data.get("at")
+    if at:
+        keys = page.link_keys()
+        where = targets.where
+        for i, value in at:
+            where[keys[i]] = value
+    return targets
 
 
 def rules_to_json(rules: Iterable[LinkRule]) -> list[dict[str, Any]]:
@@ -243,12 +276,20 @@ class Worker:
                 body, url, encoding, rules, max_links=self.max_links, budget=self.budget
             )
         in_place = page.spans is not None
+        data = page_to_json(page, in_place)
+        # the page item's content_hash, worked out here, off the crawl's core
+        data["sha256"] = hashlib.sha256(body).hexdigest()
+        answer = {"id": ident, "page": data, "in_place": in_place}
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
             self.held_bytes += len(body)
             while len(self.held) > self.keep or self.held_bytes > HELD_BYTES:
                 self.held_bytes -= len(self.held.popitem(last=False)[1].body)
-        return {"id": ident, "page": page_to_json(page, in_place), "in_place": in_place}
+            # where the mirror will want it (webspider.mirror.store.prepare):
+            # worked out here, off the crawl's core
+            with contextlib.suppress(ValueError):  # then worked out there
+                answer["path"] = url_path(url, header.get("kind") != CSS)
+        return answer
 
     def store(self, header: dict[str, Any]) -> Reply:
         ident = header["id"]
@@ -263,7 +304,7 @@ class Worker:
             html = header.get("kind") != CSS
             conversion = convert(
                 body,
-                TargetIndex.from_json(targets),
+                targets_from_json(targets, held.page),
                 path,
                 page_url=held.url,
                 base_url=held.page.base_url if html else held.url,
@@ -329,6 +370,15 @@ class _Inbox:
         for frame in self.reader.feed(data):
             (self.pages if frame[0].get("op") == "parse" else self.urgent).append(frame)
 
+    def quick_next(self) -> bool:
+        """Whether the next frame is here already (read without waiting) and
+        quick to answer: not a page of more than QUICK_BODY bytes."""
+        if not self.closed and not (self.urgent or self.pages):
+            self._read(wait=False)
+        if self.urgent:
+            return True
+        return bool(self.pages) and len(self.pages[0][1]) <= QUICK_BODY
+
     def next(self) -> tuple[dict[str, Any], bytes] | None:
         """The next frame to answer; None when the stream ended."""
         while True:
@@ -348,8 +398,14 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     worker = Worker()
     inbox = _Inbox(stdin.fileno())
     while True:
+        # The answers to the frames that came together go in one write: each
+        # write wakes the crawl's event loop, a read and a callback there
+        # (the busier process) for each. Not held while a large page is read.
+        if not inbox.quick_next():
+            stdout.flush()
         frame = inbox.next()
         if frame is None or frame[0].get("op") == "stop":
+            stdout.flush()
             if worker.tree is not None:
                 worker.tree.close()
             return 0
@@ -360,7 +416,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             error = f"{type(exc).__name__}: {exc}"
             reply = {"id": header.get("id"), "error": error}, b""
         if reply is not None:
-            write_frame(stdout, *reply)
+            head, body = frame_head(*reply), reply[1]
+            stdout.write(head + body if body else head)
 
 
 def main() -> int:

@@ -132,17 +132,20 @@ class BrokenLinks:
         referrer = response.url
         # held until the crawl state commits (LinkLedger.flush): looked up
         # and written with the other pages of the commit
+        keys = page.link_keys()
         self.ledger.add_page(
             referrer,
-            [(canonical_url(link.url), link.text, link.tag) for link in page.links],
+            [
+                (key, link.text, link.tag)
+                for link, key in zip(page.links, keys, strict=True)
+            ],
         )
         if not self.stored:
             self.ledger.flush()  # in memory: nothing to batch
         anchors = self.anchors
         if anchors is not None:
-            for link in page.links:
+            for link, key in zip(page.links, keys, strict=True):
                 if link.fragment or link.more_fragments:
-                    key = canonical_url(link.url)
                     if link.fragment:
                         anchors.add_link(
                             key,

@@ -57,7 +57,7 @@ from webspider.reports.options import ReportOptions
 from webspider.requests import link_requests, page_request
 from webspider.scope.hosts import HostScope
 from webspider.scope.options import get_scope
-from webspider.utils.url import canonical_url, host_of
+from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -160,6 +160,9 @@ class WebSpider(Spider):
         # A body stopped after the headers (webspider.mirror.skipbodies):
         # the size is what the server announced, there is nothing to hash.
         stopped = "download_stopped" in response.flags
+        digest = "" if stopped else page.content_hash if page is not None else None
+        if digest is None:
+            digest = hashlib.sha256(body).hexdigest()
         item = PageItem(
             url=response.url,
             redirects=list(meta.get("redirect_urls", ())),
@@ -169,7 +172,7 @@ class WebSpider(Spider):
             referer=meta.get(META_REFERER),
             content_type=media_type(response),
             size=announced_size(response) if stopped else len(body),
-            content_hash="" if stopped else hashlib.sha256(body).hexdigest(),
+            content_hash=digest,
             title=page.title if page is not None else None,
             links=len(page.links) if page is not None else 0,
             fetched_at=self.now_iso(),
@@ -253,7 +256,7 @@ class WebSpider(Spider):
         outside = self._outside
         skipped: list[tuple[str, str]] = []  # recorded at the end, stats once
         links = page.links
-        keys = [canonical_url(link.url) for link in links]  # cached: links recur
+        keys = page.link_keys()  # worked out once: the reports use them too
         # one call for the page: the crawl state checks a batch at once
         known = seen_many(seen, keys) if seen is not None else [False] * len(keys)
         # asked before the first request is queued: a link repeated on the
