@@ -93,6 +93,15 @@ _MIN_INT = -(1 << 63)
 _CONFIRMED_MAX = 1 << 14
 #: ids looked up in one query (SQLite allows 32,766 parameters)
 _BATCH = 500
+#: WAL pages (of SQLite's default 4 KiB) after which a commit checkpoints,
+#: and the size the log file is cut back to then: 1 MiB. The log peaks at
+#: that plus one commit's pages (each commit rewrites in the log every page
+#: it touched). 4,096 pages made a ~20 MB log — 2,000 B/URL at 10,000 URLs,
+#: most of the state's peak — for a checkpoint's fsync saved a few seconds
+#: (bench/README.md, "Where the state's bytes go"). A checkpoint does not
+#: change durability: a commit is on disk (synchronous=FULL) before it.
+_WAL_PAGES = 256
+_PAGE_SIZE = 4096
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -269,8 +278,12 @@ class SQLiteState:
         db = sqlite3.connect(str(self.path))
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        # checkpoints are incremental; the log is kept small
-        db.execute("PRAGMA wal_autocheckpoint=4096")
+        # The log is copied into the file (a checkpoint, after the commit
+        # that passes the limit) and begins again from its start; the file
+        # itself shrinks back to its limit then, or the largest it ever was
+        # would stay on disk (see _WAL_PAGES).
+        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
+        db.execute(f"PRAGMA journal_size_limit={_WAL_PAGES * _PAGE_SIZE}")
         return db
 
     def _load(self) -> None:
