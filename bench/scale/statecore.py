@@ -15,7 +15,8 @@ network, no Scrapy, no records: what the state's own tables and the SQLite
 file cost.
 
 Prints CPU ms per page (process time: the Python and SQLite work, not the
-fsync waits), the same split into commit and the rest, the wall time of
+fsync waits), the same split into commit and the rest (and the CPU of
+lease, contains_many and add, in that rest), the wall time of
 the commits (the fsyncs), the bytes written a page (log frames and
 checkpoints), the largest the files were (db + WAL) after a
 commit, sampled every commit, and the file at the end, per URL.
@@ -85,15 +86,23 @@ def run(pages: int, folder: Path, seed: int) -> dict[str, float]:
     peak = peak_wal = 0
     acks: list[int] = []
     started_cpu, started, started_written = cpu(), time.perf_counter(), written()
+    clock = time.thread_time
+    parts = dict.fromkeys(("lease", "contains_many", "add"), 0.0)
     while True:
+        t = clock()
         leases = state.lease(16, deadline=time.time() + 600, strict=False)
+        parts["lease"] += clock() - t
         if not leases:
             break
         for lease in leases:
             request = lease.request
             page = int(request.url.rsplit("/", 1)[1].split(".")[0])
             keys = [page_url(j) for j in links_of(page, pages, rng)]
-            for key, seen in zip(keys, state.contains_many(keys), strict=True):
+            t = clock()
+            answers = state.contains_many(keys)
+            t2 = clock()
+            parts["contains_many"] += t2 - t
+            for key, seen in zip(keys, answers, strict=True):
                 if not seen:
                     state.add(
                         [
@@ -106,6 +115,7 @@ def run(pages: int, folder: Path, seed: int) -> dict[str, float]:
                             )
                         ]
                     )
+            parts["add"] += clock() - t2
             acks.append(lease.ticket)
             done += 1
             if len(acks) >= 32:
@@ -135,6 +145,10 @@ def run(pages: int, folder: Path, seed: int) -> dict[str, float]:
         "cpu_ms_page": round(1000 * total_cpu / done, 3),
         "commit_cpu_ms_page": round(1000 * commit_cpu / done, 3),
         "other_cpu_ms_page": round(1000 * (total_cpu - commit_cpu) / done, 3),
+        **{
+            f"{name}_cpu_ms_page": round(1000 * value / done, 3)
+            for name, value in parts.items()
+        },
         "commit_wall_ms": round(1000 * commit_wall / max(commits, 1), 2),
         "wall_s": round(wall, 1),
         "written_kb_page": round(wrote / done / 1024, 1),
