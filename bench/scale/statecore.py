@@ -74,7 +74,7 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run(pages: int, folder: Path, seed: int) -> dict[str, float]:
+def run(pages: int, folder: Path, seed: int, records: int = 0) -> dict[str, float]:
     rng = random.Random(seed)
     path = folder / "state.sqlite3"
     state = SQLiteState(path, fresh=True)
@@ -116,6 +116,11 @@ def run(pages: int, folder: Path, seed: int) -> dict[str, float]:
                         ]
                     )
             parts["add"] += clock() - t2
+            if records:
+                # what the features keep a page: records of its links
+                state.records("bench.links").put_many(
+                    (f"{key[-12:]}{page}", [page, "text"]) for key in keys[:records]
+                )
             acks.append(lease.ticket)
             done += 1
             if len(acks) >= 32:
@@ -163,10 +168,17 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--dir", type=Path, help="folder for the state file")
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=0,
+        help="records written a page (keyed by link and page, as the reports'"
+        " referrers are): commits of the size a mirrored crawl's are",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        result = run(args.pages, Path(tmp), args.seed)
+        result = run(args.pages, Path(tmp), args.seed, args.records)
     if args.json:
         print(json.dumps(result))
     else:
