@@ -133,7 +133,13 @@ CREATE INDEX url_fp ON url (fp);
 CREATE INDEX url_queued ON url (origin, depth, priority DESC, id) WHERE status = 1;
 CREATE INDEX url_deferred ON url (status) WHERE status = 4;
 """
-_ROW = "id, key, url, origin, depth, round, priority, kind, referer, extra"
+#: a request's row, and its referer's URL (the page it was found on) read
+#: in the same query
+_ROW = (
+    "u.id, u.key, u.url, u.origin, u.depth, u.round, u.priority, u.kind,"
+    " u.referer, u.extra, r.url, r.key, r.origin"
+    " FROM url u LEFT JOIN url r ON r.id = u.referer"
+)
 #: what may follow an origin's name in a key stored without it
 _AFTER_ORIGIN = frozenset(("", "/", "?", "#"))
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -561,20 +567,19 @@ class SQLiteState:
         return oid
 
     def _request(self, row: Sequence[Any]) -> StoredRequest:
-        _id, short, url, origin, depth, round_, priority, kind, referer, extra = row
-        key = _full_key(short, self._origin_names[origin])
+        (short, url, origin, depth, round_, priority, kind, referer, extra) = row[1:10]
+        ref_url, ref_key, ref_origin = row[10:]
+        names = self._origin_names
+        key = _full_key(short, names[origin])
         data: dict[str, Any] = _extra_data(extra) if extra else {}
         referer_url = data.get("referer")
         if referer is not None:
-            ref = self._db.execute(
-                "SELECT url, key, origin FROM url WHERE id = ?", (referer,)
-            ).fetchone()
-            if ref is None:
-                referer_url = None
-            elif ref[0] is not None:
-                referer_url = ref[0]
+            if ref_url is not None:
+                referer_url = ref_url
+            elif ref_key is not None:
+                referer_url = _full_key(ref_key, names[ref_origin])
             else:
-                referer_url = _full_key(ref[1], self._origin_names[ref[2]])
+                referer_url = None
         return StoredRequest(
             key=key,
             url=key if url is None else url,
@@ -632,8 +637,8 @@ class SQLiteState:
         depths = self._leased_depths.get(origin)
         shallowest = min(depths) if depths else None
         rows = self._db.execute(
-            f"SELECT {_ROW} FROM url WHERE status = ? AND origin = ?"
-            " ORDER BY depth, priority DESC, id LIMIT ?",
+            f"SELECT {_ROW} WHERE u.status = ? AND u.origin = ?"
+            " ORDER BY u.depth, u.priority DESC, u.id LIMIT ?",
             (QUEUED, origin, limit),
         ).fetchall()
         leases = []
@@ -733,7 +738,7 @@ class SQLiteState:
         cursor = self._db.cursor()
         try:
             for row in cursor.execute(
-                f"SELECT {_ROW} FROM url WHERE status = ? ORDER BY id", (DEFERRED,)
+                f"SELECT {_ROW} WHERE u.status = ? ORDER BY u.id", (DEFERRED,)
             ):
                 yield self._request(row)
         finally:
