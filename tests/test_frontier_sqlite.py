@@ -163,6 +163,72 @@ def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
         state.close()
 
 
+ORIGIN = "http://a.test"
+
+
+@pytest.mark.parametrize(
+    ("key", "short"),
+    [
+        ("http://a.test/x?q=1", "/x?q=1"),
+        ("http://a.test", ""),
+        ("http://a.test?q", "?q"),
+        ("http://a.test#f", "#f"),
+        # another host that begins with the origin's name
+        ("http://a.testy/x", "http://a.testy/x"),
+        ("http://a.test:81/x", "http://a.test:81/x"),
+        ("HEAD http://a.test/x", "HEAD http://a.test/x"),
+        # keys no crawl makes, which would read as an origin's path
+        ("/x", "!/x"),
+        ("", "!"),
+        ("!x", "!!x"),
+        ("ẞ://a.test/", "!ẞ://a.test/"),
+    ],
+)
+def test_a_row_keeps_its_key_without_its_origin(key, short):
+    assert sqlite_state._short_key(key, ORIGIN) == short
+    assert sqlite_state._full_key(short, ORIGIN) == key
+
+
+def test_keys_of_every_shape_come_back_exactly(path):
+    odd = ["http://a.test/x", "http://a.testy/", "/x", "", "!x", "HEAD http://a.test/"]
+    requests = [
+        StoredRequest(key=key, url="http://a.test/x" if key else "http://a.test")
+        for key in odd
+    ]
+    state = SQLiteState(path)
+    assert state.add(requests) == [True] * len(odd)
+    state.close()
+    state = SQLiteState(path)  # the filter rebuilt from the rows
+    try:
+        state._confirmed.clear()
+        assert [key in state for key in odd] == [True] * len(odd)
+        assert state.contains_many([*odd, "http://a.test/y"]) == [True] * len(odd) + [
+            False
+        ]
+        leased = state.lease(len(odd), deadline=1e12, strict=False)
+        assert sorted(lease.request.key for lease in leased) == sorted(odd)
+    finally:
+        state.close()
+
+
+def test_rows_are_kept_in_the_order_they_were_queued(path):
+    # appended at the end of the table (see the module docstring), and a
+    # deferred URL queued later goes after what is queued already
+    state = SQLiteState(path)
+    state.defer([req("d", 1)])
+    state.add([req("a", 1), req("b", 1)])
+    state.add([req("d", 1), req("c", 1)])
+    state.commit()
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute("SELECT key FROM url ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert [key for (key,) in rows] == ["/a", "/b", "/d", "/c"]
+    assert [x.request.key[-1] for x in state.lease(4, deadline=1e12)] == list("abdc")
+    state.close()
+
+
 def test_bytes_per_url_on_disk(path):
     state = SQLiteState(path)
     n = 20_000
@@ -315,7 +381,8 @@ def test_a_link_with_its_referer_header_is_stored_as_a_code(path):
     db = sqlite3.connect(path)
     extras = dict(db.execute("SELECT key, extra FROM url WHERE status = 1"))
     db.close()
-    assert extras == {"http://a.test/x": "1", "http://a.test/y": '{"meta":{"k":1}}'}
+    # (the key without its origin's name, which the origin column gives)
+    assert extras == {"/x": "1", "/y": '{"meta":{"k":1}}'}
     leased = {
         lease.request.key: lease.request
         for lease in state.lease(2, deadline=1e12, strict=False)

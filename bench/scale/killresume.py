@@ -116,9 +116,17 @@ def state_not_done(out: Path, urls: set[str]) -> set[str]:
         return set(urls)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        # a row's key without its origin's name when it begins with it
+        # (webspider.frontier.sqlite, format 2)
         done = {
             key
-            for (key,) in db.execute("SELECT key FROM url WHERE status = ?", (DONE,))
+            for (key,) in db.execute(
+                "SELECT CASE WHEN substr(u.key, 1, 1) = '!' THEN substr(u.key, 2)"
+                " WHEN u.key = '' OR substr(u.key, 1, 1) IN ('/', '?', '#')"
+                " THEN o.name || u.key ELSE u.key END"
+                " FROM url u JOIN origin o ON o.id = u.origin WHERE u.status = ?",
+                (DONE,),
+            )
         }
     finally:
         db.close()

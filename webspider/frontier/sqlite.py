@@ -1,30 +1,41 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 1)::
+Layout (``FORMAT_VERSION`` 2)::
 
-    url(id INTEGER PRIMARY KEY,  -- 64-bit fingerprint of key (probed on a collision)
-        key TEXT NOT NULL,       -- the exact de-duplication key
+    url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
+        fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key
+        key TEXT NOT NULL,       -- the exact de-duplication key, without
+                                 -- its origin's name when it begins with it
         url TEXT,                -- as found; NULL when equal to key
         status INTEGER NOT NULL, -- 1 queued, 2 leased, 3 done, 4 deferred
         origin INTEGER NOT NULL, -- origin.id
         depth, round, priority, kind INTEGER NOT NULL,  -- kind: 0 page, 1 requisite
         referer INTEGER,         -- url.id of the page it was found on
-        seq INTEGER NOT NULL,    -- FIFO order
         extra TEXT)              -- JSON of the rest (method, meta, an unknown
                                  -- referer, another kind); NULL when none,
                                  -- "1" for the usual link's (_EXTRA_CODES)
                                  -- (referer and extra: NULL once done)
-    INDEX queued ON url(origin, depth, priority DESC, seq) WHERE status = 1
-    INDEX deferred ON url(seq) WHERE status = 4
+    INDEX fp ON url(fp)
+    INDEX queued ON url(origin, depth, priority DESC, id) WHERE status = 1
+    INDEX deferred ON url(status) WHERE status = 4     -- in id order
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    collision(id INTEGER PRIMARY KEY, fp INTEGER)   -- rows not under their fingerprint
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
 
-Exact: a row is found by its fingerprint, and its key compared; when two keys
-share a fingerprint, the second is stored under the next free id (linear
-probing over ids; rows are never deleted, so a probe chain never breaks) and
-recorded in ``collision``. In memory, a KeyFilter of the seen keys
+Why the id is the queue's order and not the fingerprint (format 1): rows
+are appended at the end of the table, and leased and acknowledged in about
+the order they were queued, so a commit rewrites a few pages of the table
+(every page a commit touches is written to the log again, and fsynced)
+instead of one page for nearly every URL queued, leased or acknowledged
+since the last commit; only the fingerprint index (~20 bytes an entry)
+takes random inserts. The table's pages are full (a B-tree filled at its
+end splits nothing), and the key drops its origin's ``scheme://host``,
+which the origin column gives: ~30 B/URL less than format 1
+(bench/README.md, "Where the state's bytes go").
+
+Exact: a row is found by its fingerprint (the index gives every row of it),
+and its key compared, so two keys sharing a fingerprint are two rows. In
+memory, a KeyFilter of the seen keys
 (webspider.frontier.keyfilter: 8 to 12 bytes a key) answers "not seen"
 without touching the file; a hit is confirmed against the row (and
 confirmed keys are cached, since the same navigation links recur on every
@@ -87,19 +98,26 @@ QUEUED, LEASED, DONE, DEFERRED = 1, 2, 3, 4
 _SEEN = (QUEUED, LEASED, DONE)
 _KINDS = {"page": 0, "requisite": 1}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
-_MAX_INT = (1 << 63) - 1
-_MIN_INT = -(1 << 63)
 #: confirmed seen keys kept (the links every page repeats)
 _CONFIRMED_MAX = 1 << 14
 #: ids looked up in one query (SQLite allows 32,766 parameters)
 _BATCH = 500
+#: WAL pages (of SQLite's default 4 KiB) after which a commit checkpoints,
+#: and the size the log file is cut back to then: 1 MiB. The log peaks at
+#: that plus one commit's pages (each commit rewrites in the log every page
+#: it touched). 4,096 pages made a ~20 MB log — 2,000 B/URL at 10,000 URLs,
+#: most of the state's peak — for a checkpoint's fsync saved a few seconds
+#: (bench/README.md, "Where the state's bytes go"). A checkpoint does not
+#: change durability: a commit is on disk (synchronous=FULL) before it.
+_WAL_PAGES = 256
+_PAGE_SIZE = 4096
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE origin (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE collision (id INTEGER PRIMARY KEY, fp INTEGER NOT NULL);
 CREATE TABLE url (
     id INTEGER PRIMARY KEY,
+    fp INTEGER NOT NULL,
     key TEXT NOT NULL,
     url TEXT,
     status INTEGER NOT NULL,
@@ -109,13 +127,21 @@ CREATE TABLE url (
     priority INTEGER NOT NULL,
     kind INTEGER NOT NULL,
     referer INTEGER,
-    seq INTEGER NOT NULL,
     extra TEXT
 );
-CREATE INDEX url_queued ON url (origin, depth, priority DESC, seq) WHERE status = 1;
-CREATE INDEX url_deferred ON url (seq) WHERE status = 4;
+CREATE INDEX url_fp ON url (fp);
+CREATE INDEX url_queued ON url (origin, depth, priority DESC, id) WHERE status = 1;
+CREATE INDEX url_deferred ON url (status) WHERE status = 4;
 """
-_ROW = "id, key, url, origin, depth, round, priority, kind, referer, extra"
+#: a request's row, and its referer's URL (the page it was found on) read
+#: in the same query
+_ROW = (
+    "u.id, u.key, u.url, u.origin, u.depth, u.round, u.priority, u.kind,"
+    " u.referer, u.extra, r.url, r.key, r.origin"
+    " FROM url u LEFT JOIN url r ON r.id = u.referer"
+)
+#: what may follow an origin's name in a key stored without it
+_AFTER_ORIGIN = frozenset(("", "/", "?", "#"))
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: the extra column of nearly every queued link (its Referer header is the
 #: page it was found on), stored as a one-character code: 43 bytes less a
@@ -135,8 +161,28 @@ def _extra_data(text: str) -> dict[str, Any]:
     return data
 
 
-def _next_id(i: int) -> int:
-    return _MIN_INT if i == _MAX_INT else i + 1
+def _short_key(key: str, origin: str) -> str:
+    """``key`` as its row keeps it: without ``origin`` (``scheme://host``)
+    when it begins with it (then it is empty or begins with / ? #); a key
+    not beginning with a letter (none of a crawl's: URLs, "HEAD <url>") is
+    marked with a "!", so that the two never meet."""
+    if key.startswith(origin):
+        rest = key[len(origin) :]
+        if rest[:1] in _AFTER_ORIGIN:
+            return rest
+    if key[:1].isascii() and key[:1].isalpha():
+        return key
+    return "!" + key
+
+
+def _full_key(short: str, origin: str) -> str:
+    """The key a row's ``key`` column stands for (``_short_key``)."""
+    first = short[:1]
+    if first.isascii() and first.isalpha():
+        return short
+    if first == "!":
+        return short[1:]
+    return origin + short
 
 
 class StateLockedError(StateError):
@@ -269,8 +315,12 @@ class SQLiteState:
         db = sqlite3.connect(str(self.path))
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        # checkpoints are incremental; the log is kept small
-        db.execute("PRAGMA wal_autocheckpoint=4096")
+        # The log is copied into the file (a checkpoint, after the commit
+        # that passes the limit) and begins again from its start; the file
+        # itself shrinks back to its limit then, or the largest it ever was
+        # would stay on disk (see _WAL_PAGES).
+        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
+        db.execute(f"PRAGMA journal_size_limit={_WAL_PAGES * _PAGE_SIZE}")
         return db
 
     def _load(self) -> None:
@@ -316,14 +366,11 @@ class SQLiteState:
                 ).fetchall()
             )
         )
-        (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM url").fetchone()
+        (seq,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM url").fetchone()
         self._seq = int(seq)
         seen = self._counts[QUEUED] + self._counts[DONE]
         self._filter = KeyFilter(seen)
-        add = self._filter.add
-        seen_keys = "SELECT key FROM url WHERE status IN (?, ?, ?)"
-        for (key,) in db.execute(seen_keys, _SEEN):
-            add(key)
+        self._add_keys("SELECT key, origin FROM url WHERE status IN (?, ?, ?)", _SEEN)
         self._round = int(self.get_meta("round") or 0)
         self._confirmed: set[str] = set()
         # leases: ticket → (origin id, depth, url), and the deadlines
@@ -332,7 +379,6 @@ class SQLiteState:
         self._lease_by_url: dict[str, int] = {}
         self._leased_depths: dict[int, Counter[int]] = {}
         self._turn = 0
-        self._free = 0
         #: this handle set the finished flag: close() compacts the file
         self._finishing = False
 
@@ -368,22 +414,29 @@ class SQLiteState:
             return answers
         unsure = [keys[i] for i in todo]
         fps = fingerprints(unsure).tolist()
-        found: dict[int, str] = {}
+        # every seen row of those fingerprints (two keys may share one)
+        found: set[str] = set()
+        names = self._origin_names
         for start in range(0, len(fps), _BATCH):
             chunk = fps[start : start + _BATCH]
+            rows = self._db.execute(
+                f"SELECT key, origin FROM url WHERE fp IN"
+                f" ({', '.join('?' * len(chunk))}) AND status IN {_SEEN}",
+                chunk,
+            ).fetchall()
+            # nearly every key: its origin's name, then its path
             found.update(
-                self._db.execute(
-                    f"SELECT id, key FROM url WHERE status IN {_SEEN} AND id IN"
-                    f" ({', '.join('?' * len(chunk))})",
-                    chunk,
-                )
+                [
+                    names[origin] + key
+                    if key[:1] == "/"
+                    else _full_key(key, names[origin])
+                    for key, origin in rows
+                ]
             )
         if len(confirmed) + len(todo) > _CONFIRMED_MAX:
             confirmed.clear()
-        for i, key, fp in zip(todo, unsure, fps, strict=True):
-            # not under its fingerprint: stored under another id (a
-            # collision), deferred, or a key the filter only may hold
-            seen = found.get(fp) == key or key in self
+        for i, key in zip(todo, unsure, strict=True):
+            seen = key in found
             answers[i] = seen
             if seen:
                 confirmed.add(key)
@@ -399,19 +452,23 @@ class SQLiteState:
             self._confirmed.clear()
         self._confirmed.add(key)
 
-    def _find(self, key: str) -> tuple[int, int] | None:
-        """(id, status) of ``key``'s row, or None (then ``self._free`` is the
-        id it would be stored under)."""
-        i = fingerprint(key)
-        execute = self._db.execute
-        while True:
-            row = execute("SELECT key, status FROM url WHERE id = ?", (i,)).fetchone()
-            if row is None:
-                self._free = i
-                return None
-            if row[0] == key:
-                return i, int(row[1])
-            i = _next_id(i)
+    def _find(self, key: str, fp: int | None = None) -> tuple[int, int] | None:
+        """(id, status) of ``key``'s row, or None."""
+        names = self._origin_names
+        for row_id, short, origin, status in self._db.execute(
+            "SELECT id, key, origin, status FROM url WHERE fp = ?",
+            (fingerprint(key) if fp is None else fp,),
+        ):
+            if _full_key(short, names[origin]) == key:
+                return int(row_id), int(status)
+        return None
+
+    def _add_keys(self, query: str, args: Sequence[Any]) -> None:
+        """Add the keys of the rows ``query`` gives (key, origin) to the filter."""
+        add = self._filter.add
+        names = self._origin_names
+        for short, origin in self._db.execute(query, args):
+            add(_full_key(short, names[origin]))
 
     # -- the queue ------------------------------------------------------------------
     def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
@@ -425,22 +482,21 @@ class SQLiteState:
         if key in self._confirmed:
             return False
         fp = fingerprint(key)
-        values: tuple[Any, ...] | None = None
-        if key not in self._filter:
-            # most new keys: stored under their fingerprint at the first try
-            values = self._values(request, status)
-            if self._insert(fp, values):
-                self._stored(values, status)
-                return True
-        found = self._find(key)
-        if found is None:  # a collision: stored under the next free id
-            values = values or self._values(request, status)
-            self._insert(self._free, values)
-            if self._free != fp:
-                self._db.execute(
-                    "INSERT INTO collision (id, fp) VALUES (?, ?)", (self._free, fp)
-                )
-            self._stored(values, status)
+        # A key the filter has not got was never queued: most new keys are
+        # inserted without a read. Only a deferred row of it may exist, when
+        # anything is deferred (the filter holds the seen keys only).
+        found = None
+        if self._counts[DEFERRED] or key in self._filter:
+            found = self._find(key, fp)
+        if found is None:
+            values = self._values(request, fp, status)
+            self._db.execute(
+                "INSERT INTO url (id, fp, key, url, status, origin, depth,"
+                " round, priority, kind, referer, extra)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            self._stored(key, values[5], status)
             return True
         row_id, old = found
         if old in _SEEN:
@@ -448,34 +504,26 @@ class SQLiteState:
             return False
         if status == DEFERRED:
             return False  # deferred once
-        # deferred, then met again within the cap: fetched in this round
-        values = values or self._values(request, status)
+        # deferred, then met again within the cap: fetched in this round,
+        # after what is queued already (a new id)
+        values = self._values(request, fp, status)
         self._db.execute(
-            "UPDATE url SET key = ?, url = ?, status = ?, origin = ?, depth = ?,"
-            " round = ?, priority = ?, kind = ?, referer = ?, seq = ?, extra = ?"
-            " WHERE id = ?",
+            "UPDATE url SET id = ?, fp = ?, key = ?, url = ?, status = ?,"
+            " origin = ?, depth = ?, round = ?, priority = ?, kind = ?,"
+            " referer = ?, extra = ? WHERE id = ?",
             (*values, row_id),
         )
         self._counts[DEFERRED] -= 1
-        self._stored(values, status)
+        self._stored(key, values[5], status)
         return True
 
-    def _insert(self, row_id: int, values: tuple[Any, ...]) -> bool:
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO url (id, key, url, status, origin, depth,"
-            " round, priority, kind, referer, seq, extra)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row_id, *values),
-        )
-        return cursor.rowcount == 1
-
-    def _stored(self, values: tuple[Any, ...], status: int) -> None:
+    def _stored(self, key: str, origin: int, status: int) -> None:
         self._counts[status] += 1
         if status == QUEUED:
-            self._filter.add(values[0])
-            self._queued_by_origin[values[3]] += 1
+            self._filter.add(key)
+            self._queued_by_origin[origin] += 1
 
-    def _values(self, request: StoredRequest, status: int) -> tuple[Any, ...]:
+    def _values(self, request: StoredRequest, fp: int, status: int) -> tuple[Any, ...]:
         extra: dict[str, Any] = {}
         kind = _KINDS.get(request.kind)
         if kind is None:
@@ -492,17 +540,20 @@ class SQLiteState:
         if request.meta:
             extra["meta"] = dict(request.meta)
         self._seq += 1
+        key = request.key
+        origin = request.origin
         return (
-            request.key,
-            None if request.url == request.key else request.url,
+            self._seq,
+            fp,
+            _short_key(key, origin),
+            None if request.url == key else request.url,
             status,
-            self._origin_id(request.origin),
+            self._origin_id(origin),
             request.depth,
             request.round,
             request.priority,
             kind,
             referer,
-            self._seq,
             _extra_text(extra) if extra else None,
         )
 
@@ -516,14 +567,19 @@ class SQLiteState:
         return oid
 
     def _request(self, row: Sequence[Any]) -> StoredRequest:
-        _id, key, url, _origin, depth, round_, priority, kind, referer, extra = row
+        (short, url, origin, depth, round_, priority, kind, referer, extra) = row[1:10]
+        ref_url, ref_key, ref_origin = row[10:]
+        names = self._origin_names
+        key = _full_key(short, names[origin])
         data: dict[str, Any] = _extra_data(extra) if extra else {}
         referer_url = data.get("referer")
         if referer is not None:
-            ref = self._db.execute(
-                "SELECT COALESCE(url, key) FROM url WHERE id = ?", (referer,)
-            ).fetchone()
-            referer_url = ref[0] if ref else None
+            if ref_url is not None:
+                referer_url = ref_url
+            elif ref_key is not None:
+                referer_url = _full_key(ref_key, names[ref_origin])
+            else:
+                referer_url = None
         return StoredRequest(
             key=key,
             url=key if url is None else url,
@@ -581,8 +637,8 @@ class SQLiteState:
         depths = self._leased_depths.get(origin)
         shallowest = min(depths) if depths else None
         rows = self._db.execute(
-            f"SELECT {_ROW} FROM url WHERE status = ? AND origin = ?"
-            " ORDER BY depth, priority DESC, seq LIMIT ?",
+            f"SELECT {_ROW} WHERE u.status = ? AND u.origin = ?"
+            " ORDER BY u.depth, u.priority DESC, u.id LIMIT ?",
             (QUEUED, origin, limit),
         ).fetchall()
         leases = []
@@ -682,7 +738,7 @@ class SQLiteState:
         cursor = self._db.cursor()
         try:
             for row in cursor.execute(
-                f"SELECT {_ROW} FROM url WHERE status = ? ORDER BY seq", (DEFERRED,)
+                f"SELECT {_ROW} WHERE u.status = ? ORDER BY u.id", (DEFERRED,)
             ):
                 yield self._request(row)
         finally:
@@ -701,9 +757,7 @@ class SQLiteState:
         moved = sum(count for _, count in waiting)
         if not moved:
             return 0
-        add = self._filter.add
-        for (key,) in db.execute("SELECT key FROM url WHERE status = ?", (DEFERRED,)):
-            add(key)
+        self._add_keys("SELECT key, origin FROM url WHERE status = ?", (DEFERRED,))
         self._round += 1
         db.execute(
             "UPDATE url SET status = ?, depth = 0, round = ? WHERE status = ?",

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from webspider.records import Records
 
 #: bumped when the stored layout changes; a state of another version is refused
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"
