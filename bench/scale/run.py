@@ -126,7 +126,9 @@ def crawl(
         "urls_seen": int(summary.get("urls_seen") or 0),
         "finish_reason": summary.get("finish_reason"),
         "state_bytes": sampler.final_state_bytes,
-        "peak_state_bytes": max(sampler.peak_state_bytes, *(row[3] for row in before)),
+        "peak_state_bytes": max(
+            [sampler.peak_state_bytes, *(row[3] for row in before)]
+        ),
         "rows": rows,
     }
 
