@@ -6,7 +6,9 @@ Each OUT is a worker's folder or a folder holding ``worker-<n>`` folders
 several machines are given side by side. Bad input (a missing folder, one
 that is not a webspider output, an output overlapping an input, an output
 that holds something else) is one line, ``webspider: error: …``, and exit
-status 2, before anything is written; the inputs are only read.
+status 2, before anything is written; the inputs are only read. A
+combination stopped halfway (Ctrl-C: one line, exit status 130; a kill; an
+error reading an input) is replaced by running the same command again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EXIT_USAGE = 2
+#: stopped with Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_INTERRUPTED = 130
 
 
 class Command(ScrapyCommand):
@@ -66,6 +70,14 @@ class Command(ScrapyCommand):
         except (ConfigError, OSError) as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             self.exitcode = EXIT_USAGE
+            return
+        except KeyboardInterrupt:
+            print(
+                f"webspider: interrupted: {opts.output} is incomplete; run the "
+                "same command again to combine",
+                file=sys.stderr,
+            )
+            self.exitcode = EXIT_INTERRUPTED
             return
         logger.info(
             "Combined %d outputs into %s: %d pages (%d repeated lines and %d "

@@ -69,6 +69,10 @@ logger = logging.getLogger(__name__)
 MIRROR_DIR = "mirror"
 #: summary.json's key naming the folders a combined output was made from
 COMBINED_FROM = "combined_from"
+#: written into a combined output before anything else, so that one left
+#: incomplete (Ctrl-C, a kill, a full disk) is known as a combination and
+#: the same command replaces it; the summary says so too once written
+COMBINING_MARK = ".webspider-combined"
 
 
 @dataclass
@@ -145,6 +149,8 @@ def check_output(inputs: Iterable[Path], output: Path) -> None:
 
 
 def was_combined(folder: Path) -> bool:
+    if (folder / COMBINING_MARK).is_file():
+        return True
     try:
         data = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -500,6 +506,7 @@ def combine(
     check_output), which is created or replaced."""
     check_output([*(p.resolve() for p in given), *inputs], output)
     output.mkdir(parents=True, exist_ok=True)
+    (output / COMBINING_MARK).touch()
     summaries = [_read_json(f / SUMMARY_FILE) for f in inputs]
     result = Combined(inputs=inputs, summary=Summary())
     with open_atomic(output / PAGES_FILE) as out:
