@@ -10,6 +10,7 @@ for every page. Asserted on what the server saw and on the files.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -30,16 +31,36 @@ def path_of(i: int) -> str:
     return "/" if i == 0 else f"/p/{i}"
 
 
-def dated_tree(server: TestServer) -> None:
-    """Every page says when it changed, and answers 304 when asked since."""
+def held(lock: Path) -> bool:
+    """Whether a process holds ``lock`` (a worker folder's flock), read from
+    /proc/locks: trying the lock here could take the folder from the worker."""
+    try:
+        inode = f":{lock.stat().st_ino} "
+    except FileNotFoundError:
+        return False
+    with open("/proc/locks", encoding="ascii") as locks:
+        return any("FLOCK" in line and inode in line for line in locks)
+
+
+def dated_tree(server: TestServer, second_worker: Path) -> None:
+    """Every page says when it changed, and answers 304 when asked since.
+
+    /p/3 (depth 2) is answered once a second worker runs (holds the lock
+    ``second_worker``), and each page takes 0.1 s: in each crawl the first
+    worker cannot crawl the whole site before the second one joins, however
+    late it starts (a worker starting after a crawl finished would start
+    another update crawl)."""
     for i in range(PAGES):
         children = [path_of(c) for c in (2 * i + 1, 2 * i + 2) if c < PAGES]
         body = html("".join(f'<a href="{c}">{c}</a>' for c in children))
 
-        def route(seen: SeenRequest, body: str = body) -> Page:
+        def route(seen: SeenRequest, body: str = body, gate: bool = i == 3) -> Page:
+            deadline = time.monotonic() + 60
+            while gate and not held(second_worker) and time.monotonic() < deadline:
+                time.sleep(0.01)
             if seen.headers.get("If-Modified-Since") == LAST_MODIFIED:
                 return Page(b"", status=304, content_type=None, delay=0.02)
-            return Page(body, headers=[("Last-Modified", LAST_MODIFIED)], delay=0.02)
+            return Page(body, headers=[("Last-Modified", LAST_MODIFIED)], delay=0.1)
 
         server.add(path_of(i), route)
 
@@ -78,8 +99,8 @@ def changes(out: Path) -> Counter[tuple[str, str]]:
 
 
 def test_an_update_crawl_knows_the_pages_of_every_worker(server, redis_url, tmp_path):
-    dated_tree(server)
     out = tmp_path / "out"
+    dated_tree(server, out / "worker-2.lock")
     crawl_with(server, out, redis_url, 2)
     fetched = Counter(seen.path for seen in server.log if seen.path != "/robots.txt")
     assert len(fetched) == PAGES
