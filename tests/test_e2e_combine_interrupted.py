@@ -16,7 +16,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tests.support.cli import ROOT, scrapy_env
+from tests.support.cli import start_apart
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,14 +44,7 @@ def worker(folder: Path, paths: list[str], mirror_files: int) -> None:
 
 
 def combine(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "scrapy", "combine", *args],
-        cwd=ROOT,
-        env=scrapy_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_apart([sys.executable, "-m", "scrapy", "combine", *args])
 
 
 def test_a_combination_stopped_halfway_is_replaced_by_the_same_command(

@@ -17,7 +17,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
+from tests.support.cli import run_crawl, scrapy_command, start_apart
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +47,7 @@ def test_ctrl_c_while_the_crawl_starts_prints_one_line(
     fifo = tmp_path / "gate"
     os.mkfifo(fifo)
     out = tmp_path / "out"
-    process = subprocess.Popen(
+    process = start_apart(
         scrapy_command(
             "-a",
             f"start_urls={server.url('/')}",
@@ -56,11 +56,7 @@ def test_ctrl_c_while_the_crawl_starts_prints_one_line(
             "-s",
             "SPIDER_MODULES=webspider.spiders,tests.support.gate",
         ),
-        cwd=ROOT,
-        env={**scrapy_env(), "TEST_START_GATE": str(fifo)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        env={"TEST_START_GATE": str(fifo)},
     )
     writer = open_for_writing_once_read(fifo, process)
     try:

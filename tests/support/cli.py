@@ -50,6 +50,22 @@ def start_crawl(*args: str) -> subprocess.Popen[str]:
     )
 
 
+def start_apart(
+    argv: list[str], env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``argv`` (a ``scrapy`` command) started in the project, its stdout and
+    stderr apart (a test of what a command prints on stderr); ``env`` added
+    to the environment."""
+    return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env={**scrapy_env(), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def run_crawl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         scrapy_command(*args),
