@@ -39,8 +39,11 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.e2e
 
-#: timers may fire a little early, and the clock is read a little late
-TOLERANCE = 0.05
+#: timers may fire a little early, and the server reads its clock a little
+#: late: four workers and a redis-server on 2 cores under load delay one
+#: request's log time more than the next one's (a gap of 0.946 s was seen at
+#: load 8). Without shared politeness the gaps are near 0, so this still fails.
+TOLERANCE = 0.1
 
 
 def robots(text: str) -> Page:
