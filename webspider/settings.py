@@ -296,4 +296,6 @@ FEED_EXPORT_ENCODING = "utf-8"
 
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 LOG_LEVEL = "INFO"
+# "Crawled" and "Scraped from" (DEBUG) cost nothing unless LOG_LEVEL prints them.
+LOG_FORMATTER = "webspider.logformatter.LogFormatter"
 LOG_FORMAT = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
