@@ -154,12 +154,14 @@ class Awaited:
         if len(self._landed) >= _BUFFER:
             self.flush()
 
-    def _short(self, url: str) -> str:
-        """What a URL's code stands for in ``mirror.urls``."""
+    def short(self, url: str) -> str:
+        """``<site code><path>`` of ``url``: what a URL's code stands for in
+        ``mirror.urls`` (and the owner of a name in ``mirror.paths``)."""
         site = site_of(url)
         return self.code(site) + url[len(site) :]
 
-    def _url(self, short: str) -> str | None:
+    def long(self, short: str) -> str | None:
+        """The URL ``short`` (``short``'s form) stands for."""
         slash = short.find("/")
         site = self.site(short if slash < 0 else short[:slash])
         return (
@@ -172,7 +174,7 @@ class Awaited:
             urls = dict.fromkeys(self._new)
             for pages in self._new.values():
                 urls.update(dict.fromkeys(pages))
-            code_of = self._book.give(list(urls), self._short)
+            code_of = self._book.give(list(urls), self.short)
             rows: list[tuple[str, Any]] = []
             for target, pages in self._new.items():
                 head = code_of[target] + "\n"
@@ -182,7 +184,7 @@ class Awaited:
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
-            code_of = self._book.find(landed, self._short)
+            code_of = self._book.find(landed, self.short)
             for target in landed:
                 code = code_of.get(target)
                 if code is not None:
@@ -243,8 +245,8 @@ class Awaited:
                     out.append((key, site + tail, site + head[slash:]))
                 continue
             page_short, target_short = shorts.get(tail), shorts.get(head)
-            page = None if page_short is None else self._url(str(page_short))
-            target = None if target_short is None else self._url(str(target_short))
+            page = None if page_short is None else self.long(str(page_short))
+            target = None if target_short is None else self.long(str(target_short))
             if page is None or target is None:
                 out.append((key, "", ""))
             else:
