@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited, site_of
+from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
+from webspider.utils.sitecodes import site_of
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
