@@ -88,6 +88,7 @@ from webspider.frontier.state import (
     StateError,
     StoredRequest,
 )
+from webspider.utils.atomic import fsync_folder
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -868,17 +869,47 @@ class SQLiteState:
         of the command starts a fresh state (resume.open_crawl_state), and
         the features wrote what their records held to their output files
         (mirror-state.jsonl, broken-links.jsonl, the report) before the flag
-        was set. So the records go, and VACUUM packs what is left (the
-        queue's rows: what was crawled) into a file without free pages. A
-        kill during either step leaves a finished state, as before it."""
+        was set. So the records go: the other tables (the queue's rows: what
+        was crawled) are copied into a new file, packed (VACUUM), which
+        replaces the state. Not ``DELETE FROM record`` and VACUUM in place:
+        in WAL mode the delete wrote every page of the records to the log,
+        which made the end of the crawl the state's peak on disk (the
+        records twice over; bench/README.md, "The end-of-crawl peak"). A
+        kill during any step leaves a finished state, the old file or the
+        new one (``os.replace``)."""
         self._finishing = False
         db = self._db
+        tmp = self.path.with_name(self.path.name + ".new")
         try:
-            db.execute("DELETE FROM record")
-            db.execute("DELETE FROM namespace")
+            tmp.unlink(missing_ok=True)
+            (page_size,) = db.execute("PRAGMA page_size").fetchone()
+            fresh = sqlite3.connect(str(tmp))
+            try:
+                fresh.execute(f"PRAGMA page_size={int(page_size)}")
+                fresh.executescript(_SCHEMA)
+                fresh.executescript(RECORDS_SCHEMA)
+                fresh.commit()
+            finally:
+                fresh.close()
+            db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
+            for table in ("meta", "origin", "url"):
+                db.execute(f"INSERT INTO fresh.{table} SELECT * FROM main.{table}")
             db.commit()
-            db.execute("VACUUM")  # needs free disk space of the file's size
-        except sqlite3.OperationalError as exc:
+            db.execute("DETACH DATABASE fresh")
+            fresh = sqlite3.connect(str(tmp))
+            try:
+                fresh.execute("VACUUM")  # the indexes' pages, filled
+            finally:
+                fresh.close()
+            with tmp.open("rb") as fh:  # on disk before it is renamed
+                os.fsync(fh.fileno())
+            # closed first: the log is copied into the old file and removed
+            db.close()
+            os.replace(tmp, self.path)
+            fsync_folder(self.path.parent)
+        except (sqlite3.Error, OSError) as exc:
             # the crawl is over and recorded as such: a full disk costs space only
-            db.rollback()
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+            tmp.unlink(missing_ok=True)
             logger.warning("%s: not compacted (%s)", self.path, exc)
