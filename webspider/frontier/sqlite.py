@@ -118,7 +118,7 @@ _WAL_BYTES = 1 << 20
 #: touched whole: with 1 KiB pages instead of SQLite's 4 KiB a commit logs
 #: 2.5x fewer bytes (the log's peak at 10,000 pages: 622 -> 264 B/URL), for
 #: ~1 % more of the file in page headers and B-tree levels (bench/README.md,
-#: "The log's pages").
+#: "The state's peak").
 _PAGE_SIZE = 1024
 
 _SCHEMA = """
@@ -874,7 +874,7 @@ class SQLiteState:
         replaces the state. Not ``DELETE FROM record`` and VACUUM in place:
         in WAL mode the delete wrote every page of the records to the log,
         which made the end of the crawl the state's peak on disk (the
-        records twice over; bench/README.md, "The end-of-crawl peak"). A
+        records twice over; bench/README.md, "The state's peak"). A
         kill during any step leaves a finished state, the old file or the
         new one (``os.replace``)."""
         self._finishing = False
