@@ -286,6 +286,45 @@ def test_done_rows_and_a_finished_state_keep_only_what_is_read_again(path):
         fresh.close()
 
 
+def written_bytes() -> int:
+    """Bytes this process passed to write() so far (Linux)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no wchar in /proc/self/io")
+
+
+def test_a_finished_state_drops_its_records_without_writing_them_again(path):
+    state = SQLiteState(path)
+    state.add([req(f"{i}") for i in range(500)])
+    state.records("test.big").put_many((str(i), "x" * 200) for i in range(20000))
+    state.set_meta("finished", "1")
+    state.commit()
+    records = 20000 * 200
+    before = written_bytes()
+    state.close()
+    # the queue's rows are copied into a new file, which replaces the
+    # state; deleting the records in place wrote each of their pages to
+    # the log (more than their 4 MB)
+    assert written_bytes() - before < records / 4
+    # no log, no new file left beside it
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert names == [path.name, path.name + ".lock"]
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("SELECT COUNT(*) FROM url").fetchone() == (500,)
+        assert db.execute("SELECT COUNT(*) FROM record").fetchone() == (0,)
+        assert db.execute("PRAGMA freelist_count").fetchone() == (0,)
+        assert db.execute("PRAGMA page_size").fetchone() == (1024,)
+    finally:
+        db.close()
+    again = SQLiteState(path)
+    try:
+        assert again.get_meta("finished") == "1" and len(again) == 500
+    finally:
+        again.close()
+
+
 def test_batched_confirmation_with_collisions(path, monkeypatch):
     same_fingerprints(monkeypatch, len)
     state = SQLiteState(path)

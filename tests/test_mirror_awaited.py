@@ -1,8 +1,9 @@
 from array import array
 
 from tests.support.records import store as store  # noqa: PLC0414
-from webspider.mirror.awaited import Awaited, site_of
+from webspider.mirror.awaited import Awaited
 from webspider.mirror.state import Entry, MirrorState, spans_of, unpack_pending
+from webspider.utils.sitecodes import site_of
 from webspider.utils.urlcodes import url_ids
 
 

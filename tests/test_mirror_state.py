@@ -83,6 +83,23 @@ def test_moving_and_releasing_keep_the_names_owned(store):
     assert state.owner(("h", "n.html")) is None
 
 
+def test_a_names_owner_is_kept_without_its_site(store):
+    state = MirrorState(store, "/m")
+    state.put(entry("https://www.example.org/docs/a", "www.example.org/docs/a.html"))
+    stored = store.records("mirror.paths").get("www.example.org/docs/a.html")
+    # the site's code and the path, not the URL
+    assert stored == state.awaited.code("https://www.example.org") + "/docs/a"
+    assert state.owner(("www.example.org", "docs", "a.html")) == (
+        "https://www.example.org/docs/a"
+    )
+    # a state written before kept the URL: read as such, and given back
+    store.records("mirror.paths").put("h/b.html", "http://h/b")
+    assert state.owner(("h", "b.html")) == "http://h/b"
+    state.where.put("http://h/b", 1)
+    state.release(entry("http://h/b", "h/b.html"), None)
+    assert state.owner(("h", "b.html")) is None
+
+
 def test_spans_are_kept_with_the_pending_record(store):
     state = MirrorState(store, "/m")
     packed = array("q", [1, 5, 7, 9, 12, 3])
@@ -229,14 +246,36 @@ def test_index_record_is_compact_and_reads_back():
         restore={"13.html": "http://h/p/0/13.html", "../1/index.html": "http://h/p/1/"},
     )
     record = e.index_json()
-    # no URL nor path it can compute again, the hash in base64, the date as
-    # a number, no link that says its URL
-    assert set(record) == {"b", "s", "t", "k", "e", "g", "m", "c", "r", "j"}
-    assert len(json.dumps(record, separators=(",", ":"))) < 180  # was 330
+    # fields by position, no URL nor path it can compute again, the hash in
+    # base64, the date as a number, no link that says its URL
+    assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 1]
+    assert record[9:] == [None, "i../1/index.html"]
+    assert len(json.dumps(record, separators=(",", ":"))) < 140  # 180, 330 before
     again = Entry.from_json(json.loads(json.dumps(record)), url)
     assert again.hash == e.hash and again.path == e.path
     assert again.last_modified == e.last_modified and again.converted is True
     assert again.restore == {"../1/index.html": "http://h/p/1/"}
+    assert (again.etag, again.encoding, again.kind) == (e.etag, "utf-8", "html")
+    # defaults at the end are left out
+    bare = Entry(url=url, path=e.path, hash=e.hash, size=5)
+    assert len(bare.index_json()) == 2
+    assert Entry.from_json(bare.index_json(), url) == Entry(
+        url=url, path=e.path, hash=e.hash, size=5, restore_joins=True
+    )
+    # the object form an earlier version wrote is read as it was
+    earlier = {
+        "s": 3832,
+        "t": "text/html",
+        "k": "html",
+        "e": "utf-8",
+        "g": '"6b0f41ad-ef8"',
+        "m": 1796161965,
+        "c": 1,
+        "r": 1,
+        "b": "cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8",
+        "j": "i../1/index.html",
+    }
+    assert Entry.from_json(earlier, url) == again
     # what is not in the usual form is kept as it is
     odd = Entry(
         url=url,

@@ -84,3 +84,16 @@ def test_content_keys_are_short_and_keep_the_kinds_apart():
     other = hashlib.sha256(b"<p>other</p>").hexdigest()
     assert exact != _content_key(EXACT, other)
     assert _content_key(EXACT, "not hex") == "exact:not hex"
+
+
+def test_the_first_url_is_kept_without_its_site(store):
+    ext = opened(store)
+    url = "https://www.example.org/docs/first.html"
+    ext.duplicate_of(*page(url, "body"))
+    [(_, stored)] = store.records(NS_CONTENT).items()
+    assert stored == "1/docs/first.html"  # the site's code, "1", and the path
+    assert ext.duplicate_of(*page(url + "?again", "body")) == url
+    # a state written before kept the URL: read as it is
+    key = _content_key(EXACT, hashlib.sha256(b"older").hexdigest())
+    store.records(NS_CONTENT).put(key, "http://s/older")
+    assert ext.duplicate_of(*page("http://s/newer", "older")) == "http://s/older"

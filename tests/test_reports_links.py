@@ -12,11 +12,13 @@ from webspider.reports.links import (
     NS_LINKS,
     NS_PAGES,
     NS_REFERRERS,
+    NS_SITES,
     LinkLedger,
     Outcome,
     url_id,
     url_ids,
 )
+from webspider.utils.sitecodes import SiteCodes
 from webspider.utils.urlcodes import CODE_LENGTH
 
 
@@ -226,8 +228,12 @@ def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store
     values = [value for _, value in rows]
     assert ["logo", "img"] in values
     assert "text 7" in values  # the text alone for the usual <a>
+    # the pages' URLs without their site (its code, "1")
     assert sorted(url for _, url in store.records(NS_PAGES).items()) == sorted(
-        [page, page + "?2"]
+        [
+            "1/section/a-rather-long-page-name.html",
+            "1/section/a-rather-long-page-name.html?2",
+        ]
     )
     ledger.broken(targets[0], broken(targets[0]))
     [record] = ledger.records()
@@ -286,7 +292,8 @@ def test_pages_whose_ids_start_alike_get_codes_of_their_own(store):
     one.flush()
     one.add_page(first, [("t", "from first", "a")])  # read again after a kill
     one.flush()
-    codes = {url: code for code, url in store.records(NS_PAGES).items()}
+    url_of = SiteCodes(store.records(NS_SITES)).url
+    codes = {url_of(url): code for code, url in store.records(NS_PAGES).items()}
     assert sorted(len(code) for code in codes.values()) == [4, 5]
     assert codes[first] != codes[second]
     one.broken("t", broken("t"))

@@ -78,11 +78,23 @@ def lines(path: Path) -> int:
 
 
 def state_size(out: Path) -> int:
-    return sum(
-        p.stat().st_size
-        for p in out.glob(STATE + "*")
-        if p.is_file() and not p.name.endswith(".lock")
-    )
+    return sum(state_files(out))
+
+
+def state_files(out: Path) -> tuple[int, int]:
+    """The state's database file and its WAL (with the shared memory)."""
+    db = wal = 0
+    for p in out.glob(STATE + "*"):
+        if p.is_file() and not p.name.endswith(".lock"):
+            try:
+                size = p.stat().st_size
+            except OSError:  # removed meanwhile
+                continue
+            if p.name == STATE:
+                db = size
+            else:
+                wal += size
+    return db, wal
 
 
 def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
@@ -94,6 +106,8 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
         argv = [argv[0], "-m", "cProfile", "-o", str(prof), *argv[1:]]
     for setting in args.set:
         argv += ["-s", setting]
+    if args.nomirror:
+        argv += ["-a", "mirror=0"]
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv,
@@ -103,7 +117,7 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
         stderr=(args.workdir / "mirrorcost.log").open("wb"),
     )
     cpu = 0.0
-    peak = 0
+    peak = peak_db = peak_wal = 0
     peak_at = 0
     snapshots: dict[int, Any] = {}
     marks = [int(args.pages * share) for share in (0.25, 0.5, 0.75)]
@@ -111,10 +125,12 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
         now = cpu_seconds(proc.pid)
         if now is not None:
             cpu = now
-        size = state_size(out)
+        db, wal = state_files(out)
+        size = db + wal
         written = lines(out / "pages.jsonl")
         if size > peak:
             peak, peak_at = size, written
+        peak_db, peak_wal = max(peak_db, db), max(peak_wal, wal)
         if marks and written >= marks[0]:
             mark = marks.pop(0)
             try:
@@ -135,6 +151,8 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
         "cpu_ms_per_page": round(1000 * cpu / max(pages, 1), 3),
         "peak_state_bytes": peak,
         "peak_at_pages": peak_at,
+        "peak_db_bytes": peak_db,
+        "peak_wal_bytes": peak_wal,
         "urls_seen": summary.get("urls_seen"),
         "snapshots": snapshots,
     }
@@ -174,7 +192,9 @@ def render(raw: dict[str, Any]) -> str:
         f"project {raw['project']}: exit {raw['exit']}, {raw['pages']} pages, "
         f"wall {raw['wall_s']} s, crawl-process CPU {raw['cpu_s']} s = "
         f"{raw['cpu_ms_per_page']} ms/page; peak state {raw['peak_state_bytes']:,} B "
-        f"= {raw['peak_state_b_per_url']} B/URL (at {raw['peak_at_pages']} pages)"
+        f"= {raw['peak_state_b_per_url']} B/URL (at {raw['peak_at_pages']} pages); "
+        f"largest db file {raw['peak_db_bytes'] / seen:,.0f} B/URL, "
+        f"largest WAL {raw['peak_wal_bytes'] / seen:,.0f} B/URL"
     ]
     text += [f"  {line}" for line in raw["fix_up"]]
     for mark, snap in raw["snapshots"].items():
@@ -189,7 +209,7 @@ def render(raw: dict[str, Any]) -> str:
                 f"{ns['name']} {(ns['key'] + ns['value']) / seen:,.0f} "
                 f"({ns['rows']} rows)"
                 for ns in snap["namespaces"]
-                if ns["name"].startswith("mirror.")
+                if ns["key"] + ns["value"] >= seen
             )
         )
         tables = {t["name"]: t["bytes"] for t in snap["tables"]}
@@ -210,6 +230,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--project", type=Path, default=HERE.parent.parent)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--nomirror", action="store_true", help="crawl with -a mirror=0")
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
     args = p.parse_args()

@@ -88,6 +88,7 @@ from webspider.frontier.state import (
     StateError,
     StoredRequest,
 )
+from webspider.utils.atomic import fsync_folder
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -102,15 +103,23 @@ _KIND_NAMES = {v: k for k, v in _KINDS.items()}
 _CONFIRMED_MAX = 1 << 14
 #: ids looked up in one query (SQLite allows 32,766 parameters)
 _BATCH = 500
-#: WAL pages (of SQLite's default 4 KiB) after which a commit checkpoints,
-#: and the size the log file is cut back to then: 1 MiB. The log peaks at
-#: that plus one commit's pages (each commit rewrites in the log every page
-#: it touched). 4,096 pages made a ~20 MB log — 2,000 B/URL at 10,000 URLs,
-#: most of the state's peak — for a checkpoint's fsync saved a few seconds
+#: The log's size after which a commit checkpoints, and the size the log
+#: file is cut back to then: 1 MiB. The log peaks at that plus one commit's
+#: pages (each commit rewrites in the log every page it touched). 4,096
+#: pages made a ~20 MB log — 2,000 B/URL at 10,000 URLs, most of the
+#: state's peak — for a checkpoint's fsync saved a few seconds
 #: (bench/README.md, "Where the state's bytes go"). A checkpoint does not
 #: change durability: a commit is on disk (synchronous=FULL) before it.
-_WAL_PAGES = 256
-_PAGE_SIZE = 4096
+_WAL_BYTES = 1 << 20
+#: The page size of a new state file (a state keeps the one it was made
+#: with). A commit inserts the links that wait for an outcome (the reports'
+#: referrers, the mirror's kept links) at random places of the records'
+#: B-tree, ~1 row a page it touches, and the log receives every page it
+#: touched whole: with 1 KiB pages instead of SQLite's 4 KiB a commit logs
+#: 2.5x fewer bytes (the log's peak at 10,000 pages: 622 -> 264 B/URL), for
+#: ~1 % more of the file in page headers and B-tree levels (bench/README.md,
+#: "The state's peak").
+_PAGE_SIZE = 1024
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -300,6 +309,7 @@ class SQLiteState:
         tmp.unlink(missing_ok=True)
         db = sqlite3.connect(str(tmp))
         try:
+            db.execute(f"PRAGMA page_size={_PAGE_SIZE}")
             db.executescript(_SCHEMA)
             db.executescript(RECORDS_SCHEMA)
             db.execute(
@@ -318,9 +328,10 @@ class SQLiteState:
         # The log is copied into the file (a checkpoint, after the commit
         # that passes the limit) and begins again from its start; the file
         # itself shrinks back to its limit then, or the largest it ever was
-        # would stay on disk (see _WAL_PAGES).
-        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
-        db.execute(f"PRAGMA journal_size_limit={_WAL_PAGES * _PAGE_SIZE}")
+        # would stay on disk (see _WAL_BYTES).
+        (page_size,) = db.execute("PRAGMA page_size").fetchone()
+        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_BYTES // int(page_size)}")
+        db.execute(f"PRAGMA journal_size_limit={_WAL_BYTES}")
         return db
 
     def _load(self) -> None:
@@ -858,17 +869,47 @@ class SQLiteState:
         of the command starts a fresh state (resume.open_crawl_state), and
         the features wrote what their records held to their output files
         (mirror-state.jsonl, broken-links.jsonl, the report) before the flag
-        was set. So the records go, and VACUUM packs what is left (the
-        queue's rows: what was crawled) into a file without free pages. A
-        kill during either step leaves a finished state, as before it."""
+        was set. So the records go: the other tables (the queue's rows: what
+        was crawled) are copied into a new file, packed (VACUUM), which
+        replaces the state. Not ``DELETE FROM record`` and VACUUM in place:
+        in WAL mode the delete wrote every page of the records to the log,
+        which made the end of the crawl the state's peak on disk (the
+        records twice over; bench/README.md, "The state's peak"). A
+        kill during any step leaves a finished state, the old file or the
+        new one (``os.replace``)."""
         self._finishing = False
         db = self._db
+        tmp = self.path.with_name(self.path.name + ".new")
         try:
-            db.execute("DELETE FROM record")
-            db.execute("DELETE FROM namespace")
+            tmp.unlink(missing_ok=True)
+            (page_size,) = db.execute("PRAGMA page_size").fetchone()
+            fresh = sqlite3.connect(str(tmp))
+            try:
+                fresh.execute(f"PRAGMA page_size={int(page_size)}")
+                fresh.executescript(_SCHEMA)
+                fresh.executescript(RECORDS_SCHEMA)
+                fresh.commit()
+            finally:
+                fresh.close()
+            db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
+            for table in ("meta", "origin", "url"):
+                db.execute(f"INSERT INTO fresh.{table} SELECT * FROM main.{table}")
             db.commit()
-            db.execute("VACUUM")  # needs free disk space of the file's size
-        except sqlite3.OperationalError as exc:
+            db.execute("DETACH DATABASE fresh")
+            fresh = sqlite3.connect(str(tmp))
+            try:
+                fresh.execute("VACUUM")  # the indexes' pages, filled
+            finally:
+                fresh.close()
+            with tmp.open("rb") as fh:  # on disk before it is renamed
+                os.fsync(fh.fileno())
+            # closed first: the log is copied into the old file and removed
+            db.close()
+            os.replace(tmp, self.path)
+            fsync_folder(self.path.parent)
+        except (sqlite3.Error, OSError) as exc:
             # the crawl is over and recorded as such: a full disk costs space only
-            db.rollback()
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+            tmp.unlink(missing_ok=True)
             logger.warning("%s: not compacted (%s)", self.path, exc)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from webspider.utils.sitecodes import SiteCodes, site_of
 from webspider.utils.urlcodes import CodeBook
 
 if TYPE_CHECKING:
@@ -49,27 +50,8 @@ NS_AWAITED = "mirror.awaited"
 NS_SITES = "mirror.sites"
 NS_URLS = "mirror.urls"
 
-#: site codes kept in memory, at most (a crawl of many sites asks the store)
-_CODES = 4096
 #: targets buffered, at most (a crawl without a crawl state never commits)
 _BUFFER = 4096
-_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def site_of(url: str) -> str:
-    """``scheme://host[:port]`` of a canonical URL."""
-    start = url.find("//")
-    end = url.find("/", start + 2) if start >= 0 else -1
-    return url[:end] if end >= 0 else url
-
-
-def _base36(number: int) -> str:
-    out = ""
-    while True:
-        number, digit = divmod(number, 36)
-        out = _DIGITS[digit] + out
-        if not number:
-            return out
 
 
 class Awaited:
@@ -80,8 +62,7 @@ class Awaited:
         self.sites = store.records(NS_SITES)
         self.urls = store.records(NS_URLS)
         self._book = CodeBook(self.urls)
-        self._codes: dict[str, str] = {}
-        self._names: dict[str, str] = {}
+        self._sites = SiteCodes(self.sites)
         #: target URL → the URLs of the pages waiting for it (this batch)
         self._new: dict[str, list[str]] = {}
         #: targets written where expected (this batch)
@@ -97,39 +78,12 @@ class Awaited:
             for key, _ in self.sites.items("#")
         )
 
-    # -- site codes ----------------------------------------------------------------
+    # -- site codes (webspider.utils.sitecodes) -------------------------------------
     def code(self, site: str) -> str:
-        found = self._codes.get(site)
-        if found is not None:
-            return found
-        stored = self.sites.get(site)
-        if stored is None:
-            number = self.sites.incr("n")
-            candidate = _base36(number)
-            # the code's site first: a code is never without it, even if
-            # another worker gave the site a code meanwhile (then unused)
-            self.sites.put("#" + candidate, site)
-            if self.sites.put_new(site, candidate):
-                stored = candidate
-            else:
-                stored = self.sites.get(site)
-        code = str(stored)
-        if len(self._codes) >= _CODES:
-            self._codes.clear()
-        self._codes[site] = code
-        return code
+        return self._sites.code(site)
 
     def site(self, code: str) -> str | None:
-        found = self._names.get(code)
-        if found is None:
-            stored = self.sites.get("#" + code)
-            if stored is None:
-                return None
-            found = str(stored)
-            if len(self._names) >= _CODES:
-                self._names.clear()
-            self._names[code] = found
-        return found
+        return self._sites.site(code)
 
     # -- the crawl -----------------------------------------------------------------
     def wait(self, page: str, targets: Iterable[str]) -> None:
@@ -154,17 +108,14 @@ class Awaited:
         if len(self._landed) >= _BUFFER:
             self.flush()
 
-    def _short(self, url: str) -> str:
-        """What a URL's code stands for in ``mirror.urls``."""
-        site = site_of(url)
-        return self.code(site) + url[len(site) :]
+    def short(self, url: str) -> str:
+        """``<site code><path>`` of ``url``: what a URL's code stands for in
+        ``mirror.urls`` (and the owner of a name in ``mirror.paths``)."""
+        return self._sites.short(url)
 
-    def _url(self, short: str) -> str | None:
-        slash = short.find("/")
-        site = self.site(short if slash < 0 else short[:slash])
-        return (
-            None if site is None else site + short[len(short) if slash < 0 else slash :]
-        )
+    def long(self, short: str) -> str | None:
+        """The URL ``short`` (``short``'s form) stands for."""
+        return self._sites.long(short)
 
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
@@ -172,7 +123,7 @@ class Awaited:
             urls = dict.fromkeys(self._new)
             for pages in self._new.values():
                 urls.update(dict.fromkeys(pages))
-            code_of = self._book.give(list(urls), self._short)
+            code_of = self._book.give(list(urls), self.short)
             rows: list[tuple[str, Any]] = []
             for target, pages in self._new.items():
                 head = code_of[target] + "\n"
@@ -182,7 +133,7 @@ class Awaited:
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
-            code_of = self._book.find(landed, self._short)
+            code_of = self._book.find(landed, self.short)
             for target in landed:
                 code = code_of.get(target)
                 if code is not None:
@@ -196,8 +147,7 @@ class Awaited:
     def clear(self) -> None:
         self._new.clear()
         self._landed.clear()
-        self._codes.clear()
-        self._names.clear()
+        self._sites.forget()
         self.records.clear()
         self.sites.clear()
         self.urls.clear()
@@ -243,8 +193,8 @@ class Awaited:
                     out.append((key, site + tail, site + head[slash:]))
                 continue
             page_short, target_short = shorts.get(tail), shorts.get(head)
-            page = None if page_short is None else self._url(str(page_short))
-            target = None if target_short is None else self._url(str(target_short))
+            page = None if page_short is None else self.long(str(page_short))
+            target = None if target_short is None else self.long(str(target_short))
             if page is None or target is None:
                 out.append((key, "", ""))
             else:

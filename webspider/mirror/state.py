@@ -11,7 +11,9 @@ came from, never held whole in memory:
 - ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
   when ``url_path`` gives it), the lean copy conversion looks up per link;
 - ``mirror.paths``: case-folded path → the URL that owns the file name (the
-  first stored under it; its twins share the file);
+  first stored under it; its twins share the file), as ``<site code><path>``
+  (``Awaited.short``: the site's ``scheme://host`` is most of a URL a page
+  repeats; a state written before holds the URL, read as such);
 - ``mirror.alias``: redirecting URL → the canonical URL it led to;
 - ``mirror.pending``: URL → what the end-of-crawl fix-up must look at in its
   file: ``pending`` (URLs left absolute), ``kept`` (URL → expected path of
@@ -46,9 +48,10 @@ from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited, site_of
+from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
+from webspider.utils.sitecodes import site_of
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -133,46 +136,57 @@ class Entry:
         data["path"] = "/".join(self.path)
         return data
 
-    def index_json(self, plain_path: bool | None = None) -> dict[str, Any]:
+    def index_json(self, plain_path: bool | None = None) -> list[Any]:
         """The index record, compact (one per mirrored URL, so its size is
-        much of the crawl state's): one-letter names (``_SHORT``), without
-        the fix-up's ``pending`` and ``kept``, the URL (its key), fields at
-        their defaults, the path when ``url_path`` gives it; the hash in
-        base64, a Last-Modified date as its timestamp when that gives it
-        back exactly; ``restore`` without the links that say their URL
-        (``pack_restore``). ``from_json`` reads it, and the long form.
-        ``plain_path``: whether the path is the one ``url_path`` gives, when
-        the caller knows (``where_value``)."""
-        data: dict[str, Any] = {}
-        for name in _INDEX_FIELDS:
-            value = getattr(self, name)
-            if value != _DEFAULTS.get(name, self):
-                data[_SHORT[name]] = 1 if value is True else value
+        much of the crawl state's): a list of the fields by position
+        (``_POSITIONS``, without the names an object repeats in every
+        record), the ones at their defaults left out at its end; without
+        the fix-up's ``pending`` and ``kept``, the URL (its key), the path
+        when ``url_path`` gives it (None); the hash in base64, a
+        Last-Modified date as its timestamp when that gives it back
+        exactly; ``restore`` without the links that say their URL
+        (``pack_restore``). ``from_json`` reads it, the object form an
+        earlier version wrote, and the long form. ``plain_path``: whether
+        the path is the one ``url_path`` gives, when the caller knows
+        (``where_value``)."""
         digest = _hash_b64(self.hash)
-        if digest is not None:
-            del data["h"]
-            data["b"] = digest
         stamp = _http_date_stamp(self.last_modified)
-        if stamp is not None:
-            data["m"] = stamp
         if plain_path is None:
             path = "/".join(self.path)
-            if path != "/".join(url_path(self.url)):
-                data["p"] = path
-        elif not plain_path:
-            data["p"] = "/".join(self.path)
+            plain_path = path == "/".join(url_path(self.url))
+        same = restore = None
         if self.restore:
             packed = pack_restore(self.url, self.restore)
-            if "same" in packed:
-                data["j"] = packed["same"]
-            if "restore" in packed:
-                data["o"] = packed["restore"]
-        return data
+            same, restore = packed.get("same"), packed.get("restore")
+        record = [
+            digest if digest is not None else "!" + self.hash,
+            self.size,
+            self.run,
+            int(self.converted) | int(self.gone) << 1 | int(self.revalidated) << 2,
+            self.last_modified if stamp is None else stamp,
+            self.content_type,
+            self.kind,
+            self.encoding,
+            self.etag,
+            None if plain_path else "/".join(self.path),
+            same,
+            restore,
+        ]
+        end = len(record)
+        while end > 2 and record[end - 1] == _POSITION_DEFAULTS[end - 1]:
+            end -= 1
+        return record[:end]
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], url: str | None = None) -> Entry:
-        # "s": the compact index record (the export has the long form)
-        data = _long_form(data, url) if "s" in data else dict(data)
+    def from_json(
+        cls, data: Mapping[str, Any] | list[Any], url: str | None = None
+    ) -> Entry:
+        if isinstance(data, list):  # the index record (``index_json``)
+            data = _positional_form(data, url)
+        elif "s" in data:  # the index record of an earlier version
+            data = _long_form(data, url)
+        else:  # the export, an older state
+            data = dict(data)
         if url is not None:
             data["url"] = url
         data["path"] = tuple(str(data["path"]).split("/"))
@@ -184,19 +198,7 @@ class Entry:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-_DEFAULTS: dict[str, Any] = {
-    "content_type": None,
-    "kind": "",
-    "encoding": None,
-    "etag": None,
-    "last_modified": None,
-    "converted": False,
-    "gone": False,
-    "run": 0,
-    "revalidated": False,
-}
-_INDEX_FIELDS = ("hash", "size", *_DEFAULTS)
-#: an index field's name in the compact record (``Entry.index_json``)
+#: an index field's name in the compact record an earlier version wrote
 _SHORT = {
     "hash": "h",
     "size": "s",
@@ -232,6 +234,60 @@ def _http_date_stamp(value: str | None) -> int | None:
         return None
     stamp = int(mktime_tz(parsed))
     return stamp if formatdate(stamp, usegmt=True) == value else None
+
+
+#: an index record's fields by position (``Entry.index_json``), and their
+#: defaults (a record ends before the defaults it would end with)
+_POSITIONS = (
+    "hash",
+    "size",
+    "run",
+    "flags",
+    "last_modified",
+    "content_type",
+    "kind",
+    "encoding",
+    "etag",
+    "path",
+    "same",
+    "restore",
+)
+_POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
+
+
+def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
+    """An index record (``Entry.index_json``) with its long names."""
+    fields = dict(zip(_POSITIONS, record, strict=False))
+    digest = str(fields["hash"])
+    flags = int(fields.pop("flags", 0))
+    out: dict[str, Any] = {
+        "restore_joins": True,
+        "hash": digest[1:]
+        if digest[:1] == "!"
+        else base64.urlsafe_b64decode(digest + "=").hex(),
+        "size": fields["size"],
+        "run": fields.get("run", 0),
+        "converted": bool(flags & 1),
+        "gone": bool(flags & 2),
+        "revalidated": bool(flags & 4),
+        "content_type": fields.get("content_type"),
+        "kind": fields.get("kind") or "",
+        "encoding": fields.get("encoding"),
+        "etag": fields.get("etag"),
+    }
+    modified = fields.get("last_modified")
+    out["last_modified"] = (
+        formatdate(modified, usegmt=True) if isinstance(modified, int) else modified
+    )
+    path = fields.get("path")
+    if path is None:
+        path = "/".join(url_path(url if url is not None else ""))
+    out["path"] = path
+    if fields.get("same"):
+        out["same"] = fields["same"]
+    if fields.get("restore"):
+        out["restore"] = fields["restore"]
+    return out
 
 
 def _long_form(data: Mapping[str, Any], url: str | None) -> dict[str, Any]:
@@ -502,13 +558,17 @@ class MirrorState:
         return found
 
     def owner(self, path: Segments) -> str | None:
-        found = self.paths.get(path_key(path))
-        return None if found is None else str(found)
+        return self.owner_of(path_key(path))
 
     def owner_of(self, key: str) -> str | None:
         """The owner of a case-folded path (``path_key``)."""
         found = self.paths.get(key)
-        return None if found is None else str(found)
+        if found is None:
+            return None
+        value = str(found)
+        if ":" in value.partition("/")[0]:  # a URL: a state written before
+            return value
+        return self.awaited.long(value)
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments) -> str | int:
@@ -521,11 +581,11 @@ class MirrorState:
             return value
         if old is not None:
             key = where_path(url, old).casefold()
-            if self.paths.get(key) == url:
+            if self.owner_of(key) == url:
                 self.paths.delete([key])
         self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
-        self.paths.put_new(where.casefold(), url)
+        self.paths.put_new(where.casefold(), self.awaited.short(url))
         return value
 
     def reserve(self, entry: Entry) -> str | int:
@@ -537,7 +597,7 @@ class MirrorState:
     def release(self, entry: Entry, old: Entry | None) -> None:
         """Its file was not written after all: forget where it went."""
         key = path_key(entry.path)
-        if self.paths.get(key) == entry.url:
+        if self.owner_of(key) == entry.url:
             self.paths.delete([key])
         if old is not None:
             self.where.delete([entry.url])

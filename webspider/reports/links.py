@@ -25,8 +25,10 @@ referring page's URL is written once, not once per link. Namespaces:
   (tag ``a``) or ``[text, tag]``. Kept while the outcome is unknown (a 2xx
   or a skip deletes them) and for broken targets; one per referring page,
   so a page read twice (fetched again after a kill) adds nothing.
-- ``reports.referring_pages``: page code → the page's URL, for the pages
-  that left a referrer (kept until the crawl ends). A page's code
+- ``reports.referring_pages``: page code → the page's URL as ``<site
+  code><path>`` (webspider.utils.sitecodes, codes in ``reports.sites``; a
+  state written before holds the URL, read as such), for the pages that
+  left a referrer (kept until the crawl ends). A page's code
   (webspider.utils.urlcodes) is a prefix of its id, 4 characters for nearly
   every page below a few million, where the 12 of its id made up a third of
   the ~8 referrer rows a URL.
@@ -66,6 +68,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import records_or_memory
+from webspider.utils.sitecodes import SiteCodes
 from webspider.utils.urlcodes import (
     ID_LENGTH,
     give_codes,
@@ -91,6 +94,7 @@ NS_BROKEN = "reports.broken"
 NS_COUNTS = "reports.referrer_counts"
 NS_ALIASES = "reports.redirect_aliases"
 NS_TOTALS = "reports.broken_totals"
+NS_SITES = "reports.sites"
 NAMESPACES = (
     NS_LINKS,
     NS_REFERRERS,
@@ -99,6 +103,7 @@ NAMESPACES = (
     NS_COUNTS,
     NS_ALIASES,
     NS_TOTALS,
+    NS_SITES,
 )
 
 # states of a target in NS_LINKS
@@ -183,6 +188,7 @@ class LinkLedger:
         self._counts = store.records(NS_COUNTS)
         self._aliases = store.records(NS_ALIASES)
         self._totals = store.records(NS_TOTALS)
+        self._sites = SiteCodes(store.records(NS_SITES))
         self.broken_internal = int(self._totals.get("internal") or 0)
         self.broken_external = int(self._totals.get("external") or 0)
 
@@ -196,8 +202,10 @@ class LinkLedger:
             self._counts,
             self._aliases,
             self._totals,
+            self._sites.records,
         ):
             records.clear()
+        self._sites.forget()
         self.broken_internal = self.broken_external = 0
         self._held = []
         self._held_links = 0
@@ -253,9 +261,10 @@ class LinkLedger:
             self._links.put_many(new)
         if not waiting and not late:
             return
-        # the page's URL is what its code stands for
+        # the page's URL is what its code stands for (without its site)
         pages = [page for page, _ in waiting] + [page for _, page, _ in late]
-        code_of = give_codes(self._pages, {page: page for page in pages})
+        short = self._sites.short
+        code_of = give_codes(self._pages, {page: short(page) for page in pages})
         if waiting:
             self._referrers.put_many(
                 [
@@ -457,7 +466,13 @@ class LinkLedger:
         self, target_id: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
         rows = list(islice(self._referrers.items(target_id), limit))
-        urls = self._pages.get_many([_page_code(ref_key) for ref_key, _ in rows])
+        url_of = self._sites.url
+        urls = [
+            None if value is None else url_of(str(value))
+            for value in self._pages.get_many(
+                [_page_code(ref_key) for ref_key, _ in rows]
+            )
+        ]
         referrers = []
         for (_, value), url in sorted(
             zip(rows, urls, strict=True), key=lambda row: row[1] or ""
