@@ -10,8 +10,8 @@ the situation of a real site across the internet, where concurrency matters.
 With ``--log``, each request is appended to FILE when its response is
 sent: ``<received> <sent> <agent> <path>`` (``time.time()``; ``<agent>``:
 the User-Agent header, spaces as ``_``, ``-`` if none), to count the
-requests in flight over a crawl, and per client. Only what a static nginx sends is handled:
-Content-Length or chunked bodies, no request bodies.
+requests in flight over a crawl, and per client. Only what a static nginx
+sends is handled: Content-Length or chunked bodies, no request bodies.
 """
 
 from __future__ import annotations
