@@ -19,6 +19,9 @@
         workers share that limit). On the latency sites the proxy is
         checked alone first (48 clients: requests in flight and its CPU),
         and each worker sends ``User-Agent: bench-worker-<i>``.
+        webspider's bytecode is compiled first (``compileall``, as ``pip
+        install`` does; ``--no-compile``: not, so on a machine with
+        PYTHONDONTWRITEBYTECODE each worker compiles it as it starts).
         ``--embedded``: one process on the embedded state first, for
         comparison. Each run prints its CPU seconds (workers and page
         workers; redis-server and the proxy apart) and the load average
@@ -46,6 +49,7 @@ the distribution). Figures go to stdout; bench/README.md keeps them.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -337,6 +341,7 @@ def bench_workers(
     extra_settings: list[str] | None = None,
     count_round_trips: bool = False,
     pages: int = 3000,
+    compiled: bool = True,
 ) -> None:
     from sites import latency_site, synthetic_site  # noqa: PLC0415
 
@@ -376,8 +381,17 @@ def bench_workers(
     ]
     if embedded:
         runs.insert(0, ("embedded state, 1 process", 1, None))
+    if compiled:
+        # as an installed package has (pip compiles it): without, on a
+        # machine that sets PYTHONDONTWRITEBYTECODE (this one does), every
+        # worker compiles webspider from source as it starts
+        compileall.compile_dir(ROOT / "webspider", quiet=1)
     with context as site:
-        print(f"{site_name}: {site.description}", flush=True)
+        print(
+            f"{site_name}: {site.description}; webspider's bytecode "
+            + ("compiled first" if compiled else "not compiled (--no-compile)"),
+            flush=True,
+        )
         if timings is not None:
             print(proxy_check(site.url, timings), flush=True)
         for label, n, state_url in runs:
@@ -626,6 +640,13 @@ def main() -> None:
         action="store_true",
         help="count the workers' Redis round trips by call site (bench/roundtrips)",
     )
+    work.add_argument(
+        "--no-compile",
+        dest="compiled",
+        action="store_false",
+        help="do not compile webspider's bytecode first (each worker then "
+        "compiles it as it starts if PYTHONDONTWRITEBYTECODE is set)",
+    )
     kill = sub.add_parser("killone")
     kill.add_argument("--times", type=int, default=5)
     kill.add_argument("--pages", type=int, default=600)
@@ -647,6 +668,7 @@ def main() -> None:
                     extra_settings=args.settings,
                     count_round_trips=args.round_trips,
                     pages=args.pages,
+                    compiled=args.compiled,
                 )
         finally:
             server.stop()
