@@ -8,9 +8,10 @@ So a client that fetches one page at a time pays DELAY per page, and one that
 keeps N requests in flight on N connections pays it about once per N pages —
 the situation of a real site across the internet, where concurrency matters.
 With ``--log``, each request is appended to FILE when its response is
-sent: ``<received> <sent> <path>`` (``time.time()``), to count the requests
-in flight over a crawl. Only what a static nginx sends is handled:
-Content-Length or chunked bodies, no request bodies.
+sent: ``<received> <sent> <agent> <path>`` (``time.time()``; ``<agent>``:
+the User-Agent header, spaces as ``_``, ``-`` if none), to count the
+requests in flight over a crawl, and per client. Only what a static nginx
+sends is handled: Content-Length or chunked bodies, no request bodies.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ async def _read_body(reader: asyncio.StreamReader, head: bytes) -> bytes:
                     chunks.append(await reader.readuntil(b"\r\n\r\n"))
                 return b"".join(chunks)
     return b""
+
+
+def _agent(request: bytes) -> str:
+    for line in request.split(b"\r\n")[1:]:
+        if line[:11].lower() == b"user-agent:":
+            return line[11:].strip().decode("latin-1").replace(" ", "_") or "-"
+    return "-"
 
 
 async def handle(
@@ -74,7 +82,9 @@ async def handle(
             await client_w.drain()
             if log is not None:
                 path = request.split(b" ", 2)[1].decode("latin-1")
-                log.write(f"{received:.4f} {time.time():.4f} {path}\n")
+                log.write(
+                    f"{received:.4f} {time.time():.4f} {_agent(request)} {path}\n"
+                )
                 log.flush()
             if b"\r\nconnection: close" in head.lower():
                 up_w.close()

@@ -7,17 +7,27 @@
         used_memory before and after, per URL; and the seen-set's buckets
         alone (MEMORY USAGE of every ``s:*`` hash).
 
-    python bench/redis_workers.py workers [--site latency|synthetic] [--workers 1 4] [--embedded] [-s NAME=VALUE] [--round-trips]
+    python bench/redis_workers.py workers [--site latency|latency-docs|synthetic] [--pages 3000] [--workers 1 4] [--embedded] [-s NAME=VALUE] [--round-trips]
         Pages/s of 1 and of N ``scrapy crawl`` workers sharing one crawl on
-        Redis, start-up included: ``latency`` is python3.11-doc behind a
-        proxy adding 200 ms to every response (8 requests in flight per
-        worker, 32 per origin allowed); ``synthetic`` is 10,000 small pages
-        (32 per origin allowed: the workers share that limit).
+        Redis, start-up included. ``latency``: the issue's latency-bound
+        site, ``--pages`` small synthetic pages (bench/scale/synth.py, 2-4
+        KB, 20-50 links) served by nginx behind a proxy adding 200 ms to
+        every response (8 requests in flight per worker, 32 per origin
+        allowed); ``latency-docs``: python3.11-doc behind the same proxy
+        (546 big pages, depth 2: CPU-bound at 4 workers on 2 cores);
+        ``synthetic`` is 10,000 small pages (32 per origin allowed: the
+        workers share that limit). On the latency sites the proxy is
+        checked alone first (48 clients: requests in flight and its CPU),
+        and each worker sends ``User-Agent: bench-worker-<i>``.
+        webspider's bytecode is compiled first (``compileall``, as ``pip
+        install`` does; ``--no-compile``: not, so on a machine with
+        PYTHONDONTWRITEBYTECODE each worker compiles it as it starts).
         ``--embedded``: one process on the embedded state first, for
         comparison. Each run prints its CPU seconds (workers and page
-        workers; redis-server apart) and the load average before it; on the
-        latency site also the requests in flight at the proxy (mean, and
-        per second of the run). ``-s``: a setting for every worker (may be
+        workers; redis-server and the proxy apart) and the load average
+        before it; on the latency sites also the requests in flight at the
+        proxy (mean, and per second of the run) and each worker's first
+        request (its start-up). ``-s``: a setting for every worker (may be
         repeated); ``--round-trips``: each worker counts its Redis round
         trips by call site (bench/roundtrips/sitecustomize.py), printed per
         page.
@@ -39,6 +49,7 @@ the distribution). Figures go to stdout; bench/README.md keeps them.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -159,10 +170,13 @@ def crawl_workers(
     extra: list[str],
     *,
     round_trips: Path | None = None,
+    name_workers: bool = False,
 ) -> tuple[float, int]:
     """Seconds and pages of ``workers`` workers on Redis at ``state_url``
     (None: one process on the embedded state); ``round_trips``: a folder
-    where each worker writes its Redis round trips by call site."""
+    where each worker writes its Redis round trips by call site;
+    ``name_workers``: worker i sends ``User-Agent: bench-worker-i`` (the
+    latency proxy logs it, so each worker's first request is seen)."""
     out = Path(tempfile.mkdtemp(prefix="webspider-bench-workers-"))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if round_trips is not None:
@@ -176,8 +190,12 @@ def crawl_workers(
         "-s", "WEBSPIDER_PROGRESS=off", "-s", "LOG_LEVEL=WARNING",
         *extra,
     ]  # fmt: skip
+    commands = [
+        [*command, "-s", f"USER_AGENT=bench-worker-{i}"] if name_workers else command
+        for i in range(1, workers + 1)
+    ]
     started = time.monotonic()
-    procs = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(workers)]
+    procs = [subprocess.Popen(c, cwd=ROOT, env=env) for c in commands]
     codes = [p.wait() for p in procs]
     seconds = time.monotonic() - started
     if any(codes):
@@ -205,9 +223,11 @@ def flight(timings: Path, started: float) -> str:
     the first request and the last response, the share of that time with
     fewer than 8, and per second of the crawl."""
     spans = []
+    firsts: dict[str, float] = {}
     for line in timings.read_text().splitlines():
-        begin, end, _path = line.split(" ", 2)
+        begin, end, agent, _path = line.split(" ", 3)
         spans.append((float(begin), float(end)))
+        firsts[agent] = min(firsts.get(agent, float(begin)), float(begin))
     timings.write_text("")  # the proxy appends: the next run starts empty
     if not spans:
         return "  no requests"
@@ -228,10 +248,73 @@ def flight(timings: Path, started: float) -> str:
         level += step
         prev = t
     busy = sum(e - b for b, e in spans)
+    workers = ""
+    if len(firsts) > 1 or "-" not in firsts:
+        workers = (
+            "each worker's first request at "
+            + ", ".join(f"{t - started:.1f}" for _agent, t in sorted(firsts.items()))
+            + " s; "
+        )
     return (
-        f"  first request at {first - started:.1f} s, last response at {last - started:.1f} s; "
+        f"  first request at {first - started:.1f} s, last response at {last - started:.1f} s; {workers}"
         f"in flight: mean {busy / (last - first):.1f}, fewer than 8 for {under8 / (last - first):.0%} of that time; "
         "per second: " + " ".join(f"{x:.0f}" for x in per_second)
+    )
+
+
+def proxy_cpu() -> float:
+    """CPU seconds of the running latency proxy (a child of this process)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"latency_proxy.py" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    continue
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def proxy_check(
+    site_url: str, timings: Path, clients: int = 48, seconds: float = 4.0
+) -> str:
+    """The proxy alone, before the crawls: ``clients`` keep-alive
+    connections each fetching / again as soon as its answer came; the
+    requests in flight at the proxy show whether it holds more than the
+    32 the workers may have together."""
+    import asyncio  # noqa: PLC0415
+
+    parts = urlsplit(site_url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    request = (
+        f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: check\r\n\r\n".encode()
+    )
+
+    async def client(stop: float) -> int:
+        reader, writer = await asyncio.open_connection(host, port)
+        done = 0
+        while time.monotonic() < stop:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?i)content-length: *(\d+)", head)
+            await reader.readexactly(int(length.group(1)) if length else 0)
+            done += 1
+        writer.close()
+        return done
+
+    async def run() -> int:
+        stop = time.monotonic() + seconds
+        return sum(await asyncio.gather(*(client(stop) for _ in range(clients))))
+
+    started = time.time()
+    cpu = proxy_cpu()
+    done = asyncio.run(run())
+    cpu = proxy_cpu() - cpu
+    return (
+        f"proxy check: {clients} clients, {done / seconds:.0f} responses/s "
+        f"(at most {clients / 0.2:.0f} with 200 ms each), proxy CPU {cpu / seconds:.2f} s a second;\n"
+        + flight(timings, started)
     )
 
 
@@ -257,15 +340,31 @@ def bench_workers(
     *,
     extra_settings: list[str] | None = None,
     count_round_trips: bool = False,
+    pages: int = 3000,
+    compiled: bool = True,
 ) -> None:
     from sites import latency_site, synthetic_site  # noqa: PLC0415
 
     timings: Path | None = None
-    if site_name == "latency":
+    if site_name == "latency-docs":
         timings = Path(tempfile.mkdtemp(prefix="webspider-bench-flight-")) / "log"
         context = latency_site(0.2, timings)
         extra = ["-s", "CONCURRENT_REQUESTS=8", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=32",
                  "-a", "max_depth=2", "-a", "defer=0"]  # fmt: skip
+    elif site_name == "latency":
+        from scale.synth import generate  # noqa: PLC0415
+
+        timings = Path(tempfile.mkdtemp(prefix="webspider-bench-flight-")) / "log"
+        # pages only (no 404s, no twins): each request is a page of pages.jsonl
+        root = generate(
+            Path(tempfile.gettempdir()) / "webspider-bench-latency",
+            pages,
+            missing=0,
+            duplicates=0,
+        )
+        about = f"{pages:,} synthetic small pages (bench/scale/synth.py)"
+        context = latency_site(0.2, timings, root, about)
+        extra = ["-s", "CONCURRENT_REQUESTS=8", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=32"]  # fmt: skip
     else:
         context = synthetic_site(10_000, 30)
         # the per-origin limit is shared by the workers (politeness): at
@@ -282,27 +381,41 @@ def bench_workers(
     ]
     if embedded:
         runs.insert(0, ("embedded state, 1 process", 1, None))
+    if compiled:
+        # as an installed package has (pip compiles it): without, on a
+        # machine that sets PYTHONDONTWRITEBYTECODE (this one does), every
+        # worker compiles webspider from source as it starts
+        compileall.compile_dir(ROOT / "webspider", quiet=1)
     with context as site:
+        print(
+            f"{site_name}: {site.description}; webspider's bytecode "
+            + ("compiled first" if compiled else "not compiled (--no-compile)"),
+            flush=True,
+        )
+        if timings is not None:
+            print(proxy_check(site.url, timings), flush=True)
         for label, n, state_url in runs:
             load = os.getloadavg()[0]
             started = time.time()
-            cpu, rcpu = children_cpu(), redis_cpu(url)
-            seconds, pages = crawl_workers(
+            cpu, rcpu, pcpu = children_cpu(), redis_cpu(url), proxy_cpu()
+            seconds, done = crawl_workers(
                 site.url,
                 n,
                 state_url,
                 f"bench-{site_name}-{n}",
                 extra,
                 round_trips=round_trips,
+                name_workers=timings is not None,
             )
             cpu, rcpu = children_cpu() - cpu, redis_cpu(url) - rcpu
+            proxy = f", proxy {proxy_cpu() - pcpu:.1f} s" if timings is not None else ""
             print(
-                f"{site_name}: {label}: {pages} pages in {seconds:.1f} s = {pages / seconds:.1f} pages/s; "
-                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s); load average {load:.2f} before",
+                f"{site_name}: {label}: {done} pages in {seconds:.1f} s = {done / seconds:.1f} pages/s; "
+                f"CPU {cpu:.1f} s (+ redis-server {rcpu:.1f} s{proxy}); load average {load:.2f} before",
                 flush=True,
             )
             if round_trips is not None and state_url is not None:
-                print(round_trip_table(round_trips, pages), flush=True)
+                print(round_trip_table(round_trips, done), flush=True)
             if timings is not None and timings.exists():
                 print(flight(timings, started))
 
@@ -499,7 +612,15 @@ def main() -> None:
     seen = sub.add_parser("seen")
     seen.add_argument("--urls", type=int, default=1_000_000)
     work = sub.add_parser("workers")
-    work.add_argument("--site", choices=["latency", "synthetic"], default="latency")
+    work.add_argument(
+        "--site", choices=["latency", "latency-docs", "synthetic"], default="latency"
+    )
+    work.add_argument(
+        "--pages",
+        type=int,
+        default=3000,
+        help="pages of the latency site (bench/scale/synth.py; generated once)",
+    )
     work.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     work.add_argument(
         "--embedded",
@@ -518,6 +639,13 @@ def main() -> None:
         "--round-trips",
         action="store_true",
         help="count the workers' Redis round trips by call site (bench/roundtrips)",
+    )
+    work.add_argument(
+        "--no-compile",
+        dest="compiled",
+        action="store_false",
+        help="do not compile webspider's bytecode first (each worker then "
+        "compiles it as it starts if PYTHONDONTWRITEBYTECODE is set)",
     )
     kill = sub.add_parser("killone")
     kill.add_argument("--times", type=int, default=5)
@@ -539,6 +667,8 @@ def main() -> None:
                     args.embedded,
                     extra_settings=args.settings,
                     count_round_trips=args.round_trips,
+                    pages=args.pages,
+                    compiled=args.compiled,
                 )
         finally:
             server.stop()

@@ -279,11 +279,18 @@ def one_page_site() -> Iterator[Site]:
 
 
 @contextlib.contextmanager
-def latency_site(delay: float = 0.05, timings: Path | None = None) -> Iterator[Site]:
-    """``timings``: a file the proxy appends each request's received and
-    sent times to (bench/latency_proxy.py ``--log``)."""
+def latency_site(
+    delay: float = 0.05,
+    timings: Path | None = None,
+    root: Path | None = None,
+    about: str = "python3.11-doc",
+) -> Iterator[Site]:
+    """``root`` (python3.11-doc by default; ``about`` names it) served by
+    nginx behind bench/latency_proxy.py, which holds every response back by
+    ``delay`` seconds. ``timings``: a file the proxy appends each request's
+    received and sent times to (``--log``)."""
     logging = ["--log", str(timings)] if timings is not None else []
-    with static_server(docs_root()) as (upstream, log):
+    with static_server(root or docs_root()) as (upstream, log):
         for _attempt in range(5):
             port = free_port()
             proc = subprocess.Popen(
@@ -309,7 +316,7 @@ def latency_site(delay: float = 0.05, timings: Path | None = None) -> Iterator[S
                 yield Site(
                     "latency",
                     f"http://127.0.0.1:{port}/",
-                    f"python3.11-doc behind a proxy adding {delay * 1000:.0f} ms "
+                    f"{about} behind a proxy adding {delay * 1000:.0f} ms "
                     "to every response",
                     log.read,
                     log.mark,

@@ -22,7 +22,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from webspider.config import ConfigError
-from webspider.reports.combine import combine, worker_folders
 from webspider.reports.options import ReportOptions
 
 if TYPE_CHECKING:
@@ -61,6 +60,11 @@ class Command(ScrapyCommand):
         if not args:
             raise UsageError("give the output folders to combine")
         assert self.settings is not None
+        # Scrapy's command line imports every command module to list the
+        # commands, so each `scrapy crawl` (every worker) would load and,
+        # without bytecode, compile the combination's code it never runs
+        from webspider.reports.combine import combine, worker_folders  # noqa: PLC0415
+
         try:
             given = [Path(a).expanduser() for a in args]
             inputs = worker_folders(given)
