@@ -48,8 +48,9 @@ state has one holder, and when it dies every lease is returned at once
 Durability. ``synchronous=FULL`` in WAL mode fsyncs the log at each commit,
 so a committed batch survives kill -9 and power loss alike; the caller
 commits at most about once a second (``maybe_commit``) and at the moments
-that matter (a round change, the end), so an fsync a second is the whole
-cost, and a power cut loses at most the last second — which the resumed
+that matter (a round change, the end, the acknowledgement of a request
+fetched again after a kill), so an fsync a second is the whole cost, and a
+kill or a power cut loses at most the last second — which the resumed
 crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
@@ -239,7 +240,7 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
-        commit_acks: int = 32,
+        commit_acks: int | None = None,
         release_leases: bool = True,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one.
@@ -250,10 +251,19 @@ class SQLiteState:
         self._release_leases = release_leases
         self.commit_interval = commit_interval
         #: acknowledged requests after which a commit is due, whatever the
-        #: time: a crawl killed again soon after a resume (before a second
-        #: has passed) would otherwise fetch the same pages once more
+        #: time (None: only the time counts)
         self.commit_acks = commit_acks
         self._acks = 0
+        #: the requests that were in flight when the last holder of the
+        #: state died (fetched once already): the acknowledgement of one is
+        #: committed at once (``commit_due``), so that a crawl killed again
+        #: soon after a resume (before a second has passed) does not fetch
+        #: it a third time. Any other acknowledgement waits for the next
+        #: commit, a second at most: a commit every 32 acks did that too,
+        #: for 2.6 times the commits on python3.11-doc (bench/README.md,
+        #: "python3.11-doc with the durable state").
+        self._again: set[int] = set()
+        self._urgent = False
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
         if fresh:
             for suffix in ("", "-wal", "-shm"):
@@ -348,6 +358,10 @@ class SQLiteState:
         # the process that held the leases is gone
         released = 0
         if self._release_leases:
+            self._again = {
+                int(row[0])
+                for row in db.execute("SELECT id FROM url WHERE status = ?", (LEASED,))
+            }
             released = db.execute(
                 "UPDATE url SET status = ? WHERE status = ?", (QUEUED, LEASED)
             ).rowcount
@@ -702,6 +716,10 @@ class SQLiteState:
     def ack(self, tickets: Iterable[int]) -> None:
         tickets = list(tickets)
         self._acks += len(tickets)
+        again = self._again
+        if again and not again.isdisjoint(tickets):
+            again.difference_update(tickets)
+            self._urgent = True
         self._end_leases(tickets, DONE)
 
     def release(self, tickets: Iterable[int]) -> None:
@@ -822,13 +840,16 @@ class SQLiteState:
         self._db.commit()
         self._last_commit = time.monotonic()
         self._acks = 0
+        self._urgent = False
 
     def commit_due(self) -> bool:
         """Whether ``commit_interval`` seconds passed since the last commit,
-        or ``commit_acks`` requests were acknowledged since."""
+        a request fetched again after a kill was acknowledged since (see
+        ``_again``), or ``commit_acks`` requests were (when set)."""
         return (
-            self._acks >= self.commit_acks
+            self._urgent
             or time.monotonic() - self._last_commit >= self.commit_interval
+            or (self.commit_acks is not None and self._acks >= self.commit_acks)
         )
 
     def maybe_commit(self) -> bool:
