@@ -47,11 +47,11 @@ state has one holder, and when it dies every lease is returned at once
 
 Durability. ``synchronous=FULL`` in WAL mode fsyncs the log at each commit,
 so a committed batch survives kill -9 and power loss alike; the caller
-commits at most about once a second (``maybe_commit``) and at the moments
-that matter (a round change, the end, the acknowledgement of a request
-fetched again after a kill), so an fsync a second is the whole cost, and a
-kill or a power cut loses at most the last second — which the resumed
-crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
+commits about once a second or every 32 acknowledgements (``commit_due``)
+and at the moments that matter (a round change, the end, the
+acknowledgement of a request fetched again after a kill), and a kill or a
+power cut loses at most the last batch — which the resumed crawl fetches
+again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
 A finished crawl's state (its flag committed) is read again only for its
@@ -240,7 +240,7 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
-        commit_acks: int | None = None,
+        commit_acks: int | None = 32,
         release_leases: bool = True,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one.
@@ -251,17 +251,15 @@ class SQLiteState:
         self._release_leases = release_leases
         self.commit_interval = commit_interval
         #: acknowledged requests after which a commit is due, whatever the
-        #: time (None: only the time counts)
+        #: time (None: only the time counts): what a kill can take back is
+        #: bounded by count as well as by time (tests/test_e2e_crash.py)
         self.commit_acks = commit_acks
         self._acks = 0
         #: the requests that were in flight when the last holder of the
         #: state died (fetched once already): the acknowledgement of one is
         #: committed at once (``commit_due``), so that a crawl killed again
-        #: soon after a resume (before a second has passed) does not fetch
-        #: it a third time. Any other acknowledgement waits for the next
-        #: commit, a second at most: a commit every 32 acks did that too,
-        #: for 2.6 times the commits on python3.11-doc (bench/README.md,
-        #: "python3.11-doc with the durable state").
+        #: soon after a resume (before a second or 32 acks have passed)
+        #: does not fetch it a third time
         self._again: set[int] = set()
         self._urgent = False
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
