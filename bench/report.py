@@ -35,6 +35,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             r["pages_ok"] / r["wall_s"] if r["wall_s"] else 0.0 for r in runs
         )
         med["cpu_pct"] = 100 * med["cpu_s"] / med["wall_s"] if med["wall_s"] else 0.0
+        # when the server saw the first request / how long the crawler ran
+        # after the last response (start-up and end-of-crawl work)
+        for key in ("first_request_s", "after_last_s"):
+            seen = [r["extra"][key] for r in runs if key in r.get("extra", {})]
+            med[key] = statistics.median(seen) if seen else float("nan")
         med["runs"] = len(runs)
         med["exit_codes"] = sorted({r["exit_code"] for r in runs})
         med["timeouts"] = sum(1 for r in runs if r["timed_out"])
@@ -49,17 +54,21 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _ratios(cont: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
     ratios: dict[str, dict[str, float]] = {}
-    ws = cont.get("webspider")
-    if ws is None:
-        return ratios
-    for other in ("baseline", "wget", "httrack"):
-        o = cont.get(other)
-        if o is None:
+    # webspider, and webspider@LABEL (another checkout) against the others
+    for name, ws in cont.items():
+        if name.partition("@")[0] != "webspider":
             continue
-        ratios[f"webspider/{other}"] = {
-            k: round(ws[k] / o[k], 3) if o[k] else float("nan")
-            for k in ("wall_s", "cpu_s", "maxrss_mb")
-        }
+        others = ["baseline", "wget", "httrack"]
+        if name != "webspider":
+            others.insert(0, "webspider")
+        for other in others:
+            o = cont.get(other)
+            if o is None:
+                continue
+            ratios[f"{name}/{other}"] = {
+                k: round(ws[k] / o[k], 3) if o[k] else float("nan")
+                for k in ("wall_s", "cpu_s", "maxrss_mb")
+            }
     return ratios
 
 
@@ -101,8 +110,10 @@ def markdown(summary: dict[str, Any], info: dict[str, str]) -> str:
             lines += [f"## {bench}: {site}", ""]
             lines += [
                 "| contender | wall s | CPU s | CPU % | pages/s | peak RSS MB "
-                "| pages 2xx | distinct URLs | requests | runs | exit |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+                "| pages 2xx | distinct URLs | requests | first request s "
+                "| after last s | runs | exit |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                "| ---: | ---: | ---: | --- |",
             ]
             for name, m in data["contenders"].items():
                 exits = ",".join(map(str, m["exit_codes"]))
@@ -111,7 +122,9 @@ def markdown(summary: dict[str, Any], info: dict[str, str]) -> str:
                 lines.append(
                     f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} | {m['cpu_pct']:.0f} "
                     f"| {m['pages_per_s']:.0f} | {m['maxrss_mb']:.0f} | {m['pages_ok']:.0f} "
-                    f"| {m['distinct_urls']:.0f} | {m['requests']:.0f} | {m['runs']} | {exits} |"
+                    f"| {m['distinct_urls']:.0f} | {m['requests']:.0f} "
+                    f"| {m['first_request_s']:.2f} | {m['after_last_s']:.2f} "
+                    f"| {m['runs']} | {exits} |"
                 )
             lines.append("")
             for pair, r in data["ratios"].items():
@@ -133,7 +146,9 @@ def markdown(summary: dict[str, Any], info: dict[str, str]) -> str:
         "",
         "Medians over the runs. pages/s = distinct GET URLs the server answered "
         "2xx / wall time. `exit` 8 is wget's normal status when any URL 404s "
-        "(robots.txt).",
+        "(robots.txt). first request s: from the start of the process to the "
+        "first response the server logged; after last s: from the last "
+        "response the server logged to the process's exit.",
         "",
     ]
     return "\n".join(lines)

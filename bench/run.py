@@ -201,14 +201,13 @@ def crawl_benchmark(args: argparse.Namespace) -> list[Measurement]:
     results: list[Measurement] = []
     available = {}
     for name in args.contenders:
-        probe = contenders_mod.CONTENDERS[name](
-            "http://127.0.0.1/", Path("."), args.project
-        )
-        if probe is None:
-            hint = contenders_mod.MISSING_HINT.get(name, "")
+        make = _contender(name, args)
+        if make("http://127.0.0.1/", Path("."), args.project) is None:
+            base = name.partition("@")[0]
+            hint = contenders_mod.MISSING_HINT.get(base, "")
             print(f"bench: skipping {name}: not installed ({hint})", file=sys.stderr)
             continue
-        available[name] = contenders_mod.CONTENDERS[name]
+        available[name] = make
     for site_name in args.sites:
         try:
             site_cm = factories[site_name]()
@@ -230,6 +229,20 @@ def crawl_benchmark(args: argparse.Namespace) -> list[Measurement]:
     return results
 
 
+def _contender(
+    name: str, args: argparse.Namespace
+) -> Callable[[str, Path, Path], contenders_mod.Command | None]:
+    """NAME, or NAME@LABEL: the same contender on the checkout given by
+    ``--checkout LABEL=PATH`` (before/after runs of two commits alternate in
+    one run, on one server, under one load)."""
+    base, _, label = name.partition("@")
+    make = contenders_mod.CONTENDERS[base]
+    if not label:
+        return make
+    other = args.checkouts[label]
+    return lambda url, workdir, _project: make(url, workdir, other)
+
+
 def _crawl_once(
     site: sites_mod.Site,
     name: str,
@@ -243,6 +256,7 @@ def _crawl_once(
         assert command is not None
         site.mark()
         log_path = workdir / "crawl.log"
+        started = time.time()
         wall, rusage, code, timed_out, peak_kib = run_measured(
             command.argv, command.cwd, command.env or None, log_path, args.timeout
         )
@@ -259,6 +273,10 @@ def _crawl_once(
                 f"{' (timed out)' if timed_out else ''}:\n{tail}",
                 file=sys.stderr,
             )
+    extra = {}
+    if served and served[0].at:
+        extra["first_request_s"] = round(min(r.at for r in served) - started, 3)
+        extra["after_last_s"] = round(started + wall - max(r.at for r in served), 3)
     distinct = {(r.method, r.path) for r in served}
     ok = {r.path for r in served if r.method == "GET" and 200 <= r.status < 300}
     m = Measurement(
@@ -275,10 +293,13 @@ def _crawl_once(
         requests=len(served),
         distinct_urls=len(distinct),
         pages_ok=len(ok),
+        extra=extra,
     )
     print(
         f"   round {rnd + 1} {name:<10} wall {m.wall_s:7.2f}s cpu {m.cpu_s:7.2f}s "
-        f"rss {m.maxrss_mb:6.0f}MB  requests {m.requests:6d} distinct {m.distinct_urls:6d}",
+        f"rss {m.maxrss_mb:6.0f}MB  requests {m.requests:6d} distinct {m.distinct_urls:6d}"
+        f" first {extra.get('first_request_s', 0):5.2f}s"
+        f" after last {extra.get('after_last_s', 0):5.2f}s",
         file=sys.stderr,
     )
     return m
@@ -399,6 +420,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="webspider checkout to benchmark (default: this one)",
     )
     p.add_argument(
+        "--checkout",
+        action="append",
+        default=[],
+        metavar="LABEL=PATH",
+        help="another webspider checkout; contender webspider@LABEL runs it"
+        " (repeatable), e.g. --checkout before=/tmp/old"
+        " --contenders webspider,webspider@before",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         default=HERE / "results",
@@ -414,9 +444,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.synthetic_pages = args.synthetic_pages or (2000 if args.quick else 20000)
     args.synthetic_links = args.synthetic_links or (100 if args.quick else 200)
     args.project = args.project.resolve()
+    args.checkouts = {}
+    for spec in args.checkout:
+        label, sep, path = spec.partition("=")
+        if not sep or not label or not (Path(path) / "webspider").is_dir():
+            p.error(f"--checkout wants LABEL=PATH of a checkout, got {spec!r}")
+        args.checkouts[label] = Path(path).resolve()
     for name in args.contenders:
-        if name not in contenders_mod.CONTENDERS:
+        base, at, label = name.partition("@")
+        if base not in contenders_mod.CONTENDERS:
             p.error(f"unknown contender {name!r}")
+        if at and label not in args.checkouts:
+            p.error(f"contender {name!r} needs --checkout {label}=PATH")
     for name in args.sites:
         if name not in ("docs", "synthetic", "latency", "onepage"):
             p.error(f"unknown site {name!r}")
@@ -431,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     # An installed package has its bytecode (pip compiles it); a checkout on a
     # machine with PYTHONDONTWRITEBYTECODE set would compile webspider's
     # modules from source in every run (~60 ms, twice with the page worker).
-    compileall.compile_dir(args.project / "webspider", quiet=1)
+    for project in (args.project, *args.checkouts.values()):
+        compileall.compile_dir(project / "webspider", quiet=1)
     started = time.time()
     load_start = _loadavg()
     measurements: list[Measurement] = []
@@ -441,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
         print("bench: nothing was measured", file=sys.stderr)
         return 1
     info = machine_info(args.project)
+    for label, project in args.checkouts.items():
+        git = ["git", "-C", str(project), "log", "-1", "--format=%h %s"]
+        info[f"webspider@{label}"] = f"{project} @ {_cmd_version(git)}"
     info["command"] = "python bench/run.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )

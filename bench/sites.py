@@ -45,7 +45,7 @@ events {{ worker_connections 4096; }}
 http {{
     include {mime_types};
     default_type application/octet-stream;
-    log_format bench '$request_method $request_uri $status $body_bytes_sent';
+    log_format bench '$request_method $request_uri $status $body_bytes_sent $msec';
     access_log {tmp}/access.log bench;
     sendfile on;
     tcp_nopush on;
@@ -77,6 +77,8 @@ class Served:
     method: str
     path: str
     status: int
+    #: when the response was sent (seconds since the epoch)
+    at: float = 0.0
 
 
 @dataclass
@@ -143,11 +145,11 @@ class _AccessLog:
             data = fh.read()
         out = []
         for line in data.decode("latin-1").splitlines():
-            # "$request_method $request_uri $status $body_bytes_sent"
+            # "$request_method $request_uri $status $body_bytes_sent $msec"
             head, _, tail = line.partition(" ")
-            path, status, _size = ([*tail.rsplit(" ", 2), "", ""])[:3]
+            path, status, _size, at = ([*tail.rsplit(" ", 3), "", "", ""])[:4]
             if status.isdigit():
-                out.append(Served(head, path, int(status)))
+                out.append(Served(head, path, int(status), float(at or 0)))
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -16,7 +17,7 @@ def main() -> None:
         protocol_version = "HTTP/1.1"
 
         def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-            log.write(f"{self.command} {self.path} {int(code)} {size}\n")
+            log.write(f"{self.command} {self.path} {int(code)} {size} {time.time()}\n")
 
         def log_message(self, format: str, *args: object) -> None:
             pass

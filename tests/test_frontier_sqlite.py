@@ -130,6 +130,33 @@ CHILD = textwrap.dedent(
 )
 
 
+def test_a_commit_is_due_at_once_for_a_request_fetched_again(path):
+    # leases committed and never acknowledged (closing does not release
+    # them: as if their holder had died)
+    state = SQLiteState(path)
+    state.add([req(f"p{i}") for i in range(6)])
+    held = state.lease(3, deadline=1e12)
+    state.close()
+    state = SQLiteState(path, commit_interval=3600)
+    try:
+        assert state.released_on_open == 3
+        again = {lease.ticket for lease in held}
+        leases = state.lease(6, deadline=1e12)
+        fresh = [lease.ticket for lease in leases if lease.ticket not in again]
+        refetched = [lease.ticket for lease in leases if lease.ticket in again]
+        assert len(fresh) == len(refetched) == 3
+        state.ack(fresh)  # fetched for the first time: waits for the second
+        assert not state.commit_due()
+        state.ack(refetched[:1])  # fetched once more after the kill
+        assert state.commit_due()
+        state.commit()
+        assert not state.commit_due()
+        state.ack(refetched[1:])
+        assert state.commit_due()
+    finally:
+        state.close()
+
+
 def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     child = subprocess.Popen(

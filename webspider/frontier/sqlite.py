@@ -47,10 +47,11 @@ state has one holder, and when it dies every lease is returned at once
 
 Durability. ``synchronous=FULL`` in WAL mode fsyncs the log at each commit,
 so a committed batch survives kill -9 and power loss alike; the caller
-commits at most about once a second (``maybe_commit``) and at the moments
-that matter (a round change, the end), so an fsync a second is the whole
-cost, and a power cut loses at most the last second — which the resumed
-crawl fetches again. (``NORMAL`` would survive kill -9 too, but a power cut
+commits about once a second or every 32 acknowledgements (``commit_due``)
+and at the moments that matter (a round change, the end, the
+acknowledgement of a request fetched again after a kill), and a kill or a
+power cut loses at most the last batch — which the resumed crawl fetches
+again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
 A finished crawl's state (its flag committed) is read again only for its
@@ -248,7 +249,7 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
-        commit_acks: int = 32,
+        commit_acks: int | None = 32,
         release_leases: bool = True,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one.
@@ -259,10 +260,17 @@ class SQLiteState:
         self._release_leases = release_leases
         self.commit_interval = commit_interval
         #: acknowledged requests after which a commit is due, whatever the
-        #: time: a crawl killed again soon after a resume (before a second
-        #: has passed) would otherwise fetch the same pages once more
+        #: time (None: only the time counts): what a kill can take back is
+        #: bounded by count as well as by time (tests/test_e2e_crash.py)
         self.commit_acks = commit_acks
         self._acks = 0
+        #: the requests that were in flight when the last holder of the
+        #: state died (fetched once already): the acknowledgement of one is
+        #: committed at once (``commit_due``), so that a crawl killed again
+        #: soon after a resume (before a second or 32 acks have passed)
+        #: does not fetch it a third time
+        self._again: set[int] = set()
+        self._urgent = False
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
         if fresh:
             for suffix in ("", "-wal", "-shm"):
@@ -359,6 +367,10 @@ class SQLiteState:
         # the process that held the leases is gone
         released = 0
         if self._release_leases:
+            self._again = {
+                int(row[0])
+                for row in db.execute("SELECT id FROM url WHERE status = ?", (LEASED,))
+            }
             released = db.execute(
                 "UPDATE url SET status = ? WHERE status = ?", (QUEUED, LEASED)
             ).rowcount
@@ -713,6 +725,10 @@ class SQLiteState:
     def ack(self, tickets: Iterable[int]) -> None:
         tickets = list(tickets)
         self._acks += len(tickets)
+        again = self._again
+        if again and not again.isdisjoint(tickets):
+            again.difference_update(tickets)
+            self._urgent = True
         self._end_leases(tickets, DONE)
 
     def release(self, tickets: Iterable[int]) -> None:
@@ -833,13 +849,16 @@ class SQLiteState:
         self._db.commit()
         self._last_commit = time.monotonic()
         self._acks = 0
+        self._urgent = False
 
     def commit_due(self) -> bool:
         """Whether ``commit_interval`` seconds passed since the last commit,
-        or ``commit_acks`` requests were acknowledged since."""
+        a request fetched again after a kill was acknowledged since (see
+        ``_again``), or ``commit_acks`` requests were (when set)."""
         return (
-            self._acks >= self.commit_acks
+            self._urgent
             or time.monotonic() - self._last_commit >= self.commit_interval
+            or (self.commit_acks is not None and self._acks >= self.commit_acks)
         )
 
     def maybe_commit(self) -> bool:
