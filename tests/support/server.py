@@ -27,11 +27,13 @@ stream one made on the fly (``stream``: a function giving the chunks, with
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -68,6 +70,16 @@ def html(body: str, title: str | None = None, head: str = "") -> str:
     return f"<!DOCTYPE html><html><head>{t}{head}</head><body>{body}</body></html>"
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a crawler that drops a connection on purpose (a body over its
+        # limit, a stop) is not an error of the server: no traceback on
+        # stderr; anything else is printed as socketserver does
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class TestServer:
     """``with TestServer() as server: server.url('/x')``"""
 
@@ -81,7 +93,7 @@ class TestServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, 0), _make_handler(self))
+        self._httpd = _HTTPServer((host, 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         #: host name used in URLs (e.g. "site.test" with the test resolver)
