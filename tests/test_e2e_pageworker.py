@@ -10,6 +10,7 @@ import time
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from tests.support.cli import start_crawl
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.pageworker.client import PageWorker
@@ -183,3 +184,52 @@ async def test_a_dead_or_stuck_worker_loses_nothing(tmp_path, server, caplog, ca
     assert mirror(lost) == mirror(off)
     assert pages(lost) == pages(off)
     assert lost.stats.get("webspider/page_worker/stored_count", 0) == 0
+
+
+def children(pid: int) -> list[int]:
+    path = f"/proc/{pid}/task/{pid}/children"
+    with open(path, encoding="ascii") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def test_a_crawl_stopped_with_its_worker_keeps_the_worker(tmp_path, server):
+    """Ctrl-Z (SIGSTOP) for longer than the worker's timeout, with pages
+    sent to the worker, then SIGCONT: the crawl's own timer fires late, which
+    says the crawl did not run either — the worker gets a new timeout and
+    answers; it is not declared lost (every page after would be read in the
+    crawl's process)."""
+    for i in range(300):
+        body = html(f'<a href="/p/{i + 1}">next</a>' * 3, f"P{i}")
+        server.add(f"/p/{i}", Page(body, delay=0.05))
+    server.add(
+        "/", html("".join(f'<a href="/p/{i}">{i}</a>' for i in range(0, 300, 30)))
+    )
+    out = tmp_path / "out"
+    crawl_process = start_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-s", "WEBSPIDER_PAGE_WORKER_TIMEOUT=2", "-s", "CONCURRENT_REQUESTS=2"),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(server.requested_pages()) < 30:
+            assert time.monotonic() < deadline, "the crawl did not start"
+            time.sleep(0.01)  # polling another process's progress
+        (worker,) = children(crawl_process.pid)
+        # the worker first, so that pages wait for it; then the crawl
+        os.kill(worker, signal.SIGSTOP)
+        time.sleep(0.5)
+        os.kill(crawl_process.pid, signal.SIGSTOP)
+        time.sleep(4)  # twice the timeout
+        # the crawl first: its overdue timer runs before the worker answers
+        os.kill(crawl_process.pid, signal.SIGCONT)
+        time.sleep(0.5)
+        os.kill(worker, signal.SIGCONT)
+        log = crawl_process.communicate(timeout=120)[0]
+    finally:
+        if crawl_process.poll() is None:
+            crawl_process.kill()
+            crawl_process.communicate()
+    assert crawl_process.returncode == 0, log[-3000:]
+    assert "Page worker lost" not in log, log[-3000:]
+    assert "page_worker/fallback_count" not in log
+    assert "'webspider/page_worker/parsed_count'" in log

@@ -71,6 +71,9 @@ STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
 #: and frames up to this size are joined into one write; larger bodies go by
 #: reference, as they are (no copy)
 JOIN_BELOW = 64 * 1024
+#: seconds the watch timer may fire late before its lateness says that this
+#: process did not run (stopped or starved) rather than the worker stalled
+_LATE = 1.0
 
 
 class _Answers(asyncio.Protocol):
@@ -381,8 +384,18 @@ class PageWorker:
             due.popleft()  # answered
         if not due:
             return
-        if due[0][0] > loop.time():
+        now = loop.time()
+        if due[0][0] > now:
             self._watch = loop.call_at(due[0][0], self._overdue)
+            return
+        if now - due[0][0] > _LATE:
+            # The timer itself is late: this process did not run (stopped
+            # with Ctrl-Z or SIGSTOP, starved), and the worker most likely
+            # with it. Each answer awaited gets a full timeout from now: a
+            # worker that is really stuck is found then.
+            later = now + self.timeout
+            self._due = deque((max(when, later), ident) for when, ident in due)
+            self._watch = loop.call_at(self._due[0][0], self._overdue)
             return
         self.lost(f"no answer in {self.timeout:g} s")
         if self._process is not None:
