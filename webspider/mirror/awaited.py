@@ -117,6 +117,11 @@ class Awaited:
         """The URL ``short`` (``short``'s form) stands for."""
         return self._sites.long(short)
 
+    def url(self, value: str) -> str | None:
+        """The URL a record's value holds: a ``short`` form, or the URL
+        itself (a state written before)."""
+        return self._sites.url(value)
+
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
         if self._new:

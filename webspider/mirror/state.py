@@ -565,10 +565,7 @@ class MirrorState:
         found = self.paths.get(key)
         if found is None:
             return None
-        value = str(found)
-        if ":" in value.partition("/")[0]:  # a URL: a state written before
-            return value
-        return self.awaited.long(value)
+        return self.awaited.url(str(found))
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments) -> str | int:
