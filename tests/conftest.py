@@ -35,6 +35,13 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     reactor.callWhenRunning(default_sigterm)  # type: ignore[attr-defined]
+    # A shell that runs the suite in the background (`.ci/run &`) starts it
+    # with SIGINT ignored, every process inherits that, and Python then keeps
+    # Ctrl-C ignored: the tests that stop a crawl or `scrapy combine` with
+    # SIGINT saw it run to its end (exit 0). A handled SIGINT is reset to the
+    # default in the processes the tests start, as in a user's terminal.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: fixtures that start a server: a test using one is end-to-end
