@@ -14,10 +14,13 @@ made of the same server.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tests.support.cli import start_crawl
@@ -27,8 +30,6 @@ from tests.support.site import Node, Site
 from webspider.settings import DOWNLOADER_MIDDLEWARES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tests.support.server import TestServer
 
 STATE = ".webspider-state.sqlite3"
@@ -119,6 +120,21 @@ def kill(crawl: subprocess.Popen[str]) -> str:
     return crawl.communicate()[0]
 
 
+def hold(crawl: subprocess.Popen[str], sig: signal.Signals) -> list[int]:
+    """``sig`` (SIGSTOP, SIGCONT) sent to the crawl and its children (the
+    page worker), whose pids it returns: the moment a test looks at is held
+    while it looks."""
+    children = Path(f"/proc/{crawl.pid}/task/{crawl.pid}/children")
+    try:
+        pids = [int(pid) for pid in children.read_text().split()]
+    except OSError:  # the crawl is gone: its exit is the test's to report
+        pids = []
+    for pid in (crawl.pid, *pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+    return pids
+
+
 def files(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
@@ -192,14 +208,31 @@ def test_kill_9_during_the_fix_up_then_resume(tmp_path, server):
     else:
         raise AssertionError("no fix-up: " + "".join(log))
     # the fix-up goes through the pages in URL order: the start page first;
-    # once its file is fixed, the fix-up is under way
-    first = out / "mirror" / f"{server.name}_{server.port}" / "index.html"
-    before = first.read_bytes()
+    # once its file is fixed, the fix-up is under way. It takes a few hundred
+    # ms, the start page's share well under one: the crawl (with its page
+    # worker) is held between looks at that file, so that the fix-up cannot
+    # pass it, or end, while the test looks (it read the file after the fix
+    # before, and waited for a change that had come)
+    site_dir = f"{server.name}_{server.port}"
+    first = out / "mirror" / site_dir / "index.html"
+    fixed = (reference / "mirror" / site_dir / "index.html").read_bytes()
     deadline = time.monotonic() + 30
-    while first.read_bytes() == before:
-        assert crawl.poll() is None, "".join(log) + crawl.communicate()[0]
-        assert time.monotonic() < deadline
-        time.sleep(0.001)
+    children = hold(crawl, signal.SIGSTOP)
+    try:
+        while first.read_bytes() != fixed:
+            assert crawl.poll() is None, "".join(log)
+            assert time.monotonic() < deadline, "the start page was not fixed up"
+            hold(crawl, signal.SIGCONT)
+            time.sleep(0.001)
+            children = hold(crawl, signal.SIGSTOP)
+        crawl.send_signal(signal.SIGKILL)
+    finally:
+        # the page worker goes on (and holds the log's pipe) until it finds
+        # its crawl gone, as after any kill -9
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        hold(crawl, signal.SIGCONT)
     log.append(kill(crawl))
     assert "Mirror: links fixed up in" not in "".join(log)  # killed before its end
     assert not (out / "mirror-state.jsonl").exists()
