@@ -145,8 +145,13 @@ def test_a_pages_new_links_are_added_in_one_round_trip(server, redis_url, tmp_pa
     add = hashlib.sha1(ADD.encode()).hexdigest().encode()
     calls = [e["command"] for e in r.slowlog_get(100000)]
     adds = [c for c in calls if c.startswith(b"EVALSHA " + add)]
-    # one per page that brought new links (and the start URL), not one per link
-    assert 2 <= len(adds) <= 12 + 5, len(adds)
+    # A page's links go to the scheduler in one reactor turn or a few: Scrapy
+    # hands a callback's output to CONCURRENT_ITEMS (8) tasks through a queue
+    # of 16, so a page's 41 links (30 new) may reach it in up to three turns,
+    # each sent at its end (two pages' links may share one). So up to 34
+    # calls (the start URL, then the 11 pages that bring new links, up to
+    # three each), not one per new link (311)
+    assert 2 <= len(adds) <= 1 + 3 * 11, len(adds)
     r.config_set("slowlog-log-slower-than", 10000)
 
 
