@@ -419,6 +419,23 @@ class TargetIndex:
                 found = self.entries[url] = Target(split(where_path(url, value)))
         return found
 
+    def subset(self, urls: Iterable[str]) -> TargetIndex:
+        """What this index knows of ``urls`` (and of the URLs they redirect
+        to): all a conversion of links to them reads."""
+        entries, aliases, where = self.entries, self.aliases, self.where
+        out = TargetIndex()
+        for url in urls:
+            for key in (url, aliases.get(url)):
+                if key is None:
+                    continue
+                if key in entries:
+                    out.entries[key] = entries[key]
+                elif key in where:
+                    out.where[key] = where[key]
+            if url in aliases:
+                out.aliases[url] = aliases[url]
+        return out
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"aliases": self.aliases, "where": self.where}
         if self.entries:

@@ -10,6 +10,9 @@ where the page goes in the mirror and where the files of its links are. The
 worker keeps the pages it read until then (the last few only), so the bytes
 cross once and the scan's spans never cross at all.
 
+At the end of the crawl it fixes up batches of the mirror's files
+(webspider.mirror.fixup.fix_job) while the crawl's process fixes up others.
+
 The crawl's side is webspider.pageworker.client. Messages are frames of
 a JSON header and raw bytes (struct ``>II``: their lengths) on the worker's
 stdin and stdout, never pickles. Everything the worker answers the crawl's
@@ -36,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from webspider.mirror.fixup import fix_job
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
@@ -242,6 +246,8 @@ class Worker:
         if op == "forget":
             self.forget(header["id"])
             return None
+        if op == "fixup":
+            return self.fix_up(header), b""
         if op == "init":
             self.init(header)
             ident = header.get("id")
@@ -346,6 +352,15 @@ class Worker:
                 reply["crc"] = zlib.crc32(conversion.data)
                 packed = pack_spans(conversion.spans).tobytes()
         return reply, packed
+
+    def fix_up(self, header: dict[str, Any]) -> dict[str, Any]:
+        """The end-of-crawl fix-up of the files of ``header["jobs"]``
+        (webspider.mirror.fixup.fix_job): the crawl writes the records."""
+        if self.tree is None:
+            raise FrameError("no mirror to fix up")
+        targets = TargetIndex.from_json(header["targets"])
+        fixed = [fix_job(self.tree, job, targets) for job in header["jobs"]]
+        return {"id": header["id"], "fixed": fixed}
 
 
 class _Inbox:
