@@ -12,7 +12,7 @@ import pytest
 
 from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
-from webspider.mirror.state import Entry, MirrorState
+from webspider.mirror.state import Entry, MirrorState, pack_restore
 from webspider.page.links import LINK_RULES, extract_page
 from webspider.page.scan import pack_spans
 from webspider.pageworker.worker import (
@@ -202,6 +202,10 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # sent as ``plain`` keys, without their path (and without spans)
     assert set(answer["plain"]) == set(here.plain) == set(here.kept)
     assert (answer["kept"], answer["restore"]) == ({}, here.restore)
+    # the index record's form of ``restore`` comes packed (off the crawl's
+    # core), as the crawl would pack it
+    assert here.restore
+    assert answer["packed"] == pack_restore(URL, here.restore)
     assert "crc" not in answer
     assert packed == b""
     # stored once: a second store of the same page is refused

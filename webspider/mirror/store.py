@@ -686,7 +686,10 @@ class MirrorStore:
             # kept by target are forgotten when it is written, most of them)
             if entry.pending or entry.kept:
                 spans = packed_spans(conversion)
-        self.state.put(entry, spans, plain, placed, fresh=old is None)
+        packed = conversion.packed_restore if conversion is not None else None
+        self.state.put(
+            entry, spans, plain, placed, fresh=old is None, packed_restore=packed
+        )
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then

@@ -502,6 +502,7 @@ class PageWorker:
                 answer["kept"],
                 answer["restore"],
                 plain=answer.get("plain"),
+                packed_restore=answer.get("packed"),
             )
             if packed:
                 spans: array[int] = array("q")

@@ -43,7 +43,7 @@ from webspider.mirror.fixup import fix_job
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
-from webspider.mirror.state import TargetIndex
+from webspider.mirror.state import TargetIndex, pack_restore
 from webspider.page.links import (
     LINK_RULES,
     Link,
@@ -346,6 +346,10 @@ class Worker:
                 plain=plain,
                 restore=conversion.restore,
             )
+            if conversion.restore and "key" in header:
+                # the index record's form of it, worked out here, off the
+                # crawl's core (the page's canonical URL is its key)
+                reply["packed"] = pack_restore(header["key"], conversion.restore)
             if conversion.spans and (conversion.pending or kept):
                 # where the links the fix-up may change are in the file written
                 # (MirrorStore remembers them: the fix-up then needs no scan)
