@@ -137,6 +137,8 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
     assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
     # the page kept for the mirror comes with its mirror path
     assert tuple(answer["path"]) == url_path(URL, True)
+    # and the path its mirror.where record compares with (where_value)
+    assert answer["plain"] == "/".join(url_path(canonical_url(URL)))
     answer = ask(
         w,
         {"op": "parse", "id": 2, "url": URL, "encoding": "utf-8", "keep": False},

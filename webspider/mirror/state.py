@@ -594,11 +594,15 @@ class MirrorState:
         return self.awaited.url(str(found))
 
     # -- writing ---------------------------------------------------------------------
-    def _place(self, url: str, path: Segments) -> str | int:
+    def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
         """``url`` is at ``path`` now: the lean copy and the name's owner.
-        Returns its ``mirror.where`` value (``where_value``)."""
+        Returns its ``mirror.where`` value (``where_value``; ``plain``: the
+        path ``url_path`` gives ``url``, when worked out already)."""
         where = "/".join(path)
-        value = where_value(url, where)
+        if plain is None:
+            value = where_value(url, where)
+        else:
+            value = 1 if where == plain else where
         old = self.where.get(url)
         if old == value:
             return value
@@ -611,11 +615,13 @@ class MirrorState:
         self.paths.put_new(where.casefold(), self.awaited.short(url))
         return value
 
-    def reserve(self, entry: Entry) -> str | int:
+    def reserve(self, entry: Entry, plain: str | None = None) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
         before its file is written, without recording it in the index.
-        Returns its ``mirror.where`` value (``put`` may be given it)."""
-        return self._place(entry.url, entry.path)
+        Returns its ``mirror.where`` value (``put`` may be given it).
+        ``plain``: ``"/".join(url_path(entry.url))``, when worked out
+        already (by the page worker)."""
+        return self._place(entry.url, entry.path, plain)
 
     def release(self, entry: Entry, old: Entry | None) -> None:
         """Its file was not written after all: forget where it went."""

@@ -117,6 +117,11 @@ class PageWriter(Protocol):
         """``url_path`` of ``response``'s URL (an HTML page's or a
         stylesheet's) if it worked it out already, else None."""
 
+    def plain_path(self, response: Response) -> str | None:
+        """``"/".join(url_path(canonical_url(response.url)))`` (the path a
+        ``mirror.where`` value of 1 stands for) if it worked it out already,
+        else None."""
+
     async def store(
         self,
         response: Response,
@@ -567,7 +572,9 @@ class MirrorStore:
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
         self._replacing[url] = old
-        self._placed[url] = (path, self.state.reserve(entry))
+        writer = self.writer
+        plain = writer.plain_path(response) if writer is not None and kind else None
+        self._placed[url] = (path, self.state.reserve(entry, plain))
         return entry, change, True
 
     def url_path(self, response: Response, kind: str) -> Segments:

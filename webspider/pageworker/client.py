@@ -154,8 +154,11 @@ class PageWorker:
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
-        #: response → its mirror path as the worker planned it (url_path)
-        self._paths: WeakKeyDictionary[Response, Segments] = WeakKeyDictionary()
+        #: response → its mirror path as the worker planned it (url_path),
+        #: and the path url_path gives its canonical URL
+        self._paths: WeakKeyDictionary[Response, tuple[Segments, str | None]] = (
+            WeakKeyDictionary()
+        )
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
@@ -446,7 +449,7 @@ class PageWorker:
             self._held[response] = ident
             path = answer.get("path")
             if path is not None:
-                self._paths[response] = tuple(path)
+                self._paths[response] = tuple(path), answer.get("plain")
         self._inc(STATS_PARSED)
         return page
 
@@ -456,7 +459,14 @@ class PageWorker:
     def url_path(self, response: Response) -> Segments | None:
         """``response``'s mirror path as the worker worked it out when it
         read the page (webspider.mirror.paths.url_path), or None."""
-        return self._paths.get(response)
+        paths = self._paths.get(response)
+        return paths[0] if paths is not None else None
+
+    def plain_path(self, response: Response) -> str | None:
+        """``"/".join(url_path(canonical_url(response.url)))`` as the worker
+        worked it out when it read the page, or None."""
+        paths = self._paths.get(response)
+        return paths[1] if paths is not None else None
 
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None

@@ -53,6 +53,7 @@ from webspider.page.links import (
     extract_page,
 )
 from webspider.page.scan import pack_spans
+from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -295,6 +296,9 @@ class Worker:
             # worked out here, off the crawl's core
             with contextlib.suppress(ValueError):  # then worked out there
                 answer["path"] = url_path(url, header.get("kind") != CSS)
+                # and what its ``mirror.where`` record compares it with
+                # (webspider.mirror.state.where_value)
+                answer["plain"] = "/".join(url_path(canonical_url(url)))
         return answer
 
     def store(self, header: dict[str, Any]) -> Reply:
