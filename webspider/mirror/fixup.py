@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 #: one batch), and between two commits of the crawl state
 FIX_UP_COMMIT = 256
 #: pages of a chunk another process (``run_shared``'s ``fixer``) is asked
-#: to fix up in one message: small enough that the two share a chunk evenly
+#: to fix up in one message, at most: small enough that the two share a
+#: chunk evenly. Fewer when few pages are left (an eighth of them): a few
+#: large pages (a site's indexes) are shared too, not sent in one batch
+#: while this process waits for it.
 SHARED_BATCH = 16
 
 
@@ -307,9 +310,9 @@ class FixUp:
     async def _shared_chunk(
         self, chunk: list[tuple[str, Any]], fixer: FileFixer | None
     ) -> FileFixer | None:
-        """``_chunk``, ``fixer`` taking batches of SHARED_BATCH pages from its
-        front (two asked at a time, so that it never waits for the next)
-        while this process takes pages from its back, until they meet.
+        """``_chunk``, ``fixer`` taking batches of up to SHARED_BATCH pages
+        from its front (two asked at a time, so that it never waits for the
+        next) while this process takes pages from its back, until they meet.
         Returns ``fixer``, or None once it failed (the rest is done here)."""
         if not chunk:
             return fixer
@@ -321,7 +324,8 @@ class FixUp:
         def ask() -> None:
             nonlocal low
             assert fixer is not None
-            end = min(low + SHARED_BATCH, high)
+            size = min(SHARED_BATCH, -(-(high - low) // 8))
+            end = low + size
             batch = jobs[low:end]
             keys = [k for job in batch for k in (*job.entry.pending, *job.entry.kept)]
             sent = [job_json(job.entry, job.record) for job in batch]
