@@ -45,6 +45,7 @@ import argparse
 import compileall
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -204,6 +205,12 @@ class Run:
     timed_out: bool
     requests: int
     pages_ok: int
+    #: the mirror's end-of-crawl fix-up, as its log line says (0: none)
+    fixup_s: float = 0.0
+
+
+#: webspider.mirror.store's line at the end of the fix-up
+FIXUP_LINE = re.compile(rb"Mirror: links fixed up in \d+ pages in ([0-9.]+) s")
 
 
 def measure(
@@ -227,7 +234,9 @@ def measure(
         )  # fmt: skip
         helper = watch[0].stop() if watch else 0.0
         time.sleep(0.05)
-        log_tail = (workdir / "crawl.log").read_text(errors="replace")[-1500:]
+        log = (workdir / "crawl.log").read_bytes()
+        log_tail = log[-1500:].decode(errors="replace")
+        fixup = FIXUP_LINE.search(log)
     served_reqs = served.site.requests()
     ok = {r.path for r in served_reqs if r.method == "GET" and 200 <= r.status < 300}
     if code not in (0, 8) or timed_out:
@@ -244,10 +253,12 @@ def measure(
         timed_out,
         len(served_reqs),
         len(ok),
+        float(fixup.group(1)) if fixup else 0.0,
     )
     print(
         f"   {run.site} r{rnd + 1} {name:<10} wall {run.wall_s:7.2f}s cpu "
         f"{run.cpu_s:7.2f}s (worker {run.helper_cpu_s:5.2f}) "
+        f"fix-up {run.fixup_s:4.2f}s "
         f"rss {run.maxrss_mb:5.0f}MB "
         f"2xx {run.pages_ok} requests {run.requests}",
         file=sys.stderr,
@@ -434,6 +445,7 @@ def summarize(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
                 "maxrss_mb",
                 "pages_ok",
                 "requests",
+                "fixup_s",
             )
         }
         med["cpu_ms_page"] = statistics.median(
@@ -463,8 +475,8 @@ def markdown(
             "",
             "| contender | wall s | CPU s (all processes) | of it page worker | "
             "CPU ms/page | wall ms/page | wall / floor | CPU / floor | "
-            "peak RSS MB | pages 2xx | requests | runs |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+            "peak RSS MB | pages 2xx | requests | mirror fix-up s | runs |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for name, m in rows.items():
             wf = f"{m['wall_s'] / floor['wall_s']:.2f}" if floor else ""
@@ -473,7 +485,8 @@ def markdown(
                 f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} | "
                 f"{m['helper_cpu_s']:.2f} | {m['cpu_ms_page']:.2f} | "
                 f"{m['wall_ms_page']:.2f} | {wf} | {cf} | {m['maxrss_mb']:.0f} | "
-                f"{m['pages_ok']:.0f} | {m['requests']:.0f} | {m['runs']:.0f} |"
+                f"{m['pages_ok']:.0f} | {m['requests']:.0f} | "
+                f"{m['fixup_s']:.2f} | {m['runs']:.0f} |"
             )
         lines.append("")
     if profiles:

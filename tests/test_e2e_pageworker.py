@@ -126,6 +126,8 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     )
     assert on.stats["webspider/page_worker/parsed_count"] >= 9
     assert on.stats["webspider/page_worker/stored_count"] >= 9
+    # the fix-up (the link to /gone.html becomes absolute) was shared with it
+    assert on.stats["webspider/page_worker/fixed_up_count"] >= 1
     assert not any(key.startswith("webspider/page_worker") for key in off.stats)
     files = mirror(on)
     assert files == mirror(off)

@@ -12,7 +12,7 @@ import pytest
 
 from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
-from webspider.mirror.state import Entry, MirrorState
+from webspider.mirror.state import Entry, MirrorState, pack_restore
 from webspider.page.links import LINK_RULES, extract_page
 from webspider.page.scan import pack_spans
 from webspider.pageworker.worker import (
@@ -137,6 +137,8 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
     assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
     # the page kept for the mirror comes with its mirror path
     assert tuple(answer["path"]) == url_path(URL, True)
+    # and the path its mirror.where record compares with (where_value)
+    assert answer["plain"] == "/".join(url_path(canonical_url(URL)))
     answer = ask(
         w,
         {"op": "parse", "id": 2, "url": URL, "encoding": "utf-8", "keep": False},
@@ -202,6 +204,10 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # sent as ``plain`` keys, without their path (and without spans)
     assert set(answer["plain"]) == set(here.plain) == set(here.kept)
     assert (answer["kept"], answer["restore"]) == ({}, here.restore)
+    # the index record's form of ``restore`` comes packed (off the crawl's
+    # core), as the crawl would pack it
+    assert here.restore
+    assert answer["packed"] == pack_restore(URL, here.restore)
     assert "crc" not in answer
     assert packed == b""
     # stored once: a second store of the same page is refused

@@ -90,6 +90,15 @@ crawl_state_committing = object()
 #: synchronously.
 crawl_state_closing = object()
 
+#: The crawl ends (sent just before ``crawl_state_closing``, with the same
+#: arguments) when the crawl state closes on the event loop, as it does in a
+#: crawl (not when a scheduler is closed outside one): a handler may be a
+#: coroutine, awaited before the state closes, so a long piece of work can
+#: wait for another process (the mirror's fix-up shares its files with the
+#: page worker). A feature that finishes here must still finish on
+#: ``crawl_state_closing`` when this was not sent.
+crawl_state_finishing = object()
+
 
 def listened(crawler: Crawler, signal: Any) -> bool:
     """Whether a handler is connected to ``signal`` sent by ``crawler.signals``

@@ -72,6 +72,7 @@ JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -81,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.task import LoopingCall
 
@@ -104,7 +106,9 @@ from webspider.signals import (
     crawl_delay_found,
     crawl_state_closing,
     crawl_state_committing,
+    crawl_state_finishing,
     crawl_state_opened,
+    listened,
 )
 from webspider.utils.atomic import open_atomic
 
@@ -118,6 +122,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
     from scrapy.utils.asyncio import CallLaterResult
+    from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
     from webspider.frontier.redisstate import RedisState
@@ -127,6 +132,17 @@ if TYPE_CHECKING:
     from webspider.utils.url import Origin
 
 logger = logging.getLogger(__name__)
+
+
+def _on_event_loop() -> bool:
+    """Whether this runs on a running asyncio event loop (a crawl on
+    Scrapy's asyncio reactor), where a coroutine can be awaited."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
 
 #: new requests of a shared state sent in one round trip at most
 ADD_BATCH = 1000
@@ -273,10 +289,10 @@ class StateScheduler(BaseScheduler):
                 counts.done,
             )
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str) -> Deferred[None] | None:
         state = self.state
         if state is None:
-            return
+            return None
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
         self._heartbeat = None
@@ -284,6 +300,25 @@ class StateScheduler(BaseScheduler):
             self._wake.cancel()
             self._wake = None
         self._flush_adds()
+        if listened(self.crawler, crawl_state_finishing) and _on_event_loop():
+            # the engine waits for it: a feature's end may wait for another
+            # process (the mirror's fix-up for the page worker)
+            return deferred_from_coro(self._finish_then_close(reason))
+        self._close(reason)
+        return None
+
+    async def _finish_then_close(self, reason: str) -> None:
+        await self.crawler.signals.send_catch_log_async(
+            signal=crawl_state_finishing,
+            reason=reason,
+            records=self.state,
+            commit=self._commit,
+        )
+        self._close(reason)
+
+    def _close(self, reason: str) -> None:
+        state = self.state
+        assert state is not None
         # the features finish what they keep in the state while it is open;
         # a long piece of work commits as it goes (with pages.jsonl's
         # length, like any commit), so that a kill during it loses little

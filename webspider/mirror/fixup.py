@@ -20,9 +20,12 @@ Pure: no Scrapy.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import zlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from array import array
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from webspider.mirror.links import fix_up, needs_fix_up
 from webspider.mirror.safefs import UnsafePathError
@@ -30,16 +33,21 @@ from webspider.mirror.state import Entry, spans_of, unpack_pending
 from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
 
 if TYPE_CHECKING:
-    from array import array
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
-    from webspider.mirror.links import Conversion
+    from webspider.mirror.links import Conversion, Targets
     from webspider.mirror.safefs import SafeTree
     from webspider.mirror.state import MirrorState, TargetIndex
 
 #: pages the fix-up goes through together (their links' files looked up in
 #: one batch), and between two commits of the crawl state
 FIX_UP_COMMIT = 256
+#: pages of a chunk another process (``run_shared``'s ``fixer``) is asked
+#: to fix up in one message, at most: small enough that the two share a
+#: chunk evenly. Fewer when few pages are left (an eighth of them): a few
+#: large pages (a site's indexes) are shared too, not sent in one batch
+#: while this process waits for it.
+SHARED_BATCH = 16
 
 
 @dataclass
@@ -48,6 +56,168 @@ class FixedUp:
     pages: int = 0
     #: links rewritten in them
     links: int = 0
+
+
+class FileFixer(Protocol):
+    """Another process that fixes up files of the same folder (the page
+    worker, webspider.pageworker): ``fix_files`` fixes up the pages of
+    ``jobs`` (``job_json``) with ``targets`` (a TargetIndex's JSON) and
+    answers one ``file_fix_json`` each, in order; None when it cannot (the
+    fix-up then does them itself)."""
+
+    async def fix_files(
+        self, jobs: list[dict[str, Any]], targets: dict[str, Any]
+    ) -> list[dict[str, Any]] | None: ...
+
+
+@dataclass
+class FileFix:
+    """What fixing up one page's file gave (``fix_file``)."""
+
+    #: links rewritten (0: the file was left as it was)
+    count: int = 0
+    #: the URLs left absolute in it (``Entry.pending``)
+    pending: list[str] = field(default_factory=list)
+    #: what the values rewritten stand for (added to ``Entry.restore``)
+    restore: dict[str, str] = field(default_factory=dict)
+    #: (CRC-32, packed spans) of its links for the pending record
+    spans: tuple[int, array[int]] | None = None
+    #: the file is not in this folder (another worker of a shared crawl
+    #: wrote it): left for that worker, or for ``scrapy combine``
+    missing: bool = False
+    #: the write was refused
+    error: OSError | None = None
+
+
+def fix_file(
+    tree: SafeTree,
+    entry: Entry,
+    targets: Targets,
+    remembered: tuple[int, array[int]] | None,
+) -> FileFix:
+    """Fix up the file of ``entry`` (its ``pending`` and ``kept`` links, the
+    ``remembered`` spans of its pending record) in ``tree``: read it, rewrite
+    its links, write it (atomically) if any changed. Touches no record, so
+    any process holding the folder may do it."""
+    body = tree.read(entry.path)
+    if body is None:
+        return FileFix(missing=True)
+    spans = None
+    if remembered is not None and ascii_compatible(entry.encoding):
+        crc, packed = remembered
+        if zlib.crc32(body) == crc:
+            spans = unpack_spans(body, packed, entry.encoding or "utf-8")
+    fixed_page = fix_up(
+        body,
+        entry,
+        targets,
+        encoding=entry.encoding,
+        html=entry.kind == "html",
+        spans=spans,
+    )
+    count = fixed_page.count
+    if not count:
+        kept_spans = remembered
+    else:
+        try:
+            tree.write(entry.path, fixed_page.data)
+        except OSError as exc:  # UnsafePathError included
+            return FileFix(error=exc)
+        kept_spans = packed_spans(fixed_page)
+    return FileFix(count, sorted(fixed_page.pending), fixed_page.restore, kept_spans)
+
+
+def job_json(entry: Entry, record: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``fix_file`` needs of ``entry`` and its pending ``record``, as
+    JSON (the spans as the record keeps them)."""
+    job: dict[str, Any] = {
+        "url": entry.url,
+        "path": entry.path,
+        "kind": entry.kind,
+        "encoding": entry.encoding,
+        "pending": entry.pending,
+        "kept": entry.kept,
+        "restore": entry.restore,
+    }
+    for name in _SPAN_FIELDS:
+        if name in record:
+            job[name] = record[name]
+    return job
+
+
+def fix_job(tree: SafeTree, job: Mapping[str, Any], targets: Targets) -> dict[str, Any]:
+    """``fix_file`` of a ``job_json`` job, answered as ``file_fix_json``."""
+    entry = Entry(
+        url=job["url"],
+        path=tuple(job["path"]),
+        hash="",
+        size=0,
+        kind=job["kind"],
+        encoding=job["encoding"],
+        pending=job["pending"],
+        kept=job["kept"],
+        restore=job["restore"],
+    )
+    remembered = spans_of(job)
+    return file_fix_json(fix_file(tree, entry, targets, remembered), remembered)
+
+
+def file_fix_json(
+    fixed: FileFix, remembered: tuple[int, array[int]] | None
+) -> dict[str, Any]:
+    if fixed.missing:
+        return {"missing": True}
+    if fixed.error is not None:
+        unsafe = isinstance(fixed.error, UnsafePathError)
+        return {"refused": str(fixed.error), "unsafe": unsafe}
+    data: dict[str, Any] = {
+        "count": fixed.count,
+        "pending": fixed.pending,
+        "restore": fixed.restore,
+    }
+    if fixed.spans is not remembered and fixed.spans is not None:
+        crc, packed = fixed.spans
+        data["crc"] = crc
+        data["spans"] = base64.b64encode(packed.tobytes()).decode("ascii")
+    elif fixed.spans is None:
+        data["spans"] = None
+    # else: the spans it was sent (its file unchanged): left out
+    return data
+
+
+def file_fix_from_json(
+    data: Mapping[str, Any], remembered: tuple[int, array[int]] | None
+) -> FileFix:
+    if data.get("missing"):
+        return FileFix(missing=True)
+    if "refused" in data:
+        error = str(data["refused"])
+        return FileFix(
+            error=UnsafePathError(error) if data["unsafe"] else OSError(error)
+        )
+    spans = remembered
+    if "spans" in data:
+        spans = None
+        if data["spans"] is not None:
+            packed: array[int] = array("q")
+            packed.frombytes(base64.b64decode(data["spans"]))
+            spans = int(data["crc"]), packed
+    return FileFix(
+        int(data["count"]), list(data["pending"]), dict(data["restore"]), spans
+    )
+
+
+#: the fields of a pending record that keep its spans (MirrorState.put_pending)
+_SPAN_FIELDS = ("crc", "s4", "spans")
+
+
+@dataclass
+class _Job:
+    """A page whose file the fix-up rewrites (``FixUp._prepare``)."""
+
+    entry: Entry
+    record: dict[str, Any]
+    remembered: tuple[int, array[int]] | None
 
 
 class FixUp:
@@ -82,16 +252,36 @@ class FixUp:
         self._chunk(chunk)
         return self.done
 
-    def _chunk(self, chunk: list[tuple[str, Any]]) -> None:
-        """Fix up the pages of ``chunk`` (URL, pending record), looking up
-        their entries and their links' files together."""
+    async def run_shared(
+        self, fixer: FileFixer, commit: Callable[[], None] | None = None
+    ) -> FixedUp:
+        """``run``, the files' work shared with ``fixer`` (another process on
+        the same folder): while it fixes up a batch of a chunk's pages, this
+        one fixes others up; the records are written here, as ``run``
+        writes them, and committed after each chunk."""
+        self.state.gather(commit)
+        chunk: list[tuple[str, Any]] = []
+        helper: FileFixer | None = fixer
+        for item in self.state.pending.items():
+            chunk.append(item)
+            if len(chunk) == FIX_UP_COMMIT:
+                helper = await self._shared_chunk(chunk, helper)
+                chunk.clear()
+                if commit is not None:
+                    commit()
+        await self._shared_chunk(chunk, helper)
+        return self.done
+
+    def _prepare(self, chunk: list[tuple[str, Any]]) -> tuple[list[_Job], TargetIndex]:
+        """The pages of ``chunk`` (URL, pending record) whose files need
+        fixing up, with where their links' files are (looked up together);
+        the records of the others are settled here."""
         state = self.state
-        if not chunk:
-            return
         entries = state.index.get_many([url for url, _ in chunk])
         links = [unpack_pending(url, record) for url, record in chunk]
         keys = [key for pending, kept in links for key in (*pending, *kept)]
         targets = state.targets(keys)
+        jobs: list[_Job] = []
         for (url, record), data, (pending, kept) in zip(
             chunk, entries, links, strict=True
         ):
@@ -100,63 +290,103 @@ class FixUp:
                 continue
             entry = Entry.from_json(data, url)
             entry.pending, entry.kept = pending, kept
-            self.page(entry, record, targets)
+            if not needs_fix_up(entry, targets):
+                if entry.kept:
+                    entry.kept = {}
+                    state.put_pending(entry, spans_of(record), _twins(record))
+                continue
+            jobs.append(_Job(entry, record, spans_of(record)))
+        return jobs, targets
 
-    def page(self, entry: Entry, record: dict[str, Any], targets: TargetIndex) -> None:
-        """Fix up one page (``entry`` with the links its pending ``record``
-        keeps). Once fixed, what it keeps is only what may change still: the
-        URLs left absolute (not mirrored). Relative links whose file turned
-        up where they lead are plain converted links now, forgotten as those
-        are; a page with nothing left has no record."""
-        state, tree = self.state, self.tree
-        if not needs_fix_up(entry, targets):
-            if entry.kept:
-                entry.kept = {}
-                state.put_pending(
-                    entry,
-                    spans_of(record),
-                    [str(t) for t in record.get("twins") or ()],
-                )
+    def _chunk(self, chunk: list[tuple[str, Any]]) -> None:
+        """Fix up the pages of ``chunk`` (URL, pending record), looking up
+        their entries and their links' files together."""
+        if not chunk:
             return
-        body = tree.read(entry.path)
-        if body is None:
-            # not in this folder (another worker of a shared crawl wrote it):
-            # left for that worker, or for ``scrapy combine``
+        jobs, targets = self._prepare(chunk)
+        for job in jobs:
+            self._record(job, fix_file(self.tree, job.entry, targets, job.remembered))
+
+    async def _shared_chunk(
+        self, chunk: list[tuple[str, Any]], fixer: FileFixer | None
+    ) -> FileFixer | None:
+        """``_chunk``, ``fixer`` taking batches of up to SHARED_BATCH pages
+        from its front (two asked at a time, so that it never waits for the
+        next) while this process takes pages from its back, until they meet.
+        Returns ``fixer``, or None once it failed (the rest is done here)."""
+        if not chunk:
+            return fixer
+        jobs, targets = self._prepare(chunk)
+        results: list[FileFix | None] = [None] * len(jobs)
+        low, high = 0, len(jobs)
+        asked: dict[asyncio.Future[list[dict[str, Any]] | None], tuple[int, int]] = {}
+
+        def ask() -> None:
+            nonlocal low
+            assert fixer is not None
+            size = min(SHARED_BATCH, -(-(high - low) // 8))
+            end = low + size
+            batch = jobs[low:end]
+            keys = [k for job in batch for k in (*job.entry.pending, *job.entry.kept)]
+            sent = [job_json(job.entry, job.record) for job in batch]
+            future = asyncio.ensure_future(
+                fixer.fix_files(sent, targets.subset(keys).to_json())
+            )
+            asked[future] = (low, end)
+            low = end
+
+        while low < high or asked:
+            while fixer is not None and len(asked) < 2 and low < high:
+                ask()
+            for future in [f for f in asked if f.done()]:
+                start, end = asked.pop(future)
+                answers = future.result()
+                if answers is None or len(answers) != end - start:
+                    fixer = None  # gone: what it had is done here
+                    for i in range(start, end):
+                        job = jobs[i]
+                        results[i] = fix_file(
+                            self.tree, job.entry, targets, job.remembered
+                        )
+                    continue
+                for i, answer in zip(range(start, end), answers, strict=True):
+                    results[i] = file_fix_from_json(answer, jobs[i].remembered)
+            if low < high:
+                high -= 1
+                job = jobs[high]
+                results[high] = fix_file(self.tree, job.entry, targets, job.remembered)
+                # the answers come in through the event loop
+                await asyncio.sleep(0)
+            elif asked:
+                await asyncio.wait(asked, return_when=asyncio.FIRST_COMPLETED)
+        for job, result in zip(jobs, results, strict=True):
+            assert result is not None
+            self._record(job, result)
+        return fixer
+
+    def _record(self, job: _Job, fixed: FileFix) -> None:
+        """Record what fixing up the file of ``job`` gave. Once fixed, what a
+        page keeps is only what may change still: the URLs left absolute
+        (not mirrored). Relative links whose file turned up where they lead
+        are plain converted links now, forgotten as those are; a page with
+        nothing left has no record."""
+        state, entry = self.state, job.entry
+        if fixed.missing:
             return
-        spans = None
-        remembered = spans_of(record)
-        if remembered is not None and ascii_compatible(entry.encoding):
-            crc, packed = remembered
-            if zlib.crc32(body) == crc:
-                spans = unpack_spans(body, packed, entry.encoding or "utf-8")
-        fixed_page = fix_up(
-            body,
-            entry,
-            targets,
-            encoding=entry.encoding,
-            html=entry.kind == "html",
-            spans=spans,
-        )
-        count = fixed_page.count
-        if count:
-            try:
-                tree.write(entry.path, fixed_page.data)
-            except (OSError, UnsafePathError) as exc:
-                self.refused(entry.url, exc)
-                return
+        if fixed.error is not None:
+            self.refused(entry.url, fixed.error)
+            return
+        if fixed.count:
             entry.converted = True
             self.done.pages += 1
-            self.done.links += count
-            kept_spans = packed_spans(fixed_page)
-        else:
-            kept_spans = remembered
+            self.done.links += fixed.count
         # the kept links all lead where their file is now (fix_up keeps only
         # those): nothing left to check
-        entry.pending, entry.kept = sorted(fixed_page.pending), {}
-        entry.restore = {**entry.restore, **fixed_page.restore}
-        twins = [str(t) for t in record.get("twins") or ()]
+        entry.pending, entry.kept = fixed.pending, {}
+        entry.restore = {**entry.restore, **fixed.restore}
+        twins = _twins(job.record)
         state.update(entry)
-        state.put_pending(entry, kept_spans, twins)
+        state.put_pending(entry, fixed.spans, twins)
         for other in twins:
             # "/" and "/index.html": one file, fixed once; both must know
             # what its links stand for now (an update crawl reads it back)
@@ -165,6 +395,10 @@ class FixUp:
                 twin.restore, twin.converted = entry.restore, entry.converted
                 twin.restore_joins = entry.restore_joins
                 state.update(twin)
+
+
+def _twins(record: Mapping[str, Any]) -> list[str]:
+    return [str(t) for t in record.get("twins") or ()]
 
 
 def packed_spans(conversion: Conversion) -> tuple[int, array[int]] | None:

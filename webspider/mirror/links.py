@@ -24,7 +24,7 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from sys import intern
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 from webspider.mirror.paths import relative_href, url_path
@@ -93,6 +93,10 @@ class Conversion:
     #: (CRC-32 of ``data``, pack_spans(spans)) when converted elsewhere (the
     #: page worker: neither ``data`` nor ``spans`` are here then)
     packed_spans: tuple[int, array[int]] | None = None
+    #: ``restore`` as the index record keeps it (webspider.mirror.state's
+    #: ``pack_restore`` with the page's canonical URL), when worked out
+    #: elsewhere (the page worker)
+    packed_restore: dict[str, Any] | None = None
     #: the keys of ``kept`` (when a conversion, not a fix-up, made it) that
     #: are of the page's site and expect the file ``url_path`` gives:
     #: kept by the URL they wait for (webspider.mirror.awaited), the others

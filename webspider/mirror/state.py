@@ -46,6 +46,7 @@ import logging
 from array import array
 from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited
@@ -136,7 +137,11 @@ class Entry:
         data["path"] = "/".join(self.path)
         return data
 
-    def index_json(self, plain_path: bool | None = None) -> list[Any]:
+    def index_json(
+        self,
+        plain_path: bool | None = None,
+        packed_restore: Mapping[str, Any] | None = None,
+    ) -> list[Any]:
         """The index record, compact (one per mirrored URL, so its size is
         much of the crawl state's): a list of the fields by position
         (``_POSITIONS``, without the names an object repeats in every
@@ -148,7 +153,8 @@ class Entry:
         (``pack_restore``). ``from_json`` reads it, the object form an
         earlier version wrote, and the long form. ``plain_path``: whether
         the path is the one ``url_path`` gives, when the caller knows
-        (``where_value``)."""
+        (``where_value``); ``packed_restore``: ``pack_restore`` of ``restore``
+        when worked out already (by the page worker)."""
         digest = _hash_b64(self.hash)
         stamp = _http_date_stamp(self.last_modified)
         if plain_path is None:
@@ -156,7 +162,9 @@ class Entry:
             plain_path = path == "/".join(url_path(self.url))
         same = restore = None
         if self.restore:
-            packed = pack_restore(self.url, self.restore)
+            packed = packed_restore
+            if packed is None:
+                packed = pack_restore(self.url, self.restore)
             same, restore = packed.get("same"), packed.get("restore")
         record = [
             digest if digest is not None else "!" + self.hash,
@@ -224,6 +232,7 @@ def _hash_b64(digest: str) -> str | None:
     return base64.urlsafe_b64encode(bytes.fromhex(digest)).decode("ascii")[:43]
 
 
+@lru_cache(maxsize=64)
 def _http_date_stamp(value: str | None) -> int | None:
     """An HTTP date as its POSIX timestamp, when formatting that again gives
     the very same string (servers' usual form); None otherwise."""
@@ -419,6 +428,23 @@ class TargetIndex:
                 found = self.entries[url] = Target(split(where_path(url, value)))
         return found
 
+    def subset(self, urls: Iterable[str]) -> TargetIndex:
+        """What this index knows of ``urls`` (and of the URLs they redirect
+        to): all a conversion of links to them reads."""
+        entries, aliases, where = self.entries, self.aliases, self.where
+        out = TargetIndex()
+        for url in urls:
+            for key in (url, aliases.get(url)):
+                if key is None:
+                    continue
+                if key in entries:
+                    out.entries[key] = entries[key]
+                elif key in where:
+                    out.where[key] = where[key]
+            if url in aliases:
+                out.aliases[url] = aliases[url]
+        return out
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"aliases": self.aliases, "where": self.where}
         if self.entries:
@@ -568,11 +594,15 @@ class MirrorState:
         return self.awaited.url(str(found))
 
     # -- writing ---------------------------------------------------------------------
-    def _place(self, url: str, path: Segments) -> str | int:
+    def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
         """``url`` is at ``path`` now: the lean copy and the name's owner.
-        Returns its ``mirror.where`` value (``where_value``)."""
+        Returns its ``mirror.where`` value (``where_value``; ``plain``: the
+        path ``url_path`` gives ``url``, when worked out already)."""
         where = "/".join(path)
-        value = where_value(url, where)
+        if plain is None:
+            value = where_value(url, where)
+        else:
+            value = 1 if where == plain else where
         old = self.where.get(url)
         if old == value:
             return value
@@ -585,11 +615,13 @@ class MirrorState:
         self.paths.put_new(where.casefold(), self.awaited.short(url))
         return value
 
-    def reserve(self, entry: Entry) -> str | int:
+    def reserve(self, entry: Entry, plain: str | None = None) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
         before its file is written, without recording it in the index.
-        Returns its ``mirror.where`` value (``put`` may be given it)."""
-        return self._place(entry.url, entry.path)
+        Returns its ``mirror.where`` value (``put`` may be given it).
+        ``plain``: ``"/".join(url_path(entry.url))``, when worked out
+        already (by the page worker)."""
+        return self._place(entry.url, entry.path, plain)
 
     def release(self, entry: Entry, old: Entry | None) -> None:
         """Its file was not written after all: forget where it went."""
@@ -608,15 +640,18 @@ class MirrorState:
         spans: tuple[int, array[int]] | None = None,
         plain: Sequence[str] | None = None,
         placed: str | int | None = None,
+        *,
         fresh: bool = False,
+        packed_restore: Mapping[str, Any] | None = None,
     ) -> None:
         """Record ``entry``, whose file is written, with what the fix-up must
         look at in it (``pending``, ``kept``, where their links are:
         ``spans``; ``plain``: see ``put_pending``). ``placed``: what
         ``reserve`` returned, when the file is where it was reserved;
-        ``fresh``: the URL has no index record yet (so no pending one)."""
+        ``fresh``: the URL has no index record yet (so no pending one);
+        ``packed_restore``: see ``Entry.index_json``."""
         value = self._place(entry.url, entry.path) if placed is None else placed
-        self.index.put(entry.url, entry.index_json(value == 1))
+        self.index.put(entry.url, entry.index_json(value == 1, packed_restore))
         self.put_pending(entry, spans, plain=plain, fresh=fresh)
         if value == 1:
             # links kept as written that wait for this file lead to it now

@@ -38,7 +38,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -50,7 +50,7 @@ from webspider.keys import (
     PAGES_FILE,
     STATS_STATE_RESUMED,
 )
-from webspider.mirror.fixup import FIX_UP_COMMIT, FixUp, packed_spans
+from webspider.mirror.fixup import FIX_UP_COMMIT, FileFixer, FixUp, packed_spans
 from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
@@ -61,6 +61,7 @@ from webspider.records import MemoryRecordStore
 from webspider.signals import (
     crawl_state_closing,
     crawl_state_committing,
+    crawl_state_finishing,
     crawl_state_opened,
 )
 from webspider.utils.url import canonical_url
@@ -116,6 +117,11 @@ class PageWriter(Protocol):
         """``url_path`` of ``response``'s URL (an HTML page's or a
         stylesheet's) if it worked it out already, else None."""
 
+    def plain_path(self, response: Response) -> str | None:
+        """``"/".join(url_path(canonical_url(response.url)))`` (the path a
+        ``mirror.where`` value of 1 stands for) if it worked it out already,
+        else None."""
+
     async def store(
         self,
         response: Response,
@@ -129,6 +135,12 @@ class PageWriter(Protocol):
 
     def forget(self, response: Response) -> None:
         """``response``'s page need not be kept any longer."""
+
+    async def fix_files(
+        self, jobs: list[dict[str, Any]], targets: dict[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """Fix up the files of ``jobs`` (webspider.mirror.fixup.FileFixer)
+        at the end of the crawl; None: the fix-up does them itself."""
 
 
 def kind_of(response: Response) -> str:
@@ -202,6 +214,7 @@ class MirrorStore:
         self._attached: PageWriter | None = None
         connect = crawler.signals.connect
         connect(self.state_opened, signal=crawl_state_opened)
+        connect(self.state_finishing, signal=crawl_state_finishing)
         connect(self.state_closing, signal=crawl_state_closing)
         connect(self.state_committing, signal=crawl_state_committing)
         connect(self.spider_opened, signal=signals.spider_opened)
@@ -302,13 +315,32 @@ class MirrorStore:
         if writer.start_mirror(str(self.root), self._forbidden()):
             self.writer = writer
 
+    async def state_finishing(
+        self,
+        reason: str,
+        records: RecordStore,
+        commit: Callable[[], None] | None = None,
+    ) -> None:
+        """The crawl ends, on the event loop: the fix-up shares its files'
+        work with the page worker when it writes the mirror (its core is
+        idle by now), and the rest of ``finish`` follows."""
+        state, writer = self.state, self.writer
+        if state is None or self._finished or writer is None or reason == "shutdown":
+            return  # finished on crawl_state_closing
+        self._finished = True
+        state.flush()
+        started = time.monotonic()
+        fixed = await self.fix_up_pages_shared(writer, commit)
+        self._finish(reason, commit, fixed, started)
+
     def state_closing(
         self,
         reason: str,
         records: RecordStore,
         commit: Callable[[], None] | None = None,
     ) -> None:
-        """The crawl state closes: finish what the mirror keeps in it."""
+        """The crawl state closes: finish what the mirror keeps in it (done
+        already when the crawl's end was sent on the event loop)."""
         self.finish(reason, commit)
 
     def spider_closed(self, reason: str) -> None:
@@ -334,6 +366,18 @@ class MirrorStore:
         state.flush()
         started = time.monotonic()
         fixed = 0 if reason == "shutdown" else self.fix_up_pages(commit)
+        self._finish(reason, commit, fixed, started)
+
+    def _finish(
+        self,
+        reason: str,
+        commit: Callable[[], None] | None,
+        fixed: int,
+        started: float,
+    ) -> None:
+        """``finish`` after the fix-up (``fixed`` pages since ``started``)."""
+        state = self.state
+        assert state is not None
         if fixed:
             logger.info(
                 "Mirror: links fixed up in %d pages in %.2f s",
@@ -528,7 +572,9 @@ class MirrorStore:
         # known before converting (the page may link to itself), recorded
         # only once written (``written``), forgotten if not (``abandon``)
         self._replacing[url] = old
-        self._placed[url] = (path, self.state.reserve(entry))
+        writer = self.writer
+        plain = writer.plain_path(response) if writer is not None and kind else None
+        self._placed[url] = (path, self.state.reserve(entry, plain))
         return entry, change, True
 
     def url_path(self, response: Response, kind: str) -> Segments:
@@ -647,7 +693,10 @@ class MirrorStore:
             # kept by target are forgotten when it is written, most of them)
             if entry.pending or entry.kept:
                 spans = packed_spans(conversion)
-        self.state.put(entry, spans, plain, placed, fresh=old is None)
+        packed = conversion.packed_restore if conversion is not None else None
+        self.state.put(
+            entry, spans, plain, placed, fresh=old is None, packed_restore=packed
+        )
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then
@@ -684,6 +733,24 @@ class MirrorStore:
             return 0
         logger.info("Mirror: fixing up the links of up to %d pages", waiting)
         done = FixUp(state, tree, self.refused).run(commit)
+        self._inc(STATS_CONVERTED, done.links)
+        self._inc(STATS_FIXED, done.pages)
+        return done.pages
+
+    async def fix_up_pages_shared(
+        self, fixer: FileFixer, commit: Callable[[], None] | None = None
+    ) -> int:
+        """``fix_up_pages``, the files read, rewritten and written by this
+        process and by ``fixer`` (the page worker) together."""
+        state, tree = self.state, self.tree
+        if state is None or tree is None or not self.convert:
+            return 0
+        state.gather(commit)
+        waiting = state.pending.count()
+        if not waiting:
+            return 0
+        logger.info("Mirror: fixing up the links of up to %d pages", waiting)
+        done = await FixUp(state, tree, self.refused).run_shared(fixer, commit)
         self._inc(STATS_CONVERTED, done.links)
         self._inc(STATS_FIXED, done.pages)
         return done.pages

@@ -15,8 +15,13 @@ worker is off (``WEBSPIDER_PAGE_WORKER = False``), failed to start, died, is
 stuck (``WEBSPIDER_PAGE_WORKER_TIMEOUT``), or did not keep a page: the output
 is the same either way.
 
+At the end of the crawl the worker also shares the mirror's fix-up
+(webspider.mirror.fixup): it reads, rewrites and writes the files of
+batches of the pages whose links changed while the crawl's process does
+others and writes the records.
+
 Stats: ``webspider/page_worker/parsed_count``, ``…/stored_count``,
-``…/fallback_count/<parse|store>``.
+``…/fixed_up_count``, ``…/fallback_count/<parse|store|fixup>``.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ logger = logging.getLogger(__name__)
 
 STATS_PARSED = "webspider/page_worker/parsed_count"
 STATS_STORED = "webspider/page_worker/stored_count"
+#: pages whose mirror file the worker fixed up at the end of the crawl
+STATS_FIXED_UP = "webspider/page_worker/fixed_up_count"
 STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
 #: bodies up to this size are sent in one write with their frame's head,
 #: and frames up to this size are joined into one write; larger bodies go by
@@ -147,8 +154,11 @@ class PageWorker:
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
-        #: response → its mirror path as the worker planned it (url_path)
-        self._paths: WeakKeyDictionary[Response, Segments] = WeakKeyDictionary()
+        #: response → its mirror path as the worker planned it (url_path),
+        #: and the path url_path gives its canonical URL
+        self._paths: WeakKeyDictionary[Response, tuple[Segments, str | None]] = (
+            WeakKeyDictionary()
+        )
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
@@ -439,7 +449,7 @@ class PageWorker:
             self._held[response] = ident
             path = answer.get("path")
             if path is not None:
-                self._paths[response] = tuple(path)
+                self._paths[response] = tuple(path), answer.get("plain")
         self._inc(STATS_PARSED)
         return page
 
@@ -449,7 +459,14 @@ class PageWorker:
     def url_path(self, response: Response) -> Segments | None:
         """``response``'s mirror path as the worker worked it out when it
         read the page (webspider.mirror.paths.url_path), or None."""
-        return self._paths.get(response)
+        paths = self._paths.get(response)
+        return paths[0] if paths is not None else None
+
+    def plain_path(self, response: Response) -> str | None:
+        """``"/".join(url_path(canonical_url(response.url)))`` as the worker
+        worked it out when it read the page, or None."""
+        paths = self._paths.get(response)
+        return paths[1] if paths is not None else None
 
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None
@@ -495,6 +512,7 @@ class PageWorker:
                 answer["kept"],
                 answer["restore"],
                 plain=answer.get("plain"),
+                packed_restore=answer.get("packed"),
             )
             if packed:
                 spans: array[int] = array("q")
@@ -526,3 +544,20 @@ class PageWorker:
         ident = self._held.pop(response, None)
         if ident is not None:
             self._send({"op": "forget", "id": ident})
+
+    async def fix_files(
+        self, jobs: list[dict[str, Any]], targets: dict[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """Have the worker fix up the mirror files of ``jobs`` at the end of
+        the crawl (webspider.mirror.fixup.FileFixer): one answer a job, or
+        None (the fix-up does them itself)."""
+        reply = await self._ask(
+            {"op": "fixup", "id": next(self._ids), "jobs": jobs, "targets": targets}
+        )
+        if reply is None or not isinstance(reply[0].get("fixed"), list):
+            self._inc(f"{STATS_FALLBACK}/fixup")
+            return None
+        fixed: list[dict[str, Any]] = reply[0]["fixed"]
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(STATS_FIXED_UP, len(fixed))
+        return fixed

@@ -10,6 +10,9 @@ where the page goes in the mirror and where the files of its links are. The
 worker keeps the pages it read until then (the last few only), so the bytes
 cross once and the scan's spans never cross at all.
 
+At the end of the crawl it fixes up batches of the mirror's files
+(webspider.mirror.fixup.fix_job) while the crawl's process fixes up others.
+
 The crawl's side is webspider.pageworker.client. Messages are frames of
 a JSON header and raw bytes (struct ``>II``: their lengths) on the worker's
 stdin and stdout, never pickles. Everything the worker answers the crawl's
@@ -36,10 +39,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from webspider.mirror.fixup import fix_job
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
-from webspider.mirror.state import TargetIndex
+from webspider.mirror.state import TargetIndex, pack_restore
 from webspider.page.links import (
     LINK_RULES,
     Link,
@@ -49,6 +53,7 @@ from webspider.page.links import (
     extract_page,
 )
 from webspider.page.scan import pack_spans
+from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -242,6 +247,8 @@ class Worker:
         if op == "forget":
             self.forget(header["id"])
             return None
+        if op == "fixup":
+            return self.fix_up(header), b""
         if op == "init":
             self.init(header)
             ident = header.get("id")
@@ -289,6 +296,9 @@ class Worker:
             # worked out here, off the crawl's core
             with contextlib.suppress(ValueError):  # then worked out there
                 answer["path"] = url_path(url, header.get("kind") != CSS)
+                # and what its ``mirror.where`` record compares it with
+                # (webspider.mirror.state.where_value)
+                answer["plain"] = "/".join(url_path(canonical_url(url)))
         return answer
 
     def store(self, header: dict[str, Any]) -> Reply:
@@ -340,12 +350,25 @@ class Worker:
                 plain=plain,
                 restore=conversion.restore,
             )
+            if conversion.restore and "key" in header:
+                # the index record's form of it, worked out here, off the
+                # crawl's core (the page's canonical URL is its key)
+                reply["packed"] = pack_restore(header["key"], conversion.restore)
             if conversion.spans and (conversion.pending or kept):
                 # where the links the fix-up may change are in the file written
                 # (MirrorStore remembers them: the fix-up then needs no scan)
                 reply["crc"] = zlib.crc32(conversion.data)
                 packed = pack_spans(conversion.spans).tobytes()
         return reply, packed
+
+    def fix_up(self, header: dict[str, Any]) -> dict[str, Any]:
+        """The end-of-crawl fix-up of the files of ``header["jobs"]``
+        (webspider.mirror.fixup.fix_job): the crawl writes the records."""
+        if self.tree is None:
+            raise FrameError("no mirror to fix up")
+        targets = TargetIndex.from_json(header["targets"])
+        fixed = [fix_job(self.tree, job, targets) for job in header["jobs"]]
+        return {"id": header["id"], "fixed": fixed}
 
 
 class _Inbox:

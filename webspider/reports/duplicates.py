@@ -149,11 +149,12 @@ class DuplicateContent:
         """The URL that had ``digest`` first, or None when ``url`` is the
         first (it is remembered then)."""
         key = _content_key(kind, digest)
-        stored = self._content.get(key)
-        if stored is None:
-            self._content.put(key, self._sites.short(url))
+        # one insert-if-absent a page (most pages are new content), read
+        # back only for a duplicate: was a read and a write a page
+        if self._content.put_new(key, self._sites.short(url)):
             return None
-        first = self._sites.url(str(stored))
+        stored = self._content.get(key)
+        first = None if stored is None else self._sites.url(str(stored))
         return None if first == url else first
 
     def _update_stats(self) -> None:
