@@ -99,6 +99,16 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
+def test_a_state_of_format_2_is_refused(path):
+    # format 2's records named URLs by ids and per-feature codes: never
+    # misread as format 3's shared codes
+    state = SQLiteState(path)
+    state.set_meta("format", "2")
+    state.close()
+    with pytest.raises(StateError, match=r"format 2.* reads format 3"):
+        SQLiteState(path)
+
+
 def test_a_second_holder_is_refused_until_the_first_closes(path):
     first = SQLiteState(path)
     with pytest.raises(StateLockedError, match="in use by another crawl"):

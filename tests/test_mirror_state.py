@@ -83,21 +83,17 @@ def test_moving_and_releasing_keep_the_names_owned(store):
     assert state.owner(("h", "n.html")) is None
 
 
-def test_a_names_owner_is_kept_without_its_site(store):
+def test_a_names_owner_is_kept_as_its_code(store):
     state = MirrorState(store, "/m")
     state.put(entry("https://www.example.org/docs/a", "www.example.org/docs/a.html"))
     stored = store.records("mirror.paths").get("www.example.org/docs/a.html")
-    # the site's code and the path, not the URL
-    assert stored == state.awaited.code("https://www.example.org") + "/docs/a"
-    assert state.owner(("www.example.org", "docs", "a.html")) == (
-        "https://www.example.org/docs/a"
-    )
-    # a state written before kept the URL: read as such, and given back
-    store.records("mirror.paths").put("h/b.html", "http://h/b")
-    assert state.owner(("h", "b.html")) == "http://h/b"
-    state.where.put("http://h/b", 1)
-    state.release(entry("http://h/b", "h/b.html"), None)
-    assert state.owner(("h", "b.html")) is None
+    # the URL's code (the crawl's shared codes), not the URL
+    url = "https://www.example.org/docs/a"
+    assert stored == state.awaited.codes.find([url])[url]
+    assert len(stored) == 4
+    assert state.owner(("www.example.org", "docs", "a.html")) == url
+    state.release(entry(url, "www.example.org/docs/a.html"), None)
+    assert state.owner(("www.example.org", "docs", "a.html")) is None
 
 
 def test_spans_are_kept_with_the_pending_record(store):

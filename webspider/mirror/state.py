@@ -11,9 +11,9 @@ came from, never held whole in memory:
 - ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
   when ``url_path`` gives it), the lean copy conversion looks up per link;
 - ``mirror.paths``: case-folded path → the URL that owns the file name (the
-  first stored under it; its twins share the file), as ``<site code><path>``
-  (``Awaited.short``: the site's ``scheme://host`` is most of a URL a page
-  repeats; a state written before holds the URL, read as such);
+  first stored under it; its twins share the file), as its code
+  (webspider.utils.urlcodes.UrlCodes, the crawl's shared codes: 4
+  characters where its ``<site code><path>`` took ~20);
 - ``mirror.alias``: redirecting URL → the canonical URL it led to;
 - ``mirror.pending``: URL → what the end-of-crawl fix-up must look at in its
   file: ``pending`` (URLs left absolute), ``kept`` (URL → expected path of
@@ -22,7 +22,7 @@ came from, never held whole in memory:
   (where those links are in the file written); a page has one only when
   it has such links, and when the crawl ends, for the links ``awaited``
   still keeps;
-- ``mirror.awaited``, ``mirror.urls``, ``mirror.sites``: the other kept
+- ``mirror.awaited``: the other kept
   links, by the URL whose file they wait for, forgotten when it is written where they
   expect it (webspider.mirror.awaited); ``gather`` moves what is left
   into ``mirror.pending`` for the fix-up;
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited
+from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.sitecodes import site_of
@@ -80,8 +80,6 @@ NAMESPACES = (
     NS_PENDING,
     NS_RUN,
     NS_AWAITED,
-    NS_SITES,
-    NS_URLS,
 )
 
 #: records imported or exported per batch
@@ -565,7 +563,7 @@ class MirrorState:
         found = self.paths.get(key)
         if found is None:
             return None
-        return self.awaited.url(str(found))
+        return self.awaited.codes.urls([str(found)])[0]
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments) -> str | int:
@@ -582,7 +580,8 @@ class MirrorState:
                 self.paths.delete([key])
         self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
-        self.paths.put_new(where.casefold(), self.awaited.short(url))
+        code = self.awaited.codes.give([url])[url]
+        self.paths.put_new(where.casefold(), code)
         return value
 
     def reserve(self, entry: Entry) -> str | int:
