@@ -14,6 +14,7 @@ from webspider.mirror.state import (
     unpack_restore,
 )
 from webspider.records import MemoryRecordStore
+from webspider.utils.urlcodes import url_id
 
 
 def entry(url, path, **kw):
@@ -86,7 +87,8 @@ def test_moving_and_releasing_keep_the_names_owned(store):
 def test_a_names_owner_is_kept_as_its_code(store):
     state = MirrorState(store, "/m")
     state.put(entry("https://www.example.org/docs/a", "www.example.org/docs/a.html"))
-    stored = store.records("mirror.paths").get("www.example.org/docs/a.html")
+    # the name by its id, its owner by its code: neither as the URL
+    stored = store.records("mirror.paths").get(url_id("www.example.org/docs/a.html"))
     # the URL's code (the crawl's shared codes), not the URL
     url = "https://www.example.org/docs/a"
     assert stored == state.awaited.codes.find([url])[url]

@@ -9,8 +9,11 @@ came from, never held whole in memory:
   that fetched it, the ``restore`` map of the links its conversion wrote
   that do not say their URL themselves);
 - ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
-  when ``url_path`` gives it), the lean copy conversion looks up per link;
-- ``mirror.paths``: case-folded path → the URL that owns the file name (the
+  when ``url_path`` gives it), the lean copy conversion looks up per link,
+  keyed by the URL's 12-character id (webspider.utils.urlcodes.url_ids: a
+  hash, so no lookup) instead of the URL (~40 characters, one row a page);
+- ``mirror.paths``: case-folded path (its 12-character id, as
+  ``mirror.where``'s keys) → the URL that owns the file name (the
   first stored under it; its twins share the file), as its code
   (webspider.utils.urlcodes.UrlCodes, the crawl's shared codes: 4
   characters where its ``<site code><path>`` took ~20);
@@ -52,6 +55,7 @@ from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.sitecodes import site_of
+from webspider.utils.urlcodes import url_id, url_ids
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -435,6 +439,36 @@ class TargetIndex:
         )
 
 
+class _Hashed:
+    """A namespace of records keyed by the 12-character ids of its keys
+    (``url_ids``): what ``mirror.where`` and ``mirror.paths`` are looked up
+    by (a URL, a path) is written as a third of its length, and never
+    listed. Two keys sharing an id (about n²/2⁷³) would share a record."""
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: Records) -> None:
+        self.records = records
+
+    def get(self, key: str) -> Any | None:
+        return self.records.get(url_id(key))
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        return self.records.get_many(url_ids(keys))
+
+    def put(self, key: str, value: Any) -> None:
+        self.records.put(url_id(key), value)
+
+    def put_new(self, key: str, value: Any) -> bool:
+        return self.records.put_new(url_id(key), value)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        self.records.delete(url_ids(keys))
+
+    def clear(self) -> None:
+        self.records.clear()
+
+
 class _Aliases:
     """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
 
@@ -460,8 +494,8 @@ class MirrorState:
         #: a mirror folder of their own: the root they name is any worker's
         self.shared = shared
         self.index = store.records(NS_INDEX)
-        self.where = store.records(NS_WHERE)
-        self.paths = store.records(NS_PATHS)
+        self.where = _Hashed(store.records(NS_WHERE))
+        self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
         self.pending = store.records(NS_PENDING)
         self.meta = store.records(NS_RUN)
