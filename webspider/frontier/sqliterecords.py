@@ -3,18 +3,23 @@
 Layout, beside the tables of webspider.frontier.sqlite::
 
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    record(ns INTEGER, key TEXT, value TEXT,  -- value: see below
+    record(ns INTEGER, key TEXT, value,  -- value: see below
            PRIMARY KEY (ns, key)) WITHOUT ROWID
 
 The tables are created when a state is opened, so a state written before
 they existed gains them (the format does not change). Writes go into the
 state's open transaction: they are committed with the acknowledgements.
 
-Values. A string is stored as a BLOB of its UTF-8 bytes, anything else as
-JSON text (an integer is its digits): a BLOB is never a JSON text, so the
-two read back apart, and a string (a link's text, a URL) costs neither the
-JSON encoder and decoder nor two quotes a row. A state written before keeps
-strings as JSON text, which is read as such.
+Values. A string is stored as a BLOB of its UTF-8 bytes, an integer as an
+SQLite integer, anything else as JSON text: a BLOB is never a JSON text,
+so the two read back apart, and a string (a link's text, a URL) costs
+neither the JSON encoder and decoder nor two quotes a row. The column has
+no type (no affinity), so an integer stays one: ``0`` and ``1`` — the
+mirror's waiting links, the usual ``mirror.where``, most link states —
+take no byte of the row at all (SQLite's record format has a type for
+each), where their digit as text took one. A state whose table declared
+the value TEXT (before format 3) gets its integers back as digits, which
+are read as JSON.
 
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the
@@ -59,7 +64,7 @@ CREATE TABLE IF NOT EXISTS namespace (
 CREATE TABLE IF NOT EXISTS record (
     ns INTEGER NOT NULL,
     key TEXT NOT NULL,
-    value TEXT NOT NULL,
+    value NOT NULL,
     PRIMARY KEY (ns, key)
 ) WITHOUT ROWID;
 """
@@ -81,18 +86,22 @@ _json_loads = json.loads
 #: the small integers features keep as states (a ledger reads one per link)
 #: read without the JSON decoder's overhead
 _SMALL = {str(i): i for i in range(10)}
+#: the integers SQLite stores as such (larger ones: JSON text)
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
-def _encode(value: Any) -> str | bytes:
+def _encode(value: Any) -> str | bytes | int:
     kind = type(value)
     if kind is str:
         return bytes(value.encode("utf-8", "surrogatepass"))
-    if kind is int:
-        return str(value)
+    if kind is int and _INT_MIN <= value <= _INT_MAX:
+        return int(value)
     return _dumps(value)
 
 
-def _loads(value: str | bytes) -> Any:
+def _loads(value: str | bytes | int) -> Any:
+    if isinstance(value, int):
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")
     small = _SMALL.get(value)
@@ -128,8 +137,8 @@ class SQLiteRecords:
         self.name = name
         self._ns = namespace_id(db, name)
         #: key → stored text, None when absent (see the module docstring)
-        self._young: dict[str, str | bytes | None] = {}
-        self._old: dict[str, str | bytes | None] = {}
+        self._young: dict[str, str | bytes | int | None] = {}
+        self._old: dict[str, str | bytes | int | None] = {}
         #: every key of the namespace, while it has few (see the docstring)
         self._known: set[str] | None = None
         keys = db.execute(
@@ -145,7 +154,7 @@ class SQLiteRecords:
             if len(known) > KNOWN_MAX:
                 self._known = None  # for good: it may grow past any bound
 
-    def _remember(self, key: str, text: str | bytes | None) -> None:
+    def _remember(self, key: str, text: str | bytes | int | None) -> None:
         young = self._young
         if len(young) >= CACHE_MAX:
             self._old = young
@@ -196,7 +205,7 @@ class SQLiteRecords:
                     young[key] = None
             missing = [key for key in missing if key in known]
         if missing:
-            found: dict[str, str | bytes] = {}
+            found: dict[str, str | bytes | int] = {}
             for start in range(0, len(missing), _BATCH):
                 chunk = missing[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))
@@ -266,7 +275,7 @@ class SQLiteRecords:
             "INSERT INTO record (ns, key, value) VALUES (?, ?, ?) "
             "ON CONFLICT (ns, key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
             "RETURNING value",
-            (self._ns, key, str(by), by),
+            (self._ns, key, by, by),
         ).fetchone()
         self._forget(key)
         if self._known is not None:

@@ -54,7 +54,7 @@ class Awaited:
 
     def __init__(self, store: RecordStore) -> None:
         self.records = store.records(NS_AWAITED)
-        self.codes = UrlCodes(store)
+        self.codes = UrlCodes.of(store)
         #: target URL → the URLs of the pages waiting for it (this batch)
         self._new: dict[str, list[str]] = {}
         #: targets written where expected (this batch)

@@ -95,7 +95,7 @@ class DuplicateContent:
         self._content = store.records(NS_CONTENT)
         self._found = store.records(NS_DUPLICATES)
         self._totals = store.records(NS_TOTALS)
-        self._codes = UrlCodes(store)
+        self._codes = UrlCodes.of(store)
         self.counts = {
             kind: int(self._totals.get(kind) or 0) for kind in (EXACT, NORMALIZED)
         }

@@ -175,7 +175,7 @@ class LinkLedger:
         self._counts = store.records(NS_COUNTS)
         self._aliases = store.records(NS_ALIASES)
         self._totals = store.records(NS_TOTALS)
-        self._codes = UrlCodes(store)
+        self._codes = UrlCodes.of(store)
         self.broken_internal = int(self._totals.get("internal") or 0)
         self.broken_external = int(self._totals.get("external") or 0)
 

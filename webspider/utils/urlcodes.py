@@ -48,6 +48,9 @@ _URL_SAFE = str.maketrans("+/", "-_")
 #: the crawl's shared codes (``UrlCodes``)
 NS_CODES = "urls.codes"
 NS_CODE_SITES = "urls.sites"
+#: stores whose ``UrlCodes`` are remembered (``UrlCodes.of``)
+_STORES = 4
+_INSTANCES: list[tuple[Any, UrlCodes]] = []
 
 
 class CodeRecords(Protocol):
@@ -180,6 +183,20 @@ class UrlCodes:
         self.records = store.records(NS_CODES)
         self.sites = SiteCodes(store.records(NS_CODE_SITES))
         self._book = CodeBook(self.records)
+
+    @classmethod
+    def of(cls, store: RecordStore) -> UrlCodes:
+        """The one instance of ``store``'s codes (a store gives the same
+        namespace object for a name: the instance is found by it; the last
+        few stores are remembered)."""
+        records = store.records(NS_CODES)
+        for held, codes in _INSTANCES:
+            if held is records:
+                return codes
+        codes = cls(store)
+        _INSTANCES.insert(0, (records, codes))
+        del _INSTANCES[_STORES:]
+        return codes
 
     def give(self, urls: Sequence[str]) -> dict[str, str]:
         """The code of each of ``urls``, given to those that have none."""
