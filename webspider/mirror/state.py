@@ -177,6 +177,10 @@ class Entry:
         end = len(record)
         while end > 2 and record[end - 1] == _POSITION_DEFAULTS[end - 1]:
             end -= 1
+        code = _TYPE_CODES.get((self.content_type, self.kind, self.encoding))
+        if code is not None and end > _TYPE_AT:
+            # the usual content type, kind and encoding: one number
+            return [*record[:_TYPE_AT], code, *record[_TYPE_AT + 3 : end]]
         return record[:end]
 
     @classmethod
@@ -255,10 +259,30 @@ _POSITIONS = (
     "restore",
 )
 _POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
+#: where the content type is in the record
+_TYPE_AT = 5
+#: (content type, kind, encoding) of most files: the record holds the
+#: number (its index, for good: records name them) in place of the three
+#: (``,0`` for ``,"text/html","html","utf-8"``: 25 characters a page less)
+_TYPES: tuple[tuple[str | None, str, str | None], ...] = (
+    ("text/html", "html", "utf-8"),
+    ("text/html; charset=utf-8", "html", "utf-8"),
+    ("text/css", "css", "utf-8"),
+    ("image/png", "", None),
+    ("image/jpeg", "", None),
+    ("image/gif", "", None),
+    ("image/svg+xml", "", None),
+    ("application/javascript", "", None),
+    ("text/javascript", "", None),
+)
+_TYPE_CODES = {types: code for code, types in enumerate(_TYPES)}
 
 
 def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     """An index record (``Entry.index_json``) with its long names."""
+    if len(record) > _TYPE_AT and type(record[_TYPE_AT]) is int:
+        types = _TYPES[record[_TYPE_AT]]
+        record = [*record[:_TYPE_AT], *types, *record[_TYPE_AT + 1 :]]
     fields = dict(zip(_POSITIONS, record, strict=False))
     digest = str(fields["hash"])
     flags = int(fields.pop("flags", 0))
