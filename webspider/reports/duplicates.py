@@ -11,7 +11,7 @@ white space (webspider.reports.fingerprint documents the normalisation).
 Empty bodies are never duplicates.
 
 The index is kept in the crawl state as records (webspider.records):
-``reports.content`` (``e`` or ``n`` and 144 bits of the SHA-256 in base64
+``reports.content`` (``e`` or ``n`` and 96 bits of the SHA-256 in base64
 → the first URL's code: webspider.utils.urlcodes.UrlCodes, the crawl's
 shared codes, 4 characters where its ``<site code><path>`` took ~20),
 ``reports.duplicates`` (URL → ``[first URL, kind]``) and
@@ -62,14 +62,15 @@ NS_TOTALS = "reports.duplicate_totals"
 
 def _content_key(kind: str, digest: str) -> str:
     """The key of a content hash in ``reports.content``: the kind's initial
-    and 18 bytes (144 bits) of the SHA-256 in base64, 25 characters where
+    and 12 bytes (96 bits) of the SHA-256 in base64, 17 characters where
     the hex digest and the kind took 70 (one row a page while the crawl
-    runs)."""
+    runs). Two contents share a key with a probability of about n²/2⁹⁷
+    (10⁻¹⁵ for ten million pages)."""
     try:
         raw = bytes.fromhex(digest)
     except ValueError:
         return f"{kind}:{digest}"
-    return kind[0] + b2a_base64(raw[:18], newline=False).decode("ascii")
+    return kind[0] + b2a_base64(raw[:12], newline=False).decode("ascii")
 
 
 class DuplicateContent:
