@@ -12,7 +12,7 @@ ends is what the fix-up looks at (``gather`` hands it over to the pages'
 
 Records (webspider.records):
 
-- ``mirror.awaited``: ``<target code>\n<page code>`` → ``1``: the page
+- ``mirror.awaited``: ``<target code>\\n<page code>`` → ``1``: the page
   keeps a link to the target (of the same site: a relative link never
   leaves it), expecting its file at ``url_path(target)``. One short row a
   link (about 10 characters), deleted by its target's range.

@@ -20,7 +20,7 @@ referring page's URL is written once, not once per link. Namespaces:
   broken but not reported (a redirect hop nobody links to, yet), ``0``
   linked, outcome unknown, ``4`` the same with aliases waiting for it (so
   that a 2xx of a URL nobody linked or redirected to costs no more queries).
-- ``reports.link_referrers``: ``"<target code>\n<page code>"`` → the
+- ``reports.link_referrers``: ``"<target code>\\n<page code>"`` → the
   page's first link to it: its text (tag ``a``) or ``[text, tag]``. Kept
   while the outcome is unknown (a 2xx or a skip deletes them) and for
   broken targets; one per referring page, so a page read twice (fetched
