@@ -57,8 +57,8 @@ def records(path, namespace):
     db = sqlite3.connect(path)
     try:
         return db.execute(
-            "SELECT r.key, r.value FROM record r JOIN namespace n ON n.id = r.ns "
-            "WHERE n.name = ?",
+            "SELECT substr(r.key, 2), r.value FROM record r JOIN namespace n"
+            " ON unicode(r.key) = n.id WHERE n.name = ?",
             (namespace,),
         ).fetchall()
     finally:

@@ -369,6 +369,25 @@ def test_records_keep_unicode_and_plain_data(state):
     assert r.get("http://ü.test/ä?q=ß") == value
 
 
+def test_records_keep_each_scalar_and_its_type(opener):
+    # the embedded state stores integers as SQLite integers (0 and 1 cost
+    # no byte), strings as BLOBs, the rest as JSON: each comes back as given
+    values = [0, 1, -1, 7, 2**62, 2**70, -(2**70), True, False, 1.0, "1", "", [0]]
+    state = opener()
+    r = state.records("r")
+    r.put_many([(str(i), v) for i, v in enumerate(values)])
+    state.close()
+    again = opener()
+    try:
+        got = again.records("r").get_many([str(i) for i in range(len(values))])
+        assert got == values
+        assert [type(v) for v in got] == [type(v) for v in values]
+        assert again.records("r").get("0") == 0
+        assert again.records("r").incr("1", 2) == 3
+    finally:
+        again.close()
+
+
 def test_records_survive_a_resume(opener):
     state = opener()
     state.records("r").put("kept", [1, 2])

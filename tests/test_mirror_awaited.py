@@ -32,7 +32,8 @@ def test_a_link_answered_in_its_batch_never_reaches_the_store(store):
     awaited.wait("http://h/q", ["http://h/a"])  # written already: not kept
     awaited.flush()
     assert rows(awaited) == [("http://h/p", "http://h/b")]
-    assert sorted(v for _, v in awaited.urls.items()) == ["1/b", "1/p"]
+    # the crawl's shared codes: the URLs once, without their site
+    assert sorted(v for _, v in awaited.codes.records.items()) == ["1/b", "1/p"]
 
 
 def test_links_are_forgotten_when_their_file_is_written(store):
@@ -61,7 +62,7 @@ def test_links_are_forgotten_when_their_file_is_written(store):
 
 
 def test_workers_of_a_shared_state_agree_on_site_codes(store):
-    one, two = Awaited(store), Awaited(store)
+    one, two = Awaited(store).codes.sites, Awaited(store).codes.sites
     assert one.code("http://h") == "1"
     assert two.code("http://other") == "2"
     assert two.code("http://h") == "1"
@@ -110,7 +111,7 @@ def test_a_kept_link_with_another_expected_file_stays_with_its_page(store):
     )
 
 
-def test_clear_forgets_the_buffer_and_the_codes(store):
+def test_clear_forgets_the_buffer_and_keeps_the_shared_codes(store):
     awaited = Awaited(store)
     awaited.wait("http://h/p", ["http://h/a"])
     awaited.flush()
@@ -118,7 +119,9 @@ def test_clear_forgets_the_buffer_and_the_codes(store):
     awaited.clear()
     awaited.flush()
     assert rows(awaited) == []
-    assert awaited.code("http://other") == "1"
+    # the codes are the crawl's (other features' rows may name them)
+    assert awaited.codes.records.count() == 2
+    assert awaited.codes.sites.code("http://other") == "2"
 
 
 def test_urls_whose_ids_start_alike_get_codes_of_their_own(store):
@@ -138,26 +141,7 @@ def test_urls_whose_ids_start_alike_get_codes_of_their_own(store):
     assert sorted(rows(one)) == sorted(
         [(first, "http://h/t"), (second, "http://h/t"), (second, first)]
     )
-    assert sorted(len(code) for code, _ in one.urls.items()) == [4, 4, 5]
+    assert sorted(len(code) for code, _ in one.codes.records.items()) == [4, 4, 5]
     one.landed(first)
     one.flush()
     assert sorted(rows(one)) == sorted([(first, "http://h/t"), (second, "http://h/t")])
-
-
-def test_rows_of_a_state_written_before_are_read_and_forgotten(store):
-    # the form states kept before URL codes: <site code><target path>\n<page path>
-    old = Awaited(store)
-    assert old.code("http://h") == "1"
-    old.records.put_many([("1/a\n/p", 1), ("1/b\n/p", 1)])
-    awaited = Awaited(store)  # a resumed crawl
-    awaited.wait("http://h/q", ["http://h/b"])
-    awaited.landed("http://h/a")
-    awaited.flush()
-    left = [row for chunk in awaited.left(10) for row in chunk]
-    assert sorted((page, target) for _, page, target in left) == [
-        ("http://h/p", "http://h/b"),
-        ("http://h/q", "http://h/b"),
-    ]
-    awaited.landed("http://h/b")
-    awaited.flush()
-    assert list(awaited.records.items()) == []

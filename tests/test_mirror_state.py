@@ -14,6 +14,7 @@ from webspider.mirror.state import (
     unpack_restore,
 )
 from webspider.records import MemoryRecordStore
+from webspider.utils.urlcodes import url_id
 
 
 def entry(url, path, **kw):
@@ -83,21 +84,18 @@ def test_moving_and_releasing_keep_the_names_owned(store):
     assert state.owner(("h", "n.html")) is None
 
 
-def test_a_names_owner_is_kept_without_its_site(store):
+def test_a_names_owner_is_kept_as_its_code(store):
     state = MirrorState(store, "/m")
     state.put(entry("https://www.example.org/docs/a", "www.example.org/docs/a.html"))
-    stored = store.records("mirror.paths").get("www.example.org/docs/a.html")
-    # the site's code and the path, not the URL
-    assert stored == state.awaited.code("https://www.example.org") + "/docs/a"
-    assert state.owner(("www.example.org", "docs", "a.html")) == (
-        "https://www.example.org/docs/a"
-    )
-    # a state written before kept the URL: read as such, and given back
-    store.records("mirror.paths").put("h/b.html", "http://h/b")
-    assert state.owner(("h", "b.html")) == "http://h/b"
-    state.where.put("http://h/b", 1)
-    state.release(entry("http://h/b", "h/b.html"), None)
-    assert state.owner(("h", "b.html")) is None
+    # the name by its id, its owner by its code: neither as the URL
+    stored = store.records("mirror.paths").get(url_id("www.example.org/docs/a.html"))
+    # the URL's code (the crawl's shared codes), not the URL
+    url = "https://www.example.org/docs/a"
+    assert stored == state.awaited.codes.find([url])[url]
+    assert len(stored) == 4
+    assert state.owner(("www.example.org", "docs", "a.html")) == url
+    state.release(entry(url, "www.example.org/docs/a.html"), None)
+    assert state.owner(("www.example.org", "docs", "a.html")) is None
 
 
 def test_spans_are_kept_with_the_pending_record(store):
@@ -249,13 +247,26 @@ def test_index_record_is_compact_and_reads_back():
     # fields by position, no URL nor path it can compute again, the hash in
     # base64, the date as a number, no link that says its URL
     assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 1]
-    assert record[9:] == [None, "i../1/index.html"]
-    assert len(json.dumps(record, separators=(",", ":"))) < 140  # 180, 330 before
+    # the usual content type, kind and encoding as one number
+    assert record[4:] == [1796161965, 0, '"6b0f41ad-ef8"', None, "i../1/index.html"]
+    assert len(json.dumps(record, separators=(",", ":"))) < 115  # 140, 180, 330 before
     again = Entry.from_json(json.loads(json.dumps(record)), url)
     assert again.hash == e.hash and again.path == e.path
     assert again.last_modified == e.last_modified and again.converted is True
     assert again.restore == {"../1/index.html": "http://h/p/1/"}
     assert (again.etag, again.encoding, again.kind) == (e.etag, "utf-8", "html")
+    # other types are kept as they are, the usual ones wherever the record ends
+    for types in [
+        ("text/html", "html", None),
+        ("image/png", "", None),
+        ("text/plain", "", "ascii"),
+    ]:
+        e.content_type, e.kind, e.encoding = types
+        for etag in (None, '"x"'):
+            e.etag = etag
+            back = Entry.from_json(json.loads(json.dumps(e.index_json())), url)
+            assert (back.content_type, back.kind, back.encoding) == types
+            assert back.etag == etag and back.restore == again.restore
     # defaults at the end are left out
     bare = Entry(url=url, path=e.path, hash=e.hash, size=5)
     assert len(bare.index_json()) == 2

@@ -7,19 +7,14 @@ import json
 from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.reports.links import (
-    ID_LENGTH,
     NAMESPACES,
-    NS_LINKS,
-    NS_PAGES,
     NS_REFERRERS,
-    NS_SITES,
     LinkLedger,
     Outcome,
     url_id,
     url_ids,
 )
-from webspider.utils.sitecodes import SiteCodes
-from webspider.utils.urlcodes import CODE_LENGTH
+from webspider.utils.urlcodes import CODE_LENGTH, ID_LENGTH, NS_CODES, UrlCodes
 
 
 def broken(url: str, status: int | None = 404, **kw) -> Outcome:
@@ -199,10 +194,11 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     referrers = store.records(NS_REFERRERS)
     assert referrers.count() == 0
     ledger.flush()
-    [x_id, p1_id] = url_ids(["x", "p1"])
-    assert [k for k, _ in referrers.items()] == [
-        x_id + p1_id[:CODE_LENGTH].replace("+", "-").replace("/", "_")
-    ]
+    x_code, p1_code = (
+        i[:CODE_LENGTH].replace("+", "-").replace("/", "_")
+        for i in url_ids(["x", "p1"])
+    )
+    assert [k for k, _ in referrers.items()] == [x_code + "\n" + p1_code]
     ledger.add_page("p2", [("x", "t", "a")])
     ledger.broken("x", broken("x"))
     assert referrers.count() == 1  # p2's link is still held
@@ -212,7 +208,7 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     assert record["referrer_count"] == 2
 
 
-def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store):
+def test_waiting_referrers_are_keyed_on_codes_and_a_url_is_written_once(store):
     ledger = LinkLedger(store)
     page = "http://site.test/section/a-rather-long-page-name.html"
     targets = [f"http://site.test/section/target-{i}.html" for i in range(20)]
@@ -222,18 +218,19 @@ def test_waiting_referrers_are_keyed_on_ids_and_a_page_url_is_written_once(store
     rows = list(store.records(NS_REFERRERS).items())
     assert len(rows) == 21
     for key, value in rows:
-        assert len(key) == ID_LENGTH + CODE_LENGTH
+        assert len(key) == CODE_LENGTH + 1 + CODE_LENGTH
         assert "site.test" not in key
         assert "site.test" not in json.dumps(value)
     values = [value for _, value in rows]
     assert ["logo", "img"] in values
     assert "text 7" in values  # the text alone for the usual <a>
-    # the pages' URLs without their site (its code, "1")
-    assert sorted(url for _, url in store.records(NS_PAGES).items()) == sorted(
+    # the URLs once, without their site (its code, "1"), in the crawl's codes
+    assert sorted(url for _, url in store.records(NS_CODES).items()) == sorted(
         [
             "1/section/a-rather-long-page-name.html",
             "1/section/a-rather-long-page-name.html?2",
         ]
+        + [t.replace("http://site.test", "1") for t in targets]
     )
     ledger.broken(targets[0], broken(targets[0]))
     [record] = ledger.records()
@@ -252,25 +249,6 @@ def test_url_ids_are_stable_distinct_and_batch_equals_single():
     # stable across processes and versions: a resumed crawl finds its rows
     assert url_id("http://s.test/") == "GZS4sCi9XBon"
     assert url_ids([]) == []
-
-
-def test_referrers_a_state_kept_with_a_separator_are_still_read(store):
-    # states written before kept "<target id>\n<page id>"
-    [a_id, b_id, page_id] = url_ids(["a", "b", "http://s.test/p"])
-    store.records(NS_LINKS).put_many([(a_id, 0), (b_id, 0)])
-    store.records(NS_PAGES).put(page_id, "http://s.test/p")
-    store.records(NS_REFERRERS).put_many(
-        [(f"{a_id}\n{page_id}", "to a"), (f"{b_id}\n{page_id}", "to b")]
-    )
-    ledger = LinkLedger(store)
-    ledger.good("a")
-    ledger.broken("b", broken("b"))
-    [record] = ledger.records()
-    assert record["referrer_count"] == 1
-    assert record["referrers"] == [
-        {"url": "http://s.test/p", "text": "to b", "tag": "a"}
-    ]
-    assert [k for k, _ in store.records(NS_REFERRERS).items()] == [f"{b_id}\n{page_id}"]
 
 
 def pages_sharing_a_code(count: int) -> list[str]:
@@ -292,8 +270,7 @@ def test_pages_whose_ids_start_alike_get_codes_of_their_own(store):
     one.flush()
     one.add_page(first, [("t", "from first", "a")])  # read again after a kill
     one.flush()
-    url_of = SiteCodes(store.records(NS_SITES)).url
-    codes = {url_of(url): code for code, url in store.records(NS_PAGES).items()}
+    codes = UrlCodes(store).find([first, second])
     assert sorted(len(code) for code in codes.values()) == [4, 5]
     assert codes[first] != codes[second]
     one.broken("t", broken("t"))

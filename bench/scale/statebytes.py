@@ -75,6 +75,13 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
                 "SELECT n.name, COUNT(*), SUM(LENGTH(CAST(r.key AS BLOB))), "
                 "SUM(LENGTH(CAST(r.value AS BLOB))) FROM record r "
                 "JOIN namespace n ON n.id = r.ns GROUP BY r.ns ORDER BY 4 DESC"
+                if "ns" in {c[1] for c in db.execute("PRAGMA table_info(record)")}
+                # format 3: the namespace is the key's first character (its
+                # byte is not counted: the ns column was not either)
+                else "SELECT n.name, COUNT(*), SUM(LENGTH(CAST(r.key AS BLOB)) - 1), "
+                "SUM(LENGTH(CAST(r.value AS BLOB))) FROM record r "
+                "JOIN namespace n ON n.id = unicode(r.key) GROUP BY n.id "
+                "ORDER BY 4 DESC"
             )
         ]
     queue = [

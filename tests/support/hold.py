@@ -44,8 +44,8 @@ def mirror_record_committed(state: Path, url: str) -> bool:
     db = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
     try:
         row = db.execute(
-            "SELECT 1 FROM record JOIN namespace ON record.ns = namespace.id"
-            " WHERE namespace.name = 'mirror.index' AND record.key = ?",
+            "SELECT 1 FROM record JOIN namespace ON namespace.name = 'mirror.index'"
+            " WHERE record.key = char(namespace.id) || ?",
             (canonical_url(url),),
         ).fetchone()
     finally:

@@ -1,6 +1,6 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 2)::
+Layout (``FORMAT_VERSION`` 3; 3 changed the records' keys only)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key

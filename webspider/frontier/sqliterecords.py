@@ -3,18 +3,31 @@
 Layout, beside the tables of webspider.frontier.sqlite::
 
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    record(ns INTEGER, key TEXT, value TEXT,  -- value: see below
-           PRIMARY KEY (ns, key)) WITHOUT ROWID
+    record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
+           value) WITHOUT ROWID   -- value: see below
 
-The tables are created when a state is opened, so a state written before
-they existed gains them (the format does not change). Writes go into the
-state's open transaction: they are committed with the acknowledgements.
+The tables are created when a state is opened. Writes go into the state's
+open transaction: they are committed with the acknowledgements.
 
-Values. A string is stored as a BLOB of its UTF-8 bytes, anything else as
-JSON text (an integer is its digits): a BLOB is never a JSON text, so the
-two read back apart, and a string (a link's text, a URL) costs neither the
-JSON encoder and decoder nor two quotes a row. A state written before keeps
-strings as JSON text, which is read as such.
+Keys. A record's key is stored behind one character, its namespace's id
+(``chr(id)``: one byte for the first 127 namespaces), rather than in a
+column of its own: a row is then its key, its value and a header of 3
+bytes, where the namespace column cost a byte of header and a byte of
+value (format 2) — a byte less on each of the ~20 rows a URL a crawl holds
+at its peak (most are links waiting for their target: ~25 bytes each).
+Keys keep their order within a namespace (the prefix is the same), so
+``items`` and the range deletes work as before.
+
+Values. A string is stored as a BLOB of its UTF-8 bytes, an integer as an
+SQLite integer, anything else as JSON text: a BLOB is never a JSON text,
+so the two read back apart, and a string (a link's text, a URL) costs
+neither the JSON encoder and decoder nor two quotes a row. The column has
+no type (no affinity), so an integer stays one: ``0`` and ``1`` — the
+mirror's waiting links, the usual ``mirror.where``, most link states —
+take no byte of the row at all (SQLite's record format has a type for
+each), where their digit as text took one. A state whose table declared
+the value TEXT (before format 3) gets its integers back as digits, which
+are read as JSON.
 
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the
@@ -57,16 +70,13 @@ CREATE TABLE IF NOT EXISTS namespace (
     name TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS record (
-    ns INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (ns, key)
+    key TEXT NOT NULL PRIMARY KEY,
+    value NOT NULL
 ) WITHOUT ROWID;
 """
 
 #: rows read per query while iterating
 _PAGE = 512
-_SELECT_IN = "SELECT key, value FROM record WHERE ns = ? AND key IN"
 #: keys a generation of a namespace's read cache holds (about 250 bytes
 #: each; two generations)
 CACHE_MAX = 2048
@@ -81,18 +91,22 @@ _json_loads = json.loads
 #: the small integers features keep as states (a ledger reads one per link)
 #: read without the JSON decoder's overhead
 _SMALL = {str(i): i for i in range(10)}
+#: the integers SQLite stores as such (larger ones: JSON text)
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
-def _encode(value: Any) -> str | bytes:
+def _encode(value: Any) -> str | bytes | int:
     kind = type(value)
     if kind is str:
         return bytes(value.encode("utf-8", "surrogatepass"))
-    if kind is int:
-        return str(value)
+    if kind is int and _INT_MIN <= value <= _INT_MAX:
+        return int(value)
     return _dumps(value)
 
 
-def _loads(value: str | bytes) -> Any:
+def _loads(value: str | bytes | int) -> Any:
+    if isinstance(value, int):
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")
     small = _SMALL.get(value)
@@ -126,17 +140,22 @@ class SQLiteRecords:
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
         self.name = name
-        self._ns = namespace_id(db, name)
+        ns = namespace_id(db, name)
+        if not 0 < ns < 0xD800:
+            raise ValueError(f"namespace id {ns} out of range")
+        #: what the namespace's keys start with in the table
+        self._ns = chr(ns)
         #: key → stored text, None when absent (see the module docstring)
-        self._young: dict[str, str | bytes | None] = {}
-        self._old: dict[str, str | bytes | None] = {}
+        self._young: dict[str, str | bytes | int | None] = {}
+        self._old: dict[str, str | bytes | int | None] = {}
         #: every key of the namespace, while it has few (see the docstring)
         self._known: set[str] | None = None
+        where, args = self._range("")
         keys = db.execute(
-            "SELECT key FROM record WHERE ns = ? LIMIT ?", (self._ns, KNOWN_MAX + 1)
+            f"SELECT key FROM record WHERE {where} LIMIT ?", (*args, KNOWN_MAX + 1)
         ).fetchall()
         if len(keys) <= KNOWN_MAX:
-            self._known = {key for (key,) in keys}
+            self._known = {key[1:] for (key,) in keys}
 
     def _added(self, keys: Iterable[str]) -> None:
         known = self._known
@@ -145,7 +164,7 @@ class SQLiteRecords:
             if len(known) > KNOWN_MAX:
                 self._known = None  # for good: it may grow past any bound
 
-    def _remember(self, key: str, text: str | bytes | None) -> None:
+    def _remember(self, key: str, text: str | bytes | int | None) -> None:
         young = self._young
         if len(young) >= CACHE_MAX:
             self._old = young
@@ -174,7 +193,7 @@ class SQLiteRecords:
                 text = None
             else:
                 row = self._db.execute(
-                    "SELECT value FROM record WHERE ns = ? AND key = ?", (self._ns, key)
+                    "SELECT value FROM record WHERE key = ?", (self._ns + key,)
                 ).fetchone()
                 text = None if row is None else row[0]
             self._remember(key, text)
@@ -196,14 +215,15 @@ class SQLiteRecords:
                     young[key] = None
             missing = [key for key in missing if key in known]
         if missing:
-            found: dict[str, str | bytes] = {}
+            found: dict[str, str | bytes | int] = {}
+            ns = self._ns
             for start in range(0, len(missing), _BATCH):
                 chunk = missing[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))
                 query = (
-                    f"SELECT key, value FROM record WHERE ns = ? AND key IN ({marks})"
+                    f"SELECT substr(key, 2), value FROM record WHERE key IN ({marks})"
                 )
-                found.update(self._db.execute(query, (self._ns, *chunk)))
+                found.update(self._db.execute(query, [ns + key for key in chunk]))
             for key in missing:
                 young[key] = found.get(key)
         answer = [None if (v := young[key]) is None else _loads(v) for key in keys]
@@ -217,8 +237,8 @@ class SQLiteRecords:
     def put(self, key: str, value: Any) -> None:
         text = _encode(value)
         self._db.execute(
-            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)",
-            (self._ns, key, text),
+            "INSERT OR REPLACE INTO record (key, value) VALUES (?, ?)",
+            (self._ns + key, text),
         )
         self._remember(key, text)
         if self._known is not None:
@@ -226,26 +246,27 @@ class SQLiteRecords:
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         ns = self._ns
-        rows = [(ns, key, _encode(value)) for key, value in items]
+        rows = [(key, _encode(value)) for key, value in items]
         self._db.executemany(
-            "INSERT OR REPLACE INTO record (ns, key, value) VALUES (?, ?, ?)", rows
+            "INSERT OR REPLACE INTO record (key, value) VALUES (?, ?)",
+            [(ns + key, text) for key, text in rows],
         )
         # what the cache holds is brought up to date (the ledger reads again
         # the states it wrote); what it does not hold is not added
         young, old = self._young, self._old
-        for _, key, text in rows:
+        for key, text in rows:
             if key in young:
                 young[key] = text
             elif key in old:
                 old[key] = text
         if self._known is not None:
-            self._added([key for _, key, _text in rows])
+            self._added([key for key, _text in rows])
 
     def put_new(self, key: str, value: Any) -> bool:
         text = _encode(value)
         cursor = self._db.execute(
-            "INSERT OR IGNORE INTO record (ns, key, value) VALUES (?, ?, ?)",
-            (self._ns, key, text),
+            "INSERT OR IGNORE INTO record (key, value) VALUES (?, ?)",
+            (self._ns + key, text),
         )
         if cursor.rowcount > 0:
             self._remember(key, text)
@@ -263,10 +284,10 @@ class SQLiteRecords:
 
     def incr(self, key: str, by: int = 1) -> int:
         (value,) = self._db.execute(
-            "INSERT INTO record (ns, key, value) VALUES (?, ?, ?) "
-            "ON CONFLICT (ns, key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
+            "INSERT INTO record (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
             "RETURNING value",
-            (self._ns, key, str(by), by),
+            (self._ns + key, by, by),
         ).fetchone()
         self._forget(key)
         if self._known is not None:
@@ -277,7 +298,7 @@ class SQLiteRecords:
         ns = self._ns
         keys = list(keys)
         self._db.executemany(
-            "DELETE FROM record WHERE ns = ? AND key = ?", [(ns, key) for key in keys]
+            "DELETE FROM record WHERE key = ?", [(ns + key,) for key in keys]
         )
         known = self._known
         for key in keys:
@@ -294,10 +315,11 @@ class SQLiteRecords:
             self._known = {key for key in self._known if not key.startswith(prefix)}
 
     def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
-        end = _after(prefix)
+        start = self._ns + prefix
+        end = _after(start)
         if end is None:
-            return "ns = ? AND key >= ?", (self._ns, prefix)
-        return "ns = ? AND key >= ? AND key < ?", (self._ns, prefix, end)
+            return "key >= ?", (start,)
+        return "key >= ? AND key < ?", (start, end)
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         where, args = self._range(prefix)
@@ -313,7 +335,7 @@ class SQLiteRecords:
         ).fetchall()
         while rows:
             for key, value in rows:
-                yield key, _loads(value)
+                yield key[1:], _loads(value)
             last = rows[-1][0]
             if len(rows) < _PAGE:
                 return
@@ -328,6 +350,7 @@ class SQLiteRecords:
         return int(n)
 
     def clear(self) -> None:
-        self._db.execute("DELETE FROM record WHERE ns = ?", (self._ns,))
+        where, args = self._range("")
+        self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
         self._known = set()

@@ -52,8 +52,10 @@ if TYPE_CHECKING:
 
     from webspider.records import Records
 
-#: bumped when the stored layout changes; a state of another version is refused
-FORMAT_VERSION = 2
+#: bumped when the stored layout changes; a state of another version is
+#: refused (3: the features' records name URLs by the crawl's shared codes,
+#: webspider.utils.urlcodes.UrlCodes)
+FORMAT_VERSION = 3
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"

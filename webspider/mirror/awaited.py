@@ -15,16 +15,14 @@ Records (webspider.records):
 - ``mirror.awaited``: ``<target code>\\n<page code>`` → ``1``: the page
   keeps a link to the target (of the same site: a relative link never
   leaves it), expecting its file at ``url_path(target)``. One short row a
-  link (about 10 characters), deleted by its target's range. (A state
-  written before kept ``<site code><target path>\\n<page path>``: those rows,
-  whose first part has a ``/``, are read and deleted too.)
-- ``mirror.urls``: a URL's code (webspider.utils.urlcodes: 4 characters for
-  nearly every URL) → ``<site code><path>`` of the URL. One row for each URL
-  that waits or is waited for, kept until the crawl ends: a waiting link
-  names its two URLs in 10 characters instead of their paths twice (30 on
-  a small site, a hundred on many), and most URLs are in several.
-- ``mirror.sites``: ``<site>`` → its code, ``#<code>`` → the site, ``n`` →
-  the last code given (``incr``, so the workers of a shared state agree).
+  link (about 10 characters), deleted by its target's range.
+
+A URL's code is the crawl's shared one (webspider.utils.urlcodes.UrlCodes:
+``urls.codes``, 4 characters for nearly every URL, the URL written once
+for every feature that names it): a waiting link names its two URLs in 10
+characters instead of their paths twice (30 on a small site, a hundred on
+many). The mirror's names of files (``mirror.paths``) name their owner by
+its code too.
 
 Writes are buffered and written by ``flush`` (the mirror calls it when the
 crawl state commits, so they are committed with the acknowledgements of
@@ -38,8 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from webspider.utils.sitecodes import SiteCodes, site_of
-from webspider.utils.urlcodes import CodeBook
+from webspider.utils.urlcodes import UrlCodes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -47,8 +44,6 @@ if TYPE_CHECKING:
     from webspider.records import RecordStore
 
 NS_AWAITED = "mirror.awaited"
-NS_SITES = "mirror.sites"
-NS_URLS = "mirror.urls"
 
 #: targets buffered, at most (a crawl without a crawl state never commits)
 _BUFFER = 4096
@@ -59,31 +54,11 @@ class Awaited:
 
     def __init__(self, store: RecordStore) -> None:
         self.records = store.records(NS_AWAITED)
-        self.sites = store.records(NS_SITES)
-        self.urls = store.records(NS_URLS)
-        self._book = CodeBook(self.urls)
-        self._sites = SiteCodes(self.sites)
+        self.codes = UrlCodes.of(store)
         #: target URL → the URLs of the pages waiting for it (this batch)
         self._new: dict[str, list[str]] = {}
         #: targets written where expected (this batch)
         self._landed: set[str] = set()
-        #: rows of the form a state written before kept may be left
-        self._legacy = self._has_legacy()
-
-    def _has_legacy(self) -> bool:
-        if next(iter(self.records.items()), None) is None:
-            return False
-        return any(
-            next(iter(self.records.items(key[1:] + "/")), None) is not None
-            for key, _ in self.sites.items("#")
-        )
-
-    # -- site codes (webspider.utils.sitecodes) -------------------------------------
-    def code(self, site: str) -> str:
-        return self._sites.code(site)
-
-    def site(self, code: str) -> str | None:
-        return self._sites.site(code)
 
     # -- the crawl -----------------------------------------------------------------
     def wait(self, page: str, targets: Iterable[str]) -> None:
@@ -108,27 +83,13 @@ class Awaited:
         if len(self._landed) >= _BUFFER:
             self.flush()
 
-    def short(self, url: str) -> str:
-        """``<site code><path>`` of ``url``: what a URL's code stands for in
-        ``mirror.urls`` (and the owner of a name in ``mirror.paths``)."""
-        return self._sites.short(url)
-
-    def long(self, short: str) -> str | None:
-        """The URL ``short`` (``short``'s form) stands for."""
-        return self._sites.long(short)
-
-    def url(self, value: str) -> str | None:
-        """The URL a record's value holds: a ``short`` form, or the URL
-        itself (a state written before)."""
-        return self._sites.url(value)
-
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
         if self._new:
             urls = dict.fromkeys(self._new)
             for pages in self._new.values():
                 urls.update(dict.fromkeys(pages))
-            code_of = self._book.give(list(urls), self.short)
+            code_of = self.codes.give(list(urls))
             rows: list[tuple[str, Any]] = []
             for target, pages in self._new.items():
                 head = code_of[target] + "\n"
@@ -138,26 +99,18 @@ class Awaited:
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
-            code_of = self._book.find(landed, self.short)
+            code_of = self.codes.find(landed)
             for target in landed:
                 code = code_of.get(target)
                 if code is not None:
                     self.records.delete_prefix(code + "\n")
-                if self._legacy:
-                    site = site_of(target)
-                    self.records.delete_prefix(
-                        self.code(site) + target[len(site) :] + "\n"
-                    )
 
     def clear(self) -> None:
+        """Forget every waiting link (the shared codes stay: see
+        webspider.utils.urlcodes)."""
         self._new.clear()
         self._landed.clear()
-        self._sites.forget()
         self.records.clear()
-        self.sites.clear()
-        self.urls.clear()
-        self._book.forget()
-        self._legacy = False
 
     # -- the end -------------------------------------------------------------------
     def left(self, size: int) -> Iterator[list[tuple[str, str, str]]]:
@@ -179,27 +132,12 @@ class Awaited:
         URLs are empty for a row that is not one of ours."""
         parts = [key.partition("\n") for key in keys]
         codes = list(
-            dict.fromkeys(
-                code
-                for head, _, tail in parts
-                if "/" not in head
-                for code in (head, tail)
-            )
+            dict.fromkeys(code for head, _, tail in parts for code in (head, tail))
         )
-        shorts = dict(zip(codes, self.urls.get_many(codes), strict=True))
+        url_of = dict(zip(codes, self.codes.urls(codes), strict=True))
         out: list[tuple[str, str, str]] = []
         for key, (head, _, tail) in zip(keys, parts, strict=True):
-            if "/" in head:  # the form a state written before kept
-                slash = head.find("/")
-                site = self.site(head[:slash]) if slash > 0 else None
-                if site is None:
-                    out.append((key, "", ""))
-                else:
-                    out.append((key, site + tail, site + head[slash:]))
-                continue
-            page_short, target_short = shorts.get(tail), shorts.get(head)
-            page = None if page_short is None else self.long(str(page_short))
-            target = None if target_short is None else self.long(str(target_short))
+            page, target = url_of.get(tail), url_of.get(head)
             if page is None or target is None:
                 out.append((key, "", ""))
             else:

@@ -9,11 +9,14 @@ came from, never held whole in memory:
   that fetched it, the ``restore`` map of the links its conversion wrote
   that do not say their URL themselves);
 - ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
-  when ``url_path`` gives it), the lean copy conversion looks up per link;
-- ``mirror.paths``: case-folded path → the URL that owns the file name (the
-  first stored under it; its twins share the file), as ``<site code><path>``
-  (``Awaited.short``: the site's ``scheme://host`` is most of a URL a page
-  repeats; a state written before holds the URL, read as such);
+  when ``url_path`` gives it), the lean copy conversion looks up per link,
+  keyed by the URL's 12-character id (webspider.utils.urlcodes.url_ids: a
+  hash, so no lookup) instead of the URL (~40 characters, one row a page);
+- ``mirror.paths``: case-folded path (its 12-character id, as
+  ``mirror.where``'s keys) → the URL that owns the file name (the
+  first stored under it; its twins share the file), as its code
+  (webspider.utils.urlcodes.UrlCodes, the crawl's shared codes: 4
+  characters where its ``<site code><path>`` took ~20);
 - ``mirror.alias``: redirecting URL → the canonical URL it led to;
 - ``mirror.pending``: URL → what the end-of-crawl fix-up must look at in its
   file: ``pending`` (URLs left absolute), ``kept`` (URL → expected path of
@@ -22,7 +25,7 @@ came from, never held whole in memory:
   (where those links are in the file written); a page has one only when
   it has such links, and when the crawl ends, for the links ``awaited``
   still keeps;
-- ``mirror.awaited``, ``mirror.urls``, ``mirror.sites``: the other kept
+- ``mirror.awaited``: the other kept
   links, by the URL whose file they wait for, forgotten when it is written where they
   expect it (webspider.mirror.awaited); ``gather`` moves what is left
   into ``mirror.pending`` for the fix-up;
@@ -49,10 +52,11 @@ from email.utils import formatdate, mktime_tz, parsedate_tz
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from webspider.mirror.awaited import NS_AWAITED, NS_SITES, NS_URLS, Awaited
+from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.sitecodes import site_of
+from webspider.utils.urlcodes import url_id, url_ids
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -81,8 +85,6 @@ NAMESPACES = (
     NS_PENDING,
     NS_RUN,
     NS_AWAITED,
-    NS_SITES,
-    NS_URLS,
 )
 
 #: records imported or exported per batch
@@ -183,6 +185,10 @@ class Entry:
         end = len(record)
         while end > 2 and record[end - 1] == _POSITION_DEFAULTS[end - 1]:
             end -= 1
+        code = _TYPE_CODES.get((self.content_type, self.kind, self.encoding))
+        if code is not None and end > _TYPE_AT:
+            # the usual content type, kind and encoding: one number
+            return [*record[:_TYPE_AT], code, *record[_TYPE_AT + 3 : end]]
         return record[:end]
 
     @classmethod
@@ -262,10 +268,30 @@ _POSITIONS = (
     "restore",
 )
 _POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
+#: where the content type is in the record
+_TYPE_AT = 5
+#: (content type, kind, encoding) of most files: the record holds the
+#: number (its index, for good: records name them) in place of the three
+#: (``,0`` for ``,"text/html","html","utf-8"``: 25 characters a page less)
+_TYPES: tuple[tuple[str | None, str, str | None], ...] = (
+    ("text/html", "html", "utf-8"),
+    ("text/html; charset=utf-8", "html", "utf-8"),
+    ("text/css", "css", "utf-8"),
+    ("image/png", "", None),
+    ("image/jpeg", "", None),
+    ("image/gif", "", None),
+    ("image/svg+xml", "", None),
+    ("application/javascript", "", None),
+    ("text/javascript", "", None),
+)
+_TYPE_CODES = {types: code for code, types in enumerate(_TYPES)}
 
 
 def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     """An index record (``Entry.index_json``) with its long names."""
+    if len(record) > _TYPE_AT and type(record[_TYPE_AT]) is int:
+        types = _TYPES[record[_TYPE_AT]]
+        record = [*record[:_TYPE_AT], *types, *record[_TYPE_AT + 1 :]]
     fields = dict(zip(_POSITIONS, record, strict=False))
     digest = str(fields["hash"])
     flags = int(fields.pop("flags", 0))
@@ -463,6 +489,36 @@ class TargetIndex:
         )
 
 
+class _Hashed:
+    """A namespace of records keyed by the 12-character ids of its keys
+    (``url_ids``): what ``mirror.where`` and ``mirror.paths`` are looked up
+    by (a URL, a path) is written as a third of its length, and never
+    listed. Two keys sharing an id (about n²/2⁷³) would share a record."""
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: Records) -> None:
+        self.records = records
+
+    def get(self, key: str) -> Any | None:
+        return self.records.get(url_id(key))
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        return self.records.get_many(url_ids(keys))
+
+    def put(self, key: str, value: Any) -> None:
+        self.records.put(url_id(key), value)
+
+    def put_new(self, key: str, value: Any) -> bool:
+        return self.records.put_new(url_id(key), value)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        self.records.delete(url_ids(keys))
+
+    def clear(self) -> None:
+        self.records.clear()
+
+
 class _Aliases:
     """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
 
@@ -488,8 +544,8 @@ class MirrorState:
         #: a mirror folder of their own: the root they name is any worker's
         self.shared = shared
         self.index = store.records(NS_INDEX)
-        self.where = store.records(NS_WHERE)
-        self.paths = store.records(NS_PATHS)
+        self.where = _Hashed(store.records(NS_WHERE))
+        self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
         self.pending = store.records(NS_PENDING)
         self.meta = store.records(NS_RUN)
@@ -591,7 +647,7 @@ class MirrorState:
         found = self.paths.get(key)
         if found is None:
             return None
-        return self.awaited.url(str(found))
+        return self.awaited.codes.urls([str(found)])[0]
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
@@ -612,7 +668,8 @@ class MirrorState:
                 self.paths.delete([key])
         self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
-        self.paths.put_new(where.casefold(), self.awaited.short(url))
+        code = self.awaited.codes.give([url])[url]
+        self.paths.put_new(where.casefold(), code)
         return value
 
     def reserve(self, entry: Entry, plain: str | None = None) -> str | int:

@@ -12,8 +12,10 @@ report.html lists the MAX_ROWS most linked broken links (internal first) and
 the first MAX_ROWS duplicates in URL order, with the totals.
 
 For the whole crawl, a resumed one included: kept in the crawl state as
-records (``reports.pages``: one short digest per page, so a page fetched
-again after a kill is counted once; ``reports.totals``: pages per depth and
+records (``reports.pages``: one row per page keyed by its code — the
+crawl's shared URL codes, webspider.utils.urlcodes.UrlCodes, 4 characters
+where a digest took 16 — so a page fetched again after a kill is counted
+once; ``reports.totals``: pages per depth and
 round, the largest files, and the counters of the stats listed in
 CARRIED_STATS as they were at the last commit, added back to the stats when
 a crawl resumes). What the requests still in progress at a commit counted
@@ -31,12 +33,10 @@ WEBSPIDER_REPORT_LARGEST.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import logging
 import time
-from base64 import urlsafe_b64encode
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,7 @@ from webspider.reports.html import MAX_REFERRERS_SHOWN, MAX_ROWS, Report, render
 from webspider.reports.options import ReportOptions
 from webspider.reports.summary import Summary
 from webspider.utils.atomic import write_atomic
+from webspider.utils.urlcodes import UrlCodes
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -131,13 +132,6 @@ def carried(stats: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def page_digest(url: str) -> str:
-    """A page's key in ``reports.pages``: 16 characters (96 bits) whatever
-    the URL's length."""
-    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=12)
-    return urlsafe_b64encode(digest.digest()).decode("ascii")
-
-
 def deferred_waiting(crawler: Crawler) -> int:
     """URLs waiting in the deferred frontier for a later round (0 without
     depth rounds, or before the engine opens)."""
@@ -191,6 +185,7 @@ class CrawlReport:
     # -- the crawl state --------------------------------------------------------------
     def open(self, store: RecordStore) -> None:
         self._pages = store.records(NS_PAGES)
+        self._codes = UrlCodes.of(store)
         self._totals = store.records(NS_TOTALS)
         # A shared crawl's workers each carry their own counters: a worker
         # joining the crawl (which counts as resumed) must not take another
@@ -242,7 +237,8 @@ class CrawlReport:
             return
         self._held = []
         counts: dict[str, int] = {}
-        new = self._pages.put_new_many([(page_digest(item.url), 1) for item in held])
+        code_of = self._codes.give([item.url for item in held])
+        new = self._pages.put_new_many([(code_of[item.url], 1) for item in held])
         for item, fresh in zip(held, new, strict=True):
             if fresh:  # not fetched again after a kill
                 for key in ("pages", f"depth/{item.depth}", f"round/{item.round}"):
@@ -318,7 +314,8 @@ class CrawlReport:
             self._held.append(item)
             self.pages += 1  # for the progress line; exact once written
             return
-        if not self._pages.put_new(page_digest(item.url), 1):
+        code = self._codes.give([item.url])[item.url]
+        if not self._pages.put_new(code, 1):
             return  # the same page, fetched again after a kill
         totals = self._totals
         self.pages = totals.incr("pages")

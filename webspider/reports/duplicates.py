@@ -11,10 +11,10 @@ white space (webspider.reports.fingerprint documents the normalisation).
 Empty bodies are never duplicates.
 
 The index is kept in the crawl state as records (webspider.records):
-``reports.content`` (``e`` or ``n`` and 144 bits of the SHA-256 in base64
-→ the first URL, as ``<site code><path>``: webspider.utils.sitecodes, codes
-in ``reports.content_sites``; a state written before holds the URL, read
-as such), ``reports.duplicates`` (URL → ``[first URL, kind]``) and
+``reports.content`` (``e`` or ``n`` and 96 bits of the SHA-256 in base64
+→ the first URL's code: webspider.utils.urlcodes.UrlCodes, the crawl's
+shared codes, 4 characters where its ``<site code><path>`` took ~20),
+``reports.duplicates`` (URL → ``[first URL, kind]``) and
 ``reports.duplicate_totals`` (counts per kind). So memory stays flat, a
 resumed crawl continues the index (a page fetched again after a kill is not
 its own duplicate, nor counted twice), and a new crawl on a state whose
@@ -42,7 +42,7 @@ from webspider.page.response import is_html
 from webspider.records import MemoryRecordStore
 from webspider.reports.fingerprint import EXACT, NORMALIZED, normalized_hash
 from webspider.reports.options import ReportOptions
-from webspider.utils.sitecodes import SiteCodes
+from webspider.utils.urlcodes import UrlCodes
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -58,19 +58,19 @@ logger = logging.getLogger(__name__)
 NS_CONTENT = "reports.content"
 NS_DUPLICATES = "reports.duplicates"
 NS_TOTALS = "reports.duplicate_totals"
-NS_SITES = "reports.content_sites"
 
 
 def _content_key(kind: str, digest: str) -> str:
     """The key of a content hash in ``reports.content``: the kind's initial
-    and 18 bytes (144 bits) of the SHA-256 in base64, 25 characters where
+    and 12 bytes (96 bits) of the SHA-256 in base64, 17 characters where
     the hex digest and the kind took 70 (one row a page while the crawl
-    runs)."""
+    runs). Two contents share a key with a probability of about n²/2⁹⁷
+    (10⁻¹⁵ for ten million pages)."""
     try:
         raw = bytes.fromhex(digest)
     except ValueError:
         return f"{kind}:{digest}"
-    return kind[0] + b2a_base64(raw[:18], newline=False).decode("ascii")
+    return kind[0] + b2a_base64(raw[:12], newline=False).decode("ascii")
 
 
 class DuplicateContent:
@@ -96,7 +96,7 @@ class DuplicateContent:
         self._content = store.records(NS_CONTENT)
         self._found = store.records(NS_DUPLICATES)
         self._totals = store.records(NS_TOTALS)
-        self._sites = SiteCodes(store.records(NS_SITES))
+        self._codes = UrlCodes.of(store)
         self.counts = {
             kind: int(self._totals.get(kind) or 0) for kind in (EXACT, NORMALIZED)
         }
@@ -105,14 +105,8 @@ class DuplicateContent:
         self.open(records)
         stats = self.crawler.stats
         if stats is None or not stats.get_value(STATS_STATE_RESUMED):
-            for namespace in (
-                self._content,
-                self._found,
-                self._totals,
-                self._sites.records,
-            ):
+            for namespace in (self._content, self._found, self._totals):
                 namespace.clear()
-            self._sites.forget()
             self.counts = dict.fromkeys(self.counts, 0)
         self._update_stats()
 
@@ -151,10 +145,10 @@ class DuplicateContent:
         key = _content_key(kind, digest)
         # one insert-if-absent a page (most pages are new content), read
         # back only for a duplicate: was a read and a write a page
-        if self._content.put_new(key, self._sites.short(url)):
+        if self._content.put_new(key, self._codes.give([url])[url]):
             return None
         stored = self._content.get(key)
-        first = None if stored is None else self._sites.url(str(stored))
+        first = None if stored is None else self._codes.urls([str(stored)])[0]
         return None if first == url else first
 
     def _update_stats(self) -> None:

@@ -20,18 +20,16 @@ referring page's URL is written once, not once per link. Namespaces:
   broken but not reported (a redirect hop nobody links to, yet), ``0``
   linked, outcome unknown, ``4`` the same with aliases waiting for it (so
   that a 2xx of a URL nobody linked or redirected to costs no more queries).
-- ``reports.link_referrers``: ``"<target id><page code>"`` (no separator:
-  a target id is 12 characters) → the page's first link to it: its text
-  (tag ``a``) or ``[text, tag]``. Kept while the outcome is unknown (a 2xx
-  or a skip deletes them) and for broken targets; one per referring page,
-  so a page read twice (fetched again after a kill) adds nothing.
-- ``reports.referring_pages``: page code → the page's URL as ``<site
-  code><path>`` (webspider.utils.sitecodes, codes in ``reports.sites``; a
-  state written before holds the URL, read as such), for the pages that
-  left a referrer (kept until the crawl ends). A page's code
-  (webspider.utils.urlcodes) is a prefix of its id, 4 characters for nearly
-  every page below a few million, where the 12 of its id made up a third of
-  the ~8 referrer rows a URL.
+- ``reports.link_referrers``: ``"<target code>\\n<page code>"`` → the
+  page's first link to it: its text (tag ``a``) or ``[text, tag]``. Kept
+  while the outcome is unknown (a 2xx or a skip deletes them) and for
+  broken targets; one per referring page, so a page read twice (fetched
+  again after a kill) adds nothing. The codes are the crawl's shared URL
+  codes (webspider.utils.urlcodes.UrlCodes, ``urls.codes``: a prefix of
+  the URL's id, 4 characters for nearly every URL below a few million,
+  mapped to the URL once for every feature): 9 characters a key where the
+  target's 12-character id and the page's code took 16, on the ~8 rows a
+  URL that wait while a crawl runs.
 - ``reports.broken``: broken targets (canonical URL) → their outcome
   (written once).
 - ``reports.referrer_counts``: broken targets (canonical URL) → how many
@@ -68,13 +66,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import records_or_memory
-from webspider.utils.sitecodes import SiteCodes
-from webspider.utils.urlcodes import (
-    ID_LENGTH,
-    give_codes,
-    url_id,
-    url_ids,
-)
+from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -89,21 +81,17 @@ FLUSH_LINKS = 5000
 
 NS_LINKS = "reports.link_states"
 NS_REFERRERS = "reports.link_referrers"
-NS_PAGES = "reports.referring_pages"
 NS_BROKEN = "reports.broken"
 NS_COUNTS = "reports.referrer_counts"
 NS_ALIASES = "reports.redirect_aliases"
 NS_TOTALS = "reports.broken_totals"
-NS_SITES = "reports.sites"
 NAMESPACES = (
     NS_LINKS,
     NS_REFERRERS,
-    NS_PAGES,
     NS_BROKEN,
     NS_COUNTS,
     NS_ALIASES,
     NS_TOTALS,
-    NS_SITES,
 )
 
 # states of a target in NS_LINKS
@@ -183,12 +171,11 @@ class LinkLedger:
         """Keep the ledger in ``store`` from now on (what it holds is read)."""
         self._links = store.records(NS_LINKS)
         self._referrers = store.records(NS_REFERRERS)
-        self._pages = store.records(NS_PAGES)
         self._broken = store.records(NS_BROKEN)
         self._counts = store.records(NS_COUNTS)
         self._aliases = store.records(NS_ALIASES)
         self._totals = store.records(NS_TOTALS)
-        self._sites = SiteCodes(store.records(NS_SITES))
+        self._codes = UrlCodes.of(store)
         self.broken_internal = int(self._totals.get("internal") or 0)
         self.broken_external = int(self._totals.get("external") or 0)
 
@@ -197,15 +184,12 @@ class LinkLedger:
         for records in (
             self._links,
             self._referrers,
-            self._pages,
             self._broken,
             self._counts,
             self._aliases,
             self._totals,
-            self._sites.records,
         ):
             records.clear()
-        self._sites.forget()
         self.broken_internal = self.broken_external = 0
         self._held = []
         self._held_links = 0
@@ -241,7 +225,7 @@ class LinkLedger:
         states = self._links.get_many(ids)
         id_of = dict(zip(keys, ids, strict=True))
         state_of = dict(zip(keys, states, strict=True))
-        #: (page, [(target id, value)]) of links whose outcome is unknown
+        #: (page, [(target, value)]) of links whose outcome is unknown
         waiting: list[tuple[str, list[tuple[str, Any]]]] = []
         late: list[tuple[str, str, Any]] = []
         for referrer, first in held:
@@ -249,7 +233,7 @@ class LinkLedger:
             for key, value in first.items():
                 state = state_of[key]
                 if state in _WAITING:
-                    mine.append((id_of[key], value))
+                    mine.append((key, value))
                 elif state in _FAILED:
                     late.append((key, referrer, value))
             if mine:
@@ -261,45 +245,49 @@ class LinkLedger:
             self._links.put_many(new)
         if not waiting and not late:
             return
-        # the page's URL is what its code stands for (without its site)
-        pages = [page for page, _ in waiting] + [page for _, page, _ in late]
-        short = self._sites.short
-        code_of = give_codes(self._pages, {page: short(page) for page in pages})
+        # the pages' and the targets' codes (the crawl's shared ones)
+        urls = dict.fromkeys(page for page, _ in waiting)
+        for _, mine in waiting:
+            urls.update(dict.fromkeys(target for target, _ in mine))
+        urls.update(dict.fromkeys(page for _, page, _ in late))
+        urls.update(dict.fromkeys(key for key, _, _ in late))
+        code_of = self._codes.give(list(urls))
         if waiting:
             self._referrers.put_many(
                 [
-                    (target_id + code_of[page], value)
+                    (code_of[target] + "\n" + code_of[page], value)
                     for page, mine in waiting
-                    for target_id, value in mine
+                    for target, value in mine
                 ]
             )
         if late:
             # links to targets already broken (a few a crawl)
             self._link_broken(
-                [(key, page, code_of[page], value) for key, page, value in late],
+                [
+                    (key, code_of[key] + "\n" + code_of[page], value)
+                    for key, page, value in late
+                ],
                 id_of,
                 state_of,
             )
 
     def _link_broken(
         self,
-        late: list[tuple[str, str, str, Any]],
+        late: list[tuple[str, str, Any]],
         id_of: dict[str, str],
         state_of: dict[str, Any],
     ) -> None:
-        """Add referrers to broken targets: ``(key, page URL, page code,
-        value)`` each; a target's count grows once for all."""
-        ref_keys = [id_of[key] + page_id for key, _, page_id, _ in late]
+        """Add referrers to broken targets: ``(key, referrer's key, value)``
+        each; a target's count grows once for all."""
+        ref_keys = [ref_key for _, ref_key, _ in late]
         found = self._referrers.get_many(ref_keys)
-        new: dict[str, list[tuple[str, str, str, Any]]] = {}
+        new: dict[str, list[tuple[str, Any]]] = {}
         seen: set[str] = set()
-        for (key, referrer, page_id, value), ref_key, old in zip(
-            late, ref_keys, found, strict=True
-        ):
+        for (key, ref_key, value), old in zip(late, found, strict=True):
             if old is not None or ref_key in seen:
                 continue  # this page was read before (fetched again after a kill)
             seen.add(ref_key)
-            new.setdefault(key, []).append((ref_key, page_id, referrer, value))
+            new.setdefault(key, []).append((ref_key, value))
         rows: list[tuple[str, Any]] = []
         for key, referrers in new.items():
             # Past the cap a referring page is counted, not kept; so it is
@@ -307,7 +295,7 @@ class LinkLedger:
             # twice.
             total = self._counts.incr(key, len(referrers))
             room = max(0, self.max_referrers - (total - len(referrers)))
-            rows += [(ref_key, value) for ref_key, _, _, value in referrers[:room]]
+            rows += referrers[:room]
             if state_of[key] == _HOP:  # a redirect hop, now linked: reported
                 self._links.put(id_of[key], _BROKEN)
                 state_of[key] = _BROKEN
@@ -356,9 +344,17 @@ class LinkLedger:
                     if state != before[key]
                 ]
             )
-            for key, state in before.items():
-                if state in _STORED and now[key] != state:
-                    self._referrers.delete_prefix(id_of[key])
+            forget = [
+                key
+                for key, state in before.items()
+                if state in _STORED and now[key] != state
+            ]
+            if forget:
+                code_of = self._codes.find(forget)
+                for key in forget:
+                    code = code_of.get(key)
+                    if code is not None:
+                        self._referrers.delete_prefix(code + "\n")
             for key in aliased:
                 for alias_key, _, _ in self._pop_aliases(id_of[key]):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
@@ -370,7 +366,7 @@ class LinkLedger:
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         # referrers still held in memory are added by the next flush
-        stored = self._referrers.count(target_id) if state in _STORED else 0
+        stored = self._referrers.count(self._head(key)) if state in _STORED else 0
         reported = outcome.requested or stored > 0
         self._links.put(target_id, _BROKEN if reported else _HOP)
         self._broken.put(
@@ -415,6 +411,12 @@ class LinkLedger:
         if state is None or state == _PENDING:
             self._links.put(target_id, _ALIASED)
 
+    def _head(self, key: str) -> str:
+        """What the keys of ``key``'s referrers start with (a code no URL
+        has when ``key`` has none: it has no referrers)."""
+        code = self._codes.find([key]).get(key)
+        return "\n" if code is None else code + "\n"
+
     def _count(self, internal: bool) -> None:
         # Counts what records() reports (a hop nobody links to is not).
         if internal:
@@ -438,10 +440,12 @@ class LinkLedger:
         """Referrers kept for targets not resolved yet (for tests and
         diagnostics; counts the namespace)."""
         self.flush()
+        targets = [key.partition("\n")[0] for key, _ in self._referrers.items()]
+        urls = self._codes.urls(targets)
         return sum(
             1
-            for key, _ in self._referrers.items()
-            if self._links.get(key[:ID_LENGTH]) in _WAITING
+            for url in urls
+            if url is not None and self._links.get(url_id(url)) in _WAITING
         )
 
     def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
@@ -455,24 +459,16 @@ class LinkLedger:
             ids = url_ids(keys)
             states = self._links.get_many(ids)
             counts = self._counts.get_many(keys)
-            for (_, stored), target_id, state, count in zip(
-                chunk, ids, states, counts, strict=True
-            ):
+            for (key, stored), state, count in zip(chunk, states, counts, strict=True):
                 if state != _BROKEN:
                     continue  # a redirect hop nobody links to
-                yield self._record(target_id, stored, count or 0, limit)
+                yield self._record(key, stored, count or 0, limit)
 
     def _record(
-        self, target_id: str, stored: dict[str, Any], count: int, limit: int
+        self, key: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
-        rows = list(islice(self._referrers.items(target_id), limit))
-        url_of = self._sites.url
-        urls = [
-            None if value is None else url_of(str(value))
-            for value in self._pages.get_many(
-                [_page_code(ref_key) for ref_key, _ in rows]
-            )
-        ]
+        rows = list(islice(self._referrers.items(self._head(key)), limit))
+        urls = self._codes.urls([ref_key.partition("\n")[2] for ref_key, _ in rows])
         referrers = []
         for (_, value), url in sorted(
             zip(rows, urls, strict=True), key=lambda row: row[1] or ""
@@ -493,13 +489,6 @@ class LinkLedger:
         if stored.get("redirected_to"):
             record["redirected_to"] = stored["redirected_to"]
         return record
-
-
-def _page_code(ref_key: str) -> str:
-    """The page's code in a referrer's key (states written before kept
-    ``"<target id>\\n<page id>"``: read alike)."""
-    code = ref_key[ID_LENGTH:]
-    return code[1:] if code[:1] == "\n" else code
 
 
 def _outcome(record: dict[str, Any]) -> Outcome:

@@ -29,8 +29,12 @@ from binascii import b2a_base64
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any, Protocol
 
+from webspider.utils.sitecodes import SiteCodes
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+    from webspider.records import RecordStore
 
 #: bytes of BLAKE2b in an id: 9 bytes are 12 base64 characters, no padding
 _ID_BYTES = 9
@@ -40,6 +44,13 @@ CODE_LENGTH = 4
 #: codes a CodeBook remembers in a generation (two generations)
 REMEMBERED = 4096
 _URL_SAFE = str.maketrans("+/", "-_")
+
+#: the crawl's shared codes (``UrlCodes``)
+NS_CODES = "urls.codes"
+NS_CODE_SITES = "urls.sites"
+#: stores whose ``UrlCodes`` are remembered (``UrlCodes.of``)
+_STORES = 4
+_INSTANCES: list[tuple[Any, UrlCodes]] = []
 
 
 class CodeRecords(Protocol):
@@ -160,3 +171,45 @@ class CodeBook:
             self._old = young
             self._young = {}
         return code_of
+
+
+class UrlCodes:
+    """The crawl's shared codes of URLs in ``store`` (see the module
+    docstring): ``give`` and ``find`` a URL's code, ``urls`` of codes."""
+
+    __slots__ = ("_book", "records", "sites")
+
+    def __init__(self, store: RecordStore) -> None:
+        self.records = store.records(NS_CODES)
+        self.sites = SiteCodes(store.records(NS_CODE_SITES))
+        self._book = CodeBook(self.records)
+
+    @classmethod
+    def of(cls, store: RecordStore) -> UrlCodes:
+        """The one instance of ``store``'s codes (a store gives the same
+        namespace object for a name: the instance is found by it; the last
+        few stores are remembered)."""
+        records = store.records(NS_CODES)
+        for held, codes in _INSTANCES:
+            if held is records:
+                return codes
+        codes = cls(store)
+        _INSTANCES.insert(0, (records, codes))
+        del _INSTANCES[_STORES:]
+        return codes
+
+    def give(self, urls: Sequence[str]) -> dict[str, str]:
+        """The code of each of ``urls``, given to those that have none."""
+        return self._book.give(urls, self.sites.short)
+
+    def find(self, urls: Sequence[str]) -> dict[str, str]:
+        """The codes of those of ``urls`` that have one."""
+        return self._book.find(urls, self.sites.short)
+
+    def urls(self, codes: Sequence[str]) -> list[str | None]:
+        """The URL of each code (None: no URL has it)."""
+        long = self.sites.long
+        return [
+            None if value is None else long(str(value))
+            for value in self.records.get_many(codes)
+        ]
