@@ -153,9 +153,11 @@ async def test_a_worker_that_stops_answering_leaves_its_pages_to_the_crawl(
     shared = await FixUp(shared_state, shared_tree, print).run_shared(worker)
 
     assert shared.pages == PAGES
-    # its first batch only: the second failed, and nothing was asked after
+    # its first batch only: the second failed. Two batches are asked at a
+    # time, so a third may have been asked before the failed answer was
+    # read (when the first came back first); none after
     assert 0 < worker.pages <= SHARED_BATCH
-    assert worker.batches == 2
+    assert 2 <= worker.batches <= 3
     assert outcome(shared_state, shared_tree, root) == outcome(
         alone_state, alone_tree, tmp_path / "alone" / "mirror"
     )
