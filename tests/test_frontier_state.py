@@ -421,6 +421,12 @@ def check_flagged_records(r: Records) -> None:
     assert flag_text(r.get("t\np2")) == '\u00e9 "q" \\ /'
     assert r.get("t\np3") == flagged(mirror)
     assert r.get("u\np1") == flagged(reports, "")
+    # a text with NUL (the reports' "\0<tag>\0<text>"), set on a row that has
+    # one, and kept when another bit is set or cleared
+    r.flag_many([("t\np3", reports, "\0img\0logo"), ("t\np3", 4, None)])
+    r.unflag(["t\np3"], 4)
+    assert r.get("t\np3") == flagged(mirror | reports, "\0img\0logo")
+    r.unflag(["t\np3"], reports)
     # idempotent: a page read again sets the same bits; no text keeps the old
     r.flag_many([("t\np1", mirror, None), ("t\np1", reports, "home")])
     r.flag_many([("t\np2", mirror, None)])

@@ -121,17 +121,17 @@ _FLAGS = "(unicode(CAST(value AS TEXT)) - 48)"
 #: the row keeps no flag once the bits ``?`` are cleared
 _EMPTIED = f"{_FLAGS} & ~? = 0"
 #: the value with the bits ``?`` cleared
-_CLEARED = f"CAST(char(({_FLAGS} & ~?) + 48) || substr(CAST(value AS TEXT), 2) AS BLOB)"
+_CLEARED = f"CAST(char(({_FLAGS} & ~?) + 48) || substr(value, 2) AS BLOB)"
 #: ``flag_many``: set the new value's flags, keep the old text or take the new
 _FLAG = (
     "INSERT INTO record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
     f"SET value = CAST(char(({_FLAGS} | (unicode(CAST(excluded.value AS TEXT)) "
-    "- 48)) + 48) || substr(CAST(value AS TEXT), 2) AS BLOB)"
+    "- 48)) + 48) || substr(value, 2) AS BLOB)"
 )
 _FLAG_TEXT = (
     "INSERT INTO record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
     f"SET value = CAST(char(({_FLAGS} | (unicode(CAST(excluded.value AS TEXT)) "
-    "- 48)) + 48) || substr(CAST(excluded.value AS TEXT), 2) AS BLOB)"
+    "- 48)) + 48) || substr(excluded.value, 2) AS BLOB)"
 )
 
 
