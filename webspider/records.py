@@ -24,7 +24,9 @@ workers.
   character the row's flags (``chr(48 + bits)``, bits 1 to 15), the rest a
   text. ``flag_many`` sets bits (and the text when given), ``unflag`` and
   ``unflag_prefix`` clear bits and delete a row left with none: each is one
-  atomic read-modify-write of the backend (an SQL statement, a Lua script),
+  atomic read-modify-write of the backend (SQL statements in the embedded
+  state's transaction, whose crawl process is the only writer; a Lua
+  script on Redis),
   so features that clear their part of a row in turn never lose the
   other's, however workers interleave; and each is idempotent (a page read
   again after a kill sets the same bits). A namespace holds flagged records
@@ -85,8 +87,8 @@ class Records(Protocol):
 
     def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
         """For each ``(key, bits, text)``: the row's flags get ``bits`` (a
-        row is created with none); its text becomes ``text`` unless it is
-        None. In one round trip."""
+        new row starts with no flag and an empty text); its text becomes
+        ``text`` unless it is None. In one round trip."""
         ...
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
