@@ -99,13 +99,14 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-def test_a_state_of_format_2_is_refused(path):
-    # format 2's records named URLs by ids and per-feature codes: never
-    # misread as format 3's shared codes
+@pytest.mark.parametrize("old", ["2", "3"])
+def test_a_state_of_an_older_format_is_refused(path, old):
+    # format 2's records named URLs by ids and per-feature codes, format 3
+    # kept a waiting link in two rows: never misread as format 4's
     state = SQLiteState(path)
-    state.set_meta("format", "2")
+    state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=r"format 2.* reads format 3"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 4"):
         SQLiteState(path)
 
 

@@ -17,6 +17,7 @@ import pytest
 from webspider.frontier.redisstate import RedisState
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import Counts, CrawlState, StoredRequest
+from webspider.records import Records, flag_text, flagged, flags_of
 
 Opener = Callable[[], CrawlState]
 
@@ -397,5 +398,86 @@ def test_records_survive_a_resume(opener):
     try:
         assert again.records("r").get("kept") == [1, 2]
         assert again.records("r").incr("n") == 4
+    finally:
+        again.close()
+
+
+def check_flagged_records(r: Records) -> None:
+    """The flagged-records contract (webspider.records) on namespace ``r``
+    (also run on MemoryRecords by tests/test_records.py)."""
+    mirror, reports = 1, 2
+    r.flag_many(
+        [
+            ("t\np1", mirror, None),
+            ("t\np1", reports, "home"),
+            ("t\np2", reports, '\u00e9 "q" \\ /'),
+            ("t\np3", mirror, None),
+            ("tu\np1", mirror, None),
+            ("u\np1", reports, ""),
+        ]
+    )
+    assert r.get("t\np1") == flagged(mirror | reports, "home")
+    assert flags_of(r.get("t\np1")) == 3
+    assert flag_text(r.get("t\np2")) == '\u00e9 "q" \\ /'
+    assert r.get("t\np3") == flagged(mirror)
+    assert r.get("u\np1") == flagged(reports, "")
+    # a text with NUL (the reports' "\0<tag>\0<text>"), set on a row that has
+    # one, and kept when another bit is set or cleared
+    r.flag_many([("t\np3", reports, "\0img\0logo"), ("t\np3", 4, None)])
+    r.unflag(["t\np3"], 4)
+    assert r.get("t\np3") == flagged(mirror | reports, "\0img\0logo")
+    r.unflag(["t\np3"], reports)
+    # idempotent: a page read again sets the same bits; no text keeps the old
+    r.flag_many([("t\np1", mirror, None), ("t\np1", reports, "home")])
+    r.flag_many([("t\np2", mirror, None)])
+    assert r.get("t\np1") == flagged(3, "home")
+    assert r.get("t\np2") == flagged(3, '\u00e9 "q" \\ /')
+    # one feature's part cleared: the other's stays, with its text
+    r.unflag_prefix("t\n", mirror)
+    assert list(r.items("t\n")) == [
+        ("t\np1", flagged(reports, "home")),
+        ("t\np2", flagged(reports, '\u00e9 "q" \\ /')),
+    ]
+    assert r.get("t\np3") is None  # no flag left: deleted
+    assert r.get("tu\np1") == flagged(mirror)  # not in the prefix
+    r.unflag_prefix("t\n", mirror)  # again: nothing changes
+    assert r.count("t\n") == 2
+    r.unflag(["t\np1", "nothing"], reports)
+    assert r.get("t\np1") is None
+    r.flag_many([("t\np2", mirror, None)])
+    r.unflag(["t\np2"], reports)
+    assert r.get("t\np2") == flagged(mirror, '\u00e9 "q" \\ /')
+    r.unflag_prefix("", mirror)
+    assert list(r.items()) == [("u\np1", flagged(reports, ""))]
+    # many rows in one call (past a round trip's batch)
+    r.flag_many(
+        (f"g\n{i:05d}", mirror if i % 2 else reports, None) for i in range(2500)
+    )
+    r.flag_many((f"g\n{i:05d}", mirror, None) for i in range(0, 2500, 4))
+    r.unflag_prefix("g\n", reports)
+    assert r.count("g\n") == 1250 + 625
+    r.unflag([f"g\n{i:05d}" for i in range(2500)], mirror)
+    assert r.count("g\n") == 0
+    with pytest.raises(ValueError):
+        r.flag_many([("k", 0, None)])
+
+
+def test_records_flags_shared_by_two_features(opener):
+    state = opener()
+    try:
+        check_flagged_records(state.records("links.waiting"))
+    finally:
+        state.close()
+
+
+def test_records_flags_survive_a_resume(opener):
+    state = opener()
+    state.records("w").flag_many([("k", 2, "text"), ("k", 1, None), ("j", 1, None)])
+    state.records("w").unflag(["j"], 1)
+    state.close()
+    again = opener()
+    try:
+        assert again.records("w").get("k") == flagged(3, "text")
+        assert again.records("w").get("j") is None
     finally:
         again.close()

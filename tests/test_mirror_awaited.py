@@ -3,8 +3,11 @@ from array import array
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.awaited import Awaited
 from webspider.mirror.state import Entry, MirrorState, spans_of, unpack_pending
+from webspider.records import flags_of
+from webspider.reports.links import LinkLedger, Outcome
 from webspider.utils.sitecodes import site_of
 from webspider.utils.urlcodes import url_ids
+from webspider.utils.waitinglinks import MIRROR, NS_WAITING, REPORTS
 
 
 def entry(url, path, **kw):
@@ -145,3 +148,37 @@ def test_urls_whose_ids_start_alike_get_codes_of_their_own(store):
     one.landed(first)
     one.flush()
     assert sorted(rows(one)) == sorted([(first, "http://h/t"), (second, "http://h/t")])
+
+
+def test_the_mirror_and_the_reports_share_a_waiting_links_row(store):
+    # webspider.utils.waitinglinks: one row a link for both features, each
+    # clearing its own part when its answer comes
+    awaited, ledger = Awaited(store), LinkLedger(store)
+    p, t, u = "http://h/p", "http://h/t", "http://h/u"
+    awaited.wait(p, [t, u])
+    ledger.add_page(p, [(t, "to t", "a"), (u, "to u", "img")])
+    awaited.flush()
+    ledger.flush()
+    rows_of = store.records(NS_WAITING).items()
+    assert [flags_of(value) for _, value in rows_of] == [MIRROR | REPORTS] * 2
+    # t's file is written where the link expects it; its outcome comes later
+    awaited.landed(t)
+    awaited.flush()
+    ledger.broken(t, Outcome(url=t, status=404))
+    [record] = ledger.records()
+    assert record["referrers"] == [{"url": p, "text": "to t", "tag": "a"}]
+    assert record["referrer_count"] == 1
+    # u answered 2xx before its file was written: the mirror still waits
+    ledger.good(u)
+    ledger.flush()
+    assert [(page, target) for _, page, target in chunks(awaited)] == [(p, u)]
+    awaited.landed(u)
+    awaited.flush()
+    assert store.records(NS_WAITING).count() == 1  # the broken link's referrer
+    assert list(awaited.left(10)) == []
+    [record] = ledger.records()
+    assert [r["url"] for r in record["referrers"]] == [p]
+
+
+def chunks(awaited):
+    return [row for chunk in awaited.left(10) for row in chunk]

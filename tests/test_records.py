@@ -4,6 +4,7 @@ records tests on every CrawlState implementation)."""
 
 from __future__ import annotations
 
+from tests.test_frontier_state import check_flagged_records
 from webspider.records import MemoryRecords, MemoryRecordStore, records_or_memory
 
 
@@ -54,3 +55,7 @@ def test_memory_records_index_one_to_many_keys():
     r.delete_prefix("c\n")
     assert [k for k, _ in r.items()] == ["a", "cd\n"]
     assert r.count("c\n") == 0
+
+
+def test_memory_records_keep_the_flagged_records_contract():
+    check_flagged_records(MemoryRecords())

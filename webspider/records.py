@@ -19,6 +19,18 @@ workers.
   keys), a page at a time: a namespace is never loaded whole, and records
   written while iterating do not upset the iteration. Keys that share a
   prefix (``"<url>\\n<referrer>"``) make a one-to-many ledger.
+- *Flagged records* let features share a row (a link two features keep
+  until each learns what it waits for): the value is a string, its first
+  character the row's flags (``chr(48 + bits)``, bits 1 to 15), the rest a
+  text. ``flag_many`` sets bits (and the text when given), ``unflag`` and
+  ``unflag_prefix`` clear bits and delete a row left with none: each is one
+  atomic read-modify-write of the backend (SQL statements in the embedded
+  state's transaction, whose crawl process is the only writer; a Lua
+  script on Redis),
+  so features that clear their part of a row in turn never lose the
+  other's, however workers interleave; and each is idempotent (a page read
+  again after a kill sets the same bits). A namespace holds flagged records
+  only, or none. ``flags_of`` and ``flag_text`` read a value.
 
 Who provides it: the frontier's crawl state (webspider.frontier.state), and
 ``MemoryRecords`` (a dict) when a crawl runs without one (another
@@ -73,6 +85,21 @@ class Records(Protocol):
 
     def delete(self, keys: Iterable[str]) -> None: ...
 
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        """For each ``(key, bits, text)``: the row's flags get ``bits`` (a
+        new row starts with no flag and an empty text); its text becomes
+        ``text`` unless it is None. In one round trip."""
+        ...
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        """Clear ``bits`` of the rows ``keys``; a row left with no flag is
+        deleted (its text too)."""
+        ...
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        """``unflag`` of every row whose key starts with ``prefix``."""
+        ...
+
     def delete_prefix(self, prefix: str) -> None:
         """Delete the records whose key starts with ``prefix`` (a group of a
         one-to-many ledger), without reading them."""
@@ -89,6 +116,34 @@ class Records(Protocol):
     def clear(self) -> None:
         """Delete every record of the namespace."""
         ...
+
+
+#: the largest flags of a flagged record
+FLAGS_MAX = 15
+
+
+def flagged(bits: int, text: str = "") -> str:
+    """The value of a flagged record (see the module docstring)."""
+    return chr(48 + bits) + text
+
+
+def flags_of(value: Any) -> int:
+    """The flags of a flagged record's value (0 for anything else)."""
+    if type(value) is str and value:
+        bits = ord(value[0]) - 48
+        if 0 < bits <= FLAGS_MAX:
+            return bits
+    return 0
+
+
+def flag_text(value: str) -> str:
+    """The text of a flagged record's value."""
+    return value[1:]
+
+
+def check_bits(bits: int) -> None:
+    if not 0 < bits <= FLAGS_MAX:
+        raise ValueError(f"flag bits {bits} out of 1..{FLAGS_MAX}")
 
 
 class RecordStore(Protocol):
@@ -163,6 +218,36 @@ class MemoryRecords:
 
     def delete_prefix(self, prefix: str) -> None:
         self.delete(list(self._keys(prefix)))
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        data = self._data
+        for key, bits, text in items:
+            check_bits(bits)
+            old = data.get(key)
+            if old is None:
+                self.put(key, flagged(bits, text or ""))
+            else:
+                data[key] = flagged(
+                    flags_of(old) | bits, flag_text(old) if text is None else text
+                )
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        check_bits(bits)
+        data = self._data
+        gone: list[str] = []
+        for key in keys:
+            old = data.get(key)
+            if old is None:
+                continue
+            left = flags_of(old) & ~bits
+            if left:
+                data[key] = flagged(left, flag_text(old))
+            else:
+                gone.append(key)
+        self.delete(gone)
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        self.unflag(list(self._keys(prefix)), bits)
 
     def _keys(self, prefix: str) -> Iterable[str]:
         if prefix.endswith("\n") and prefix.find("\n") == len(prefix) - 1:

@@ -41,6 +41,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from webspider.records import check_bits, flagged
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -109,6 +111,74 @@ end
 out[#out + 1] = keys[#keys]
 return out
 """
+
+
+#: KEYS: values, keys. ARGV: key, bits, value or "", … Flagged records
+#: (webspider.records): the value is JSON text of a string, its second byte
+#: the flags (ASCII). Sets the bits; the text too when a value is given.
+FLAG_MANY = r"""
+for i = 1, #ARGV, 3 do
+  local key, new = ARGV[i], ARGV[i + 2]
+  local old = redis.call('HGET', KEYS[1], key)
+  local flags, rest = 0, '"'
+  if old then
+    flags = string.byte(old, 2) - 48
+    rest = string.sub(old, 3)
+  else
+    redis.call('ZADD', KEYS[2], 0, key)
+  end
+  if new ~= '' then rest = string.sub(new, 3) end
+  flags = bit.bor(flags, tonumber(ARGV[i + 1]))
+  redis.call('HSET', KEYS[1], key, '"' .. string.char(48 + flags) .. rest)
+end
+return 0
+"""
+
+#: Clears the bits ``bits`` of the flagged records ``keys`` (deleted when
+#: no flag is left). Lua, for UNFLAG and UNFLAG_RANGE.
+_UNFLAG_KEYS = r"""
+local function unflag(keys, bits)
+  local values = redis.call('HMGET', KEYS[1], unpack(keys))
+  for i, k in ipairs(keys) do
+    local v = values[i]
+    if v then
+      local left = bit.band(string.byte(v, 2) - 48, bit.bnot(bits))
+      if left == 0 then
+        redis.call('HDEL', KEYS[1], k)
+        redis.call('ZREM', KEYS[2], k)
+      else
+        local value = '"' .. string.char(48 + left) .. string.sub(v, 3)
+        redis.call('HSET', KEYS[1], k, value)
+      end
+    end
+  end
+end
+"""
+
+#: KEYS: values, keys. ARGV: bits, key, key, …
+UNFLAG = (
+    _UNFLAG_KEYS
+    + r"""
+local keys = {}
+for i = 2, #ARGV do keys[#keys + 1] = ARGV[i] end
+if #keys > 0 then unflag(keys, tonumber(ARGV[1])) end
+return 0
+"""
+)
+
+#: KEYS: values, keys. ARGV: min, max (ZRANGEBYLEX forms), bits.
+UNFLAG_RANGE = (
+    _UNFLAG_KEYS
+    + r"""
+local low = ARGV[1]
+while true do
+  local keys = redis.call('ZRANGEBYLEX', KEYS[2], low, ARGV[2], 'LIMIT', 0, 1000)
+  if #keys == 0 then return 0 end
+  unflag(keys, tonumber(ARGV[3]))
+  low = '(' .. keys[#keys]
+end
+"""
+)
 
 
 def nothing_more(pipe: redis.client.Pipeline) -> None:
@@ -297,6 +367,41 @@ class RedisRecords:
 
         def build(pipe: redis.client.Pipeline) -> None:
             pipe.eval(DELETE_RANGE, 2, self._values, self._keys, low, high)
+
+        self._write(build, 1)
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        args: list[str | int] = []
+        for key, bits, text in items:
+            check_bits(bits)
+            args += [key, bits, "" if text is None else _dumps(flagged(bits, text))]
+        for start in range(0, len(args), 3 * _BATCH):
+            chunk = args[start : start + 3 * _BATCH]
+
+            def build(
+                pipe: redis.client.Pipeline, chunk: list[str | int] = chunk
+            ) -> None:
+                pipe.eval(FLAG_MANY, 2, self._values, self._keys, *chunk)
+
+            self._write(build, len(chunk) // 3)
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        check_bits(bits)
+        keys = list(keys)
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys[start : start + _BATCH]
+
+            def build(pipe: redis.client.Pipeline, chunk: list[str] = chunk) -> None:
+                pipe.eval(UNFLAG, 2, self._values, self._keys, bits, *chunk)
+
+            self._write(build, len(chunk))
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        check_bits(bits)
+        low, high = _lex_range(prefix)
+
+        def build(pipe: redis.client.Pipeline) -> None:
+            pipe.eval(UNFLAG_RANGE, 2, self._values, self._keys, low, high, bits)
 
         self._write(build, 1)
 

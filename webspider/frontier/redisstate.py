@@ -112,9 +112,11 @@ def crawl_prefix(name: str) -> str:
 
 #: the layout of the crawl on Redis: 1 kept exact keys in the seen-set, 2
 #: their 96-bit fingerprints, 3 the features' records keyed by the crawl's
-#: shared URL codes (webspider.utils.urlcodes); a state of another format
-#: is refused, never misread
-FORMAT = 3
+#: shared URL codes (webspider.utils.urlcodes), 4 a link waiting for its
+#: target one flagged record for the mirror and the reports
+#: (webspider.utils.waitinglinks); a state of another format is refused,
+#: never misread
+FORMAT = 4
 #: bytes of a seen-set fingerprint (redisscripts' FP)
 SEEN_FP_BYTES = 12
 

@@ -1,6 +1,7 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 3; 3 changed the records' keys only)::
+Layout (``FORMAT_VERSION`` 4; 3 changed the records' keys only, 4 their
+values: the links waiting for their target share a row)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key

@@ -60,6 +60,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from webspider.records import check_bits, flagged
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -111,6 +113,26 @@ def _loads(value: str | bytes | int) -> Any:
         return value.decode("utf-8", "surrogatepass")
     small = _SMALL.get(value)
     return small if small is not None else _json_loads(value)
+
+
+#: a flagged record's flags (its value's first character, see
+#: webspider.records), in SQL, of the stored ``value``
+_FLAGS = "(unicode(CAST(value AS TEXT)) - 48)"
+#: the row keeps no flag once the bits ``?`` are cleared
+_EMPTIED = f"{_FLAGS} & ~? = 0"
+#: the value with the bits ``?`` cleared
+_CLEARED = f"CAST(char(({_FLAGS} & ~?) + 48) || substr(value, 2) AS BLOB)"
+#: ``flag_many``: set the new value's flags, keep the old text or take the new
+_FLAG = (
+    "INSERT INTO record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+    f"SET value = CAST(char(({_FLAGS} | (unicode(CAST(excluded.value AS TEXT)) "
+    "- 48)) + 48) || substr(value, 2) AS BLOB)"
+)
+_FLAG_TEXT = (
+    "INSERT INTO record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+    f"SET value = CAST(char(({_FLAGS} | (unicode(CAST(excluded.value AS TEXT)) "
+    "- 48)) + 48) || substr(excluded.value, 2) AS BLOB)"
+)
 
 
 def namespace_id(db: sqlite3.Connection, name: str) -> int:
@@ -305,6 +327,57 @@ class SQLiteRecords:
             self._forget(key)
             if known is not None:
                 known.discard(key)
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        ns = self._ns
+        texts: list[tuple[str, bytes]] = []
+        bare: list[tuple[str, bytes]] = []
+        for key, bits, text in items:
+            check_bits(bits)
+            if text is None:
+                bare.append((ns + key, _encode(flagged(bits))))  # type: ignore[arg-type]
+            else:
+                texts.append((ns + key, _encode(flagged(bits, text))))  # type: ignore[arg-type]
+        # The flags are the value's first byte (ASCII); both groups only OR
+        # bits in, and only the first sets texts: their order does not matter.
+        if texts:
+            self._db.executemany(_FLAG_TEXT, texts)
+        if bare:
+            self._db.executemany(_FLAG, bare)
+        young, old, known = self._young, self._old, self._known
+        for rows in (texts, bare):
+            for stored, _ in rows:
+                young.pop(stored[1:], None)
+                old.pop(stored[1:], None)
+            if known is not None:
+                self._added([stored[1:] for stored, _ in rows])
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        check_bits(bits)
+        ns = self._ns
+        stored = [(ns + key,) for key in keys]
+        self._db.executemany(
+            f"DELETE FROM record WHERE key = ? AND {_EMPTIED}",
+            [(k, bits) for (k,) in stored],
+        )
+        self._db.executemany(
+            f"UPDATE record SET value = {_CLEARED} WHERE key = ? AND {_FLAGS} & ? != 0",
+            [(bits, k, bits) for (k,) in stored],
+        )
+        for (key,) in stored:
+            self._forget(key[1:])
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        check_bits(bits)
+        where, args = self._range(prefix)
+        self._db.execute(
+            f"DELETE FROM record WHERE {where} AND {_EMPTIED}", (*args, bits)
+        )
+        self._db.execute(
+            f"UPDATE record SET value = {_CLEARED} WHERE {where} AND {_FLAGS} & ? != 0",
+            (bits, *args, bits),
+        )
+        self._forget_all()
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded

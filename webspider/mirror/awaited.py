@@ -12,10 +12,13 @@ ends is what the fix-up looks at (``gather`` hands it over to the pages'
 
 Records (webspider.records):
 
-- ``mirror.awaited``: ``<target code>\\n<page code>`` → ``1``: the page
-  keeps a link to the target (of the same site: a relative link never
-  leaves it), expecting its file at ``url_path(target)``. One short row a
-  link (about 10 characters), deleted by its target's range.
+- ``links.waiting`` (webspider.utils.waitinglinks), bit ``MIRROR``:
+  ``<target code>\\n<page code>``: the page keeps a link to the target (of
+  the same site: a relative link never leaves it), expecting its file at
+  ``url_path(target)``. The row is shared with the reports' referrer of
+  the same link (their bit ``REPORTS``): written once for both; the
+  mirror's bit is cleared over its target's range (the row goes when no
+  bit is left).
 
 A URL's code is the crawl's shared one (webspider.utils.urlcodes.UrlCodes:
 ``urls.codes``, 4 characters for nearly every URL, the URL written once
@@ -34,23 +37,27 @@ Pure: no Scrapy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from webspider.records import flags_of
 from webspider.utils.urlcodes import UrlCodes
+from webspider.utils.waitinglinks import MIRROR, NS_WAITING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from webspider.records import RecordStore
 
-NS_AWAITED = "mirror.awaited"
+#: the namespace (shared with the reports: webspider.utils.waitinglinks)
+NS_AWAITED = NS_WAITING
 
 #: targets buffered, at most (a crawl without a crawl state never commits)
 _BUFFER = 4096
 
 
 class Awaited:
-    """The ``mirror.awaited`` records of ``store`` (see the module docstring)."""
+    """The mirror's part of ``links.waiting`` in ``store`` (see the module
+    docstring)."""
 
     def __init__(self, store: RecordStore) -> None:
         self.records = store.records(NS_AWAITED)
@@ -90,12 +97,12 @@ class Awaited:
             for pages in self._new.values():
                 urls.update(dict.fromkeys(pages))
             code_of = self.codes.give(list(urls))
-            rows: list[tuple[str, Any]] = []
+            rows: list[tuple[str, int, None]] = []
             for target, pages in self._new.items():
                 head = code_of[target] + "\n"
-                rows += ((head + code_of[page], 1) for page in pages)
+                rows += ((head + code_of[page], MIRROR, None) for page in pages)
             self._new.clear()
-            self.records.put_many(rows)
+            self.records.flag_many(rows)
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
@@ -103,14 +110,18 @@ class Awaited:
             for target in landed:
                 code = code_of.get(target)
                 if code is not None:
-                    self.records.delete_prefix(code + "\n")
+                    self.records.unflag_prefix(code + "\n", MIRROR)
+
+    def forget(self, keys: list[str]) -> None:
+        """Forget the rows ``keys`` (of ``left``): the reports' part stays."""
+        self.records.unflag(keys, MIRROR)
 
     def clear(self) -> None:
         """Forget every waiting link (the shared codes stay: see
-        webspider.utils.urlcodes)."""
+        webspider.utils.urlcodes; the reports' part of the rows too)."""
         self._new.clear()
         self._landed.clear()
-        self.records.clear()
+        self.records.unflag_prefix("", MIRROR)
 
     # -- the end -------------------------------------------------------------------
     def left(self, size: int) -> Iterator[list[tuple[str, str, str]]]:
@@ -119,7 +130,9 @@ class Awaited:
         once it recorded them elsewhere (so it may commit between chunks)."""
         self.flush()
         rows: list[str] = []
-        for key, _ in self.records.items():
+        for key, value in self.records.items():
+            if not flags_of(value) & MIRROR:
+                continue  # only the reports' (a broken or unknown target)
             rows.append(key)
             if len(rows) >= size:
                 yield self._resolve(rows)
@@ -128,7 +141,7 @@ class Awaited:
             yield self._resolve(rows)
 
     def _resolve(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """(key, page URL, target URL) of rows of ``mirror.awaited``; the
+        """(key, page URL, target URL) of rows of ``links.waiting``; the
         URLs are empty for a row that is not one of ours."""
         parts = [key.partition("\n") for key in keys]
         codes = list(

@@ -4,7 +4,7 @@ after them, fixed over a mirror folder from the mirror's records.
 Absolute links to files mirrored since become relative; relative links kept
 as written whose file did not turn up where expected are pointed at it, or
 made absolute. It first moves the kept links still waiting for their files
-(``mirror.awaited``, webspider.mirror.awaited) into their pages'
+(``links.waiting``, webspider.mirror.awaited) into their pages'
 ``mirror.pending`` records, then streams over those a chunk at a time
 (their entries and their links' files looked up together).
 

@@ -25,7 +25,8 @@ came from, never held whole in memory:
   (where those links are in the file written); a page has one only when
   it has such links, and when the crawl ends, for the links ``awaited``
   still keeps;
-- ``mirror.awaited``: the other kept
+- ``links.waiting`` (bit ``MIRROR``; a row shared with the reports'
+  referrer of the same link, webspider.utils.waitinglinks): the other kept
   links, by the URL whose file they wait for, forgotten when it is written where they
   expect it (webspider.mirror.awaited); ``gather`` moves what is left
   into ``mirror.pending`` for the fix-up;
@@ -791,7 +792,7 @@ class MirrorState:
                 merged.update(pack_pending(page, pending, kept))
                 out.append((page, merged))
             self.pending.put_many(out)
-            self.awaited.records.delete([key for key, _, _ in chunk])
+            self.awaited.forget([key for key, _, _ in chunk])
             moved += len(chunk)
             if commit is not None:
                 commit()

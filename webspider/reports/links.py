@@ -20,8 +20,11 @@ referring page's URL is written once, not once per link. Namespaces:
   broken but not reported (a redirect hop nobody links to, yet), ``0``
   linked, outcome unknown, ``4`` the same with aliases waiting for it (so
   that a 2xx of a URL nobody linked or redirected to costs no more queries).
-- ``reports.link_referrers``: ``"<target code>\\n<page code>"`` → the
-  page's first link to it: its text (tag ``a``) or ``[text, tag]``. Kept
+- ``links.waiting`` (webspider.utils.waitinglinks), bit ``REPORTS``:
+  ``"<target code>\\n<page code>"`` → the page's first link to it: its
+  text (tag ``a``) or ``"\\0<tag>\\0<text>"``, behind the row's flags. The
+  row is shared with the mirror's waiting link (bit ``MIRROR``): written
+  once for both, each clears its bit (the row goes with the last). Kept
   while the outcome is unknown (a 2xx or a skip deletes them) and for
   broken targets; one per referring page, so a page read twice (fetched
   again after a kill) adds nothing. The codes are the crawl's shared URL
@@ -65,8 +68,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from webspider.records import records_or_memory
+from webspider.records import flag_text, flags_of, records_or_memory
 from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
+from webspider.utils.waitinglinks import NS_WAITING, REPORTS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -80,7 +84,8 @@ DEFAULT_MAX_REFERRERS = 1000
 FLUSH_LINKS = 5000
 
 NS_LINKS = "reports.link_states"
-NS_REFERRERS = "reports.link_referrers"
+#: the referrers' namespace (shared with the mirror: webspider.utils.waitinglinks)
+NS_REFERRERS = NS_WAITING
 NS_BROKEN = "reports.broken"
 NS_COUNTS = "reports.referrer_counts"
 NS_ALIASES = "reports.redirect_aliases"
@@ -114,15 +119,22 @@ _WAITING = (None, _PENDING, _ALIASED)
 Referrer = tuple[str, str, str]
 
 
-def _value(text: str, tag: str) -> str | list[str]:
-    """What a referrer row holds: the text alone for the usual ``<a>``."""
-    return text if tag == "a" else [text, tag]
+def _value(text: str, tag: str) -> str:
+    """The text of a referrer row: the link's text alone for the usual
+    ``<a>`` (a parsed text never holds NUL: HTML parsers replace it)."""
+    return text if tag == "a" else f"\0{tag}\0{text}"
 
 
-def _text_tag(value: str | list[str]) -> tuple[str, str]:
-    if isinstance(value, str):
-        return value, "a"
-    return value[0], value[1]
+def _text_tag(value: str) -> tuple[str, str]:
+    if value.startswith("\0"):
+        _, tag, text = value.split("\0", 2)
+        return text, tag
+    return value, "a"
+
+
+def _mine(value: Any) -> bool:
+    """Whether a ``links.waiting`` row holds the reports' part."""
+    return bool(flags_of(value) & REPORTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +170,8 @@ class LinkLedger:
         max_referrers: int = DEFAULT_MAX_REFERRERS,
     ) -> None:
         self.max_referrers = max_referrers
-        #: (referring page, {target key: row value}) not looked up yet
-        self._held: list[tuple[str, dict[str, str | list[str]]]] = []
+        #: (referring page, {target key: row text}) not looked up yet
+        self._held: list[tuple[str, dict[str, str]]] = []
         self._held_links = 0
         #: (target key, _GOOD or _SKIPPED) not applied yet (see _settle)
         self._outcomes: list[tuple[str, int]] = []
@@ -183,13 +195,13 @@ class LinkLedger:
         """Start empty (a new crawl on a state an earlier one finished)."""
         for records in (
             self._links,
-            self._referrers,
             self._broken,
             self._counts,
             self._aliases,
             self._totals,
         ):
             records.clear()
+        self._referrers.unflag_prefix("", REPORTS)  # the mirror's part stays
         self.broken_internal = self.broken_external = 0
         self._held = []
         self._held_links = 0
@@ -200,10 +212,10 @@ class LinkLedger:
     def add_page(self, referrer: str, links: Iterable[tuple[str, str, str]]) -> None:
         """Record the links of page ``referrer``: (target key, text, tag) each.
         Held in memory until ``flush``."""
-        first: dict[str, str | list[str]] = {}
+        first: dict[str, str] = {}
         for key, text, tag in links:
             if key not in first:
-                first[key] = text if tag == "a" else [text, tag]
+                first[key] = text if tag == "a" else f"\0{tag}\0{text}"
         if not first:
             return
         self._held.append((referrer, first))
@@ -253,9 +265,9 @@ class LinkLedger:
         urls.update(dict.fromkeys(key for key, _, _ in late))
         code_of = self._codes.give(list(urls))
         if waiting:
-            self._referrers.put_many(
+            self._referrers.flag_many(
                 [
-                    (code_of[target] + "\n" + code_of[page], value)
+                    (code_of[target] + "\n" + code_of[page], REPORTS, value)
                     for page, mine in waiting
                     for target, value in mine
                 ]
@@ -284,18 +296,18 @@ class LinkLedger:
         new: dict[str, list[tuple[str, Any]]] = {}
         seen: set[str] = set()
         for (key, ref_key, value), old in zip(late, found, strict=True):
-            if old is not None or ref_key in seen:
+            if _mine(old) or ref_key in seen:
                 continue  # this page was read before (fetched again after a kill)
             seen.add(ref_key)
             new.setdefault(key, []).append((ref_key, value))
-        rows: list[tuple[str, Any]] = []
+        rows: list[tuple[str, int, str]] = []
         for key, referrers in new.items():
             # Past the cap a referring page is counted, not kept; so it is
             # not idempotent there: a page read again after a kill may count
             # twice.
             total = self._counts.incr(key, len(referrers))
             room = max(0, self.max_referrers - (total - len(referrers)))
-            rows += referrers[:room]
+            rows += ((ref_key, REPORTS, value) for ref_key, value in referrers[:room])
             if state_of[key] == _HOP:  # a redirect hop, now linked: reported
                 self._links.put(id_of[key], _BROKEN)
                 state_of[key] = _BROKEN
@@ -303,7 +315,7 @@ class LinkLedger:
                 self._count(bool(record and record["internal"]))
             self.version += 1
         if rows:
-            self._referrers.put_many(rows)
+            self._referrers.flag_many(rows)
 
     # -- what requests found ----------------------------------------------------
     def good(self, key: str) -> None:
@@ -354,7 +366,7 @@ class LinkLedger:
                 for key in forget:
                     code = code_of.get(key)
                     if code is not None:
-                        self._referrers.delete_prefix(code + "\n")
+                        self._referrers.unflag_prefix(code + "\n", REPORTS)
             for key in aliased:
                 for alias_key, _, _ in self._pop_aliases(id_of[key]):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
@@ -366,7 +378,11 @@ class LinkLedger:
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         # referrers still held in memory are added by the next flush
-        stored = self._referrers.count(self._head(key)) if state in _STORED else 0
+        stored = (
+            sum(1 for _, v in self._referrers.items(self._head(key)) if _mine(v))
+            if state in _STORED
+            else 0
+        )
         reported = outcome.requested or stored > 0
         self._links.put(target_id, _BROKEN if reported else _HOP)
         self._broken.put(
@@ -440,7 +456,11 @@ class LinkLedger:
         """Referrers kept for targets not resolved yet (for tests and
         diagnostics; counts the namespace)."""
         self.flush()
-        targets = [key.partition("\n")[0] for key, _ in self._referrers.items()]
+        targets = [
+            key.partition("\n")[0]
+            for key, value in self._referrers.items()
+            if _mine(value)
+        ]
         urls = self._codes.urls(targets)
         return sum(
             1
@@ -467,7 +487,8 @@ class LinkLedger:
     def _record(
         self, key: str, stored: dict[str, Any], count: int, limit: int
     ) -> dict[str, Any]:
-        rows = list(islice(self._referrers.items(self._head(key)), limit))
+        mine = (row for row in self._referrers.items(self._head(key)) if _mine(row[1]))
+        rows = list(islice(mine, limit))
         urls = self._codes.urls([ref_key.partition("\n")[2] for ref_key, _ in rows])
         referrers = []
         for (_, value), url in sorted(
@@ -475,7 +496,7 @@ class LinkLedger:
         ):
             if url is None:
                 continue  # not in a state this version wrote
-            text, tag = _text_tag(value)
+            text, tag = _text_tag(flag_text(value))
             referrers.append({"url": url, "text": text, "tag": tag})
         record: dict[str, Any] = {
             "url": stored["url"],
