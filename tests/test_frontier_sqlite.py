@@ -101,11 +101,21 @@ def test_another_format_is_refused(path):
 
 def test_a_state_of_format_2_is_refused(path):
     # format 2's records named URLs by ids and per-feature codes: never
-    # misread as format 3's shared codes
+    # misread as format 4's shared codes
     state = SQLiteState(path)
     state.set_meta("format", "2")
     state.close()
-    with pytest.raises(StateError, match=r"format 2.* reads format 3"):
+    with pytest.raises(StateError, match=r"format 2.* reads format 4"):
+        SQLiteState(path)
+
+
+def test_a_state_of_format_3_is_refused(path):
+    # format 3's mirror index is keyed by the whole URL: never misread as
+    # format 4's (keyed by site code and path)
+    state = SQLiteState(path)
+    state.set_meta("format", "3")
+    state.close()
+    with pytest.raises(StateError, match=r"format 3.* reads format 4"):
         SQLiteState(path)
 
 

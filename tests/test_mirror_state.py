@@ -134,6 +134,35 @@ def test_export_and_import(store, tmp_path):
     assert fresh.get("http://h/old").path == ("h", "a.html")
 
 
+def test_the_index_is_keyed_by_site_code_and_streams_in_url_order(store, tmp_path):
+    # sites first seen in an order that is not their URLs' (and one whose
+    # name the other's starts with: "." sorts before "/")
+    urls = [
+        "http://b.test/x",
+        "http://a.test/z",
+        "http://a.test.b/y",
+        "http://a.test/a",
+        "https://a.test/",
+        "http://a.test:81/q",
+    ]
+    state = MirrorState(store, "/m")
+    for url in urls:
+        state.put(entry(url, "f/" + url_id(url)))
+    keys = [key for key, _ in store.records("mirror.index").items()]
+    # written without their scheme://host: a site code of one character
+    assert all(not key.startswith("http") for key in keys), keys
+    assert sum(map(len, keys)) < 20
+    assert [e.url for e in state] == sorted(urls)
+    state.end(finished=True)
+    file = tmp_path / "mirror-state.jsonl"
+    state.export(file)
+    lines = [json.loads(line) for line in file.read_text().splitlines()]
+    assert [line["url"] for line in lines[1:-1]] == sorted(urls)
+    fresh = MirrorState(MemoryRecordStore(), "/m")
+    fresh.begin(file, continued=False)
+    assert fresh.entry("http://a.test.b/y").path == ("f", url_id("http://a.test.b/y"))
+
+
 def test_an_interrupted_run_goes_on(store, tmp_path):
     file = tmp_path / "mirror-state.jsonl"
     state = MirrorState(store, "/m")

@@ -112,9 +112,10 @@ def crawl_prefix(name: str) -> str:
 
 #: the layout of the crawl on Redis: 1 kept exact keys in the seen-set, 2
 #: their 96-bit fingerprints, 3 the features' records keyed by the crawl's
-#: shared URL codes (webspider.utils.urlcodes); a state of another format
+#: shared URL codes (webspider.utils.urlcodes), 4 the mirror's index keyed
+#: by site code and path (webspider.mirror.state); a state of another format
 #: is refused, never misread
-FORMAT = 3
+FORMAT = 4
 #: bytes of a seen-set fingerprint (redisscripts' FP)
 SEEN_FP_BYTES = 12
 

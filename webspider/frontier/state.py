@@ -54,8 +54,9 @@ if TYPE_CHECKING:
 
 #: bumped when the stored layout changes; a state of another version is
 #: refused (3: the features' records name URLs by the crawl's shared codes,
-#: webspider.utils.urlcodes.UrlCodes)
-FORMAT_VERSION = 3
+#: webspider.utils.urlcodes.UrlCodes; 4: the mirror's index keyed by
+#: ``<site code><path>``, webspider.mirror.state)
+FORMAT_VERSION = 4
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"

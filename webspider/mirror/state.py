@@ -4,7 +4,8 @@ The mirror's per-URL data lives in namespaces of records (webspider.records)
 of the crawl state, committed with the acknowledgements of the pages they
 came from, never held whole in memory:
 
-- ``mirror.index``: canonical URL → its Entry (``Entry.index_json``, a
+- ``mirror.index``: canonical URL (as ``<site code><path>``, the
+  crawl's shared site codes: ``_BySite``) → its Entry (``Entry.index_json``, a
   compact record: where the file is, its hash, validators, kind, the run
   that fetched it, the ``restore`` map of the links its conversion wrote
   that do not say their URL themselves);
@@ -50,13 +51,14 @@ from array import array
 from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.sitecodes import site_of
-from webspider.utils.urlcodes import url_id, url_ids
+from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from webspider.records import Records, RecordStore
+    from webspider.utils.sitecodes import SiteCodes
 
 logger = logging.getLogger(__name__)
 
@@ -519,6 +522,58 @@ class _Hashed:
         self.records.clear()
 
 
+class _BySite:
+    """A namespace of records keyed by URL, written under ``<site
+    code><path>`` (webspider.utils.sitecodes: the crawl's shared site codes,
+    ``urls.sites``, 1 character for the first 36 sites where ``https://
+    www.example.org`` took 23): what ``mirror.index`` is read and written
+    by (a URL) loses its site. ``items`` still streams in URL order: site by
+    site, the sites in the order of their URLs (``<site>/``), each site's
+    keys in order (its URLs' order: they share the site)."""
+
+    __slots__ = ("records", "sites")
+
+    def __init__(self, records: Records, sites: SiteCodes) -> None:
+        self.records = records
+        self.sites = sites
+
+    def get(self, url: str) -> Any | None:
+        return self.records.get(self.sites.short(url))
+
+    def get_many(self, urls: Sequence[str]) -> list[Any | None]:
+        short = self.sites.short
+        return self.records.get_many([short(url) for url in urls])
+
+    def put(self, url: str, value: Any) -> None:
+        self.records.put(self.sites.short(url), value)
+
+    def delete(self, urls: Sequence[str]) -> None:
+        short = self.sites.short
+        self.records.delete([short(url) for url in urls])
+
+    def clear(self) -> None:
+        self.records.clear()
+
+    def count(self) -> int:
+        return self.records.count()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """(URL, record) of every record, streamed in URL order."""
+        sites = sorted(
+            (str(site) + "/", key[1:]) for key, site in self.sites.records.items("#")
+        )
+        records = self.records
+        for site, code in sites:
+            # a URL without a path (the site alone, a query after the host)
+            # is the code alone, and sorts before the site's other URLs
+            bare = records.get(code)
+            if bare is not None:
+                yield site[:-1], bare
+            cut = len(code)
+            for key, value in records.items(code + "/"):
+                yield site[:-1] + key[cut:], value
+
+
 class _Aliases:
     """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
 
@@ -543,7 +598,7 @@ class MirrorState:
         #: the records are a shared crawl's (Redis), whose workers each write
         #: a mirror folder of their own: the root they name is any worker's
         self.shared = shared
-        self.index = store.records(NS_INDEX)
+        self.index = _BySite(store.records(NS_INDEX), UrlCodes.of(store).sites)
         self.where = _Hashed(store.records(NS_WHERE))
         self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
@@ -814,20 +869,22 @@ class MirrorState:
         """Write ``path`` (mirror-state.jsonl) from the records, streamed."""
         self.gather()
         dumps = json.JSONEncoder(ensure_ascii=False).encode
-        pending = self.pending.items()
-        waiting = next(pending, None)
         with open_atomic(path) as fh:
             fh.write(dumps(self.header()) + "\n")
-            for url, data in self.index.items():
-                # both namespaces stream in key order: a merge, not a lookup
-                while waiting is not None and waiting[0] < url:
-                    waiting = next(pending, None)
-                line = Entry.from_json(data, url).to_json()
-                if waiting is not None and waiting[0] == url:
-                    line["pending"], line["kept"] = unpack_pending(url, waiting[1])
-                else:
-                    line["pending"], line["kept"] = [], {}
-                fh.write(dumps(line) + "\n")
+            # the index streams in URL order, keyed by site code; the pending
+            # records of a batch of its URLs are read together
+            rows = self.index.items()
+            while chunk := list(islice(rows, _BATCH)):
+                urls = [url for url, _ in chunk]
+                for (url, data), record in zip(
+                    chunk, self.pending.get_many(urls), strict=True
+                ):
+                    line = Entry.from_json(data, url).to_json()
+                    if record is not None:
+                        line["pending"], line["kept"] = unpack_pending(url, record)
+                    else:
+                        line["pending"], line["kept"] = [], {}
+                    fh.write(dumps(line) + "\n")
             for url, target in self.alias_records.items():
                 fh.write(dumps({"alias": url, "url": target}) + "\n")
             fh.write(dumps({"run": self.run, "finished": self.finished}) + "\n")
