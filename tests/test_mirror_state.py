@@ -275,9 +275,9 @@ def test_index_record_is_compact_and_reads_back():
     record = e.index_json()
     # fields by position, no URL nor path it can compute again, the hash in
     # base64, the date as a number, no link that says its URL
-    assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 1]
+    assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 9]
     # the usual content type, kind and encoding as one number
-    assert record[4:] == [1796161965, 0, '"6b0f41ad-ef8"', None, "i../1/index.html"]
+    assert record[4:] == [1796161965, 0, None, None, "i../1/index.html"]
     assert len(json.dumps(record, separators=(",", ":"))) < 115  # 140, 180, 330 before
     again = Entry.from_json(json.loads(json.dumps(record)), url)
     assert again.hash == e.hash and again.path == e.path
@@ -409,3 +409,33 @@ def test_restore_packs_as_urljoin_says():
         if "\n" in value or urljoin(page, value) != url
     }
     assert unpack_restore(page, packed["same"], packed.get("restore", {})) == said
+
+
+def test_an_nginx_etag_is_a_flag_of_the_index_record():
+    # nginx's ETag of a static file is its mtime (the Last-Modified date)
+    # and size in hex: the record says so in its flags, and gives it back
+    stamp = 1733140000
+    modified = "Mon, 02 Dec 2024 11:46:40 GMT"
+    for etag, kept in [
+        (f'"{stamp:x}-{2345:x}"', False),
+        (f'W/"{stamp:x}-{2345:x}"', False),
+        (f'"{stamp:x}-{2346:x}"', True),  # another size: kept as it is
+        ('"abc"', True),
+    ]:
+        page = Entry(
+            url="http://h/a",
+            path=("h", "a.html"),
+            hash="a" * 64,
+            size=2345,
+            last_modified=modified,
+            etag=etag,
+            converted=True,
+        )
+        record = page.index_json()
+        assert (etag in record) is kept, record
+        back = Entry.from_json(record, "http://h/a")
+        assert (back.etag, back.last_modified, back.converted) == (
+            etag,
+            modified,
+            True,
+        )

@@ -154,7 +154,8 @@ class Entry:
         the fix-up's ``pending`` and ``kept``, the URL (its key), the path
         when ``url_path`` gives it (None); the hash in base64, a
         Last-Modified date as its timestamp when that gives it back
-        exactly; ``restore`` without the links that say their URL
+        exactly, an ETag nginx derives from that date and the size as a
+        flag (``_derived_etag``); ``restore`` without the links that say their URL
         (``pack_restore``). ``from_json`` reads it, the object form an
         earlier version wrote, and the long form. ``plain_path``: whether
         the path is the one ``url_path`` gives, when the caller knows
@@ -171,16 +172,22 @@ class Entry:
             if packed is None:
                 packed = pack_restore(self.url, self.restore)
             same, restore = packed.get("same"), packed.get("restore")
+        etag, derived = self.etag, _derived_etag(self.etag, stamp, self.size)
+        if derived:
+            etag = None
         record = [
             digest if digest is not None else "!" + self.hash,
             self.size,
             self.run,
-            int(self.converted) | int(self.gone) << 1 | int(self.revalidated) << 2,
+            int(self.converted)
+            | int(self.gone) << 1
+            | int(self.revalidated) << 2
+            | derived << 3,
             self.last_modified if stamp is None else stamp,
             self.content_type,
             self.kind,
             self.encoding,
-            self.etag,
+            etag,
             None if plain_path else "/".join(self.path),
             same,
             restore,
@@ -254,6 +261,23 @@ def _http_date_stamp(value: str | None) -> int | None:
     return stamp if formatdate(stamp, usegmt=True) == value else None
 
 
+#: the ETag nginx gives a static file: its mtime (the Last-Modified date's
+#: timestamp) and size in hex, strong or (gzip on) weak
+_ETAG_FORMS = ('"{:x}-{:x}"', 'W/"{:x}-{:x}"')
+
+
+def _derived_etag(etag: str | None, stamp: int | None, size: int) -> int:
+    """1 or 2 when ``etag`` is nginx's (``_ETAG_FORMS``) of the Last-Modified
+    ``stamp`` and the size (an index record's flags then say it, where the
+    ETag took ~19 characters a page); 0 otherwise."""
+    if etag is None or stamp is None or type(size) is not int or size < 0:
+        return 0
+    for number, form in enumerate(_ETAG_FORMS, 1):
+        if etag == form.format(stamp, size):
+            return number
+    return 0
+
+
 #: an index record's fields by position (``Entry.index_json``), and their
 #: defaults (a record ends before the defaults it would end with)
 _POSITIONS = (
@@ -317,6 +341,9 @@ def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     out["last_modified"] = (
         formatdate(modified, usegmt=True) if isinstance(modified, int) else modified
     )
+    derived = flags >> 3 & 3
+    if derived and isinstance(modified, int):
+        out["etag"] = _ETAG_FORMS[derived - 1].format(modified, out["size"])
     path = fields.get("path")
     if path is None:
         path = "/".join(url_path(url if url is not None else ""))
