@@ -102,7 +102,8 @@ def test_another_format_is_refused(path):
 @pytest.mark.parametrize("old", ["2", "3"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
-    # kept a waiting link in two rows: never misread as format 4's
+    # kept a waiting link in two rows and keyed the mirror's index by the
+    # whole URL: never misread as format 4's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()

@@ -134,6 +134,35 @@ def test_export_and_import(store, tmp_path):
     assert fresh.get("http://h/old").path == ("h", "a.html")
 
 
+def test_the_index_is_keyed_by_site_code_and_streams_in_url_order(store, tmp_path):
+    # sites first seen in an order that is not their URLs' (and one whose
+    # name the other's starts with: "." sorts before "/")
+    urls = [
+        "http://b.test/x",
+        "http://a.test/z",
+        "http://a.test.b/y",
+        "http://a.test/a",
+        "https://a.test/",
+        "http://a.test:81/q",
+    ]
+    state = MirrorState(store, "/m")
+    for url in urls:
+        state.put(entry(url, "f/" + url_id(url)))
+    keys = [key for key, _ in store.records("mirror.index").items()]
+    # written without their scheme://host: a site code of one character
+    assert all(not key.startswith("http") for key in keys), keys
+    assert sum(map(len, keys)) < 20
+    assert [e.url for e in state] == sorted(urls)
+    state.end(finished=True)
+    file = tmp_path / "mirror-state.jsonl"
+    state.export(file)
+    lines = [json.loads(line) for line in file.read_text().splitlines()]
+    assert [line["url"] for line in lines[1:-1]] == sorted(urls)
+    fresh = MirrorState(MemoryRecordStore(), "/m")
+    fresh.begin(file, continued=False)
+    assert fresh.entry("http://a.test.b/y").path == ("f", url_id("http://a.test.b/y"))
+
+
 def test_an_interrupted_run_goes_on(store, tmp_path):
     file = tmp_path / "mirror-state.jsonl"
     state = MirrorState(store, "/m")
@@ -246,9 +275,9 @@ def test_index_record_is_compact_and_reads_back():
     record = e.index_json()
     # fields by position, no URL nor path it can compute again, the hash in
     # base64, the date as a number, no link that says its URL
-    assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 1]
+    assert record[:4] == ["cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8", 3832, 1, 9]
     # the usual content type, kind and encoding as one number
-    assert record[4:] == [1796161965, 0, '"6b0f41ad-ef8"', None, "i../1/index.html"]
+    assert record[4:] == [1796161965, 0, None, None, "i../1/index.html"]
     assert len(json.dumps(record, separators=(",", ":"))) < 115  # 140, 180, 330 before
     again = Entry.from_json(json.loads(json.dumps(record)), url)
     assert again.hash == e.hash and again.path == e.path
@@ -380,3 +409,33 @@ def test_restore_packs_as_urljoin_says():
         if "\n" in value or urljoin(page, value) != url
     }
     assert unpack_restore(page, packed["same"], packed.get("restore", {})) == said
+
+
+def test_an_nginx_etag_is_a_flag_of_the_index_record():
+    # nginx's ETag of a static file is its mtime (the Last-Modified date)
+    # and size in hex: the record says so in its flags, and gives it back
+    stamp = 1733140000
+    modified = "Mon, 02 Dec 2024 11:46:40 GMT"
+    for etag, kept in [
+        (f'"{stamp:x}-{2345:x}"', False),
+        (f'W/"{stamp:x}-{2345:x}"', False),
+        (f'"{stamp:x}-{2346:x}"', True),  # another size: kept as it is
+        ('"abc"', True),
+    ]:
+        page = Entry(
+            url="http://h/a",
+            path=("h", "a.html"),
+            hash="a" * 64,
+            size=2345,
+            last_modified=modified,
+            etag=etag,
+            converted=True,
+        )
+        record = page.index_json()
+        assert (etag in record) is kept, record
+        back = Entry.from_json(record, "http://h/a")
+        assert (back.etag, back.last_modified, back.converted) == (
+            etag,
+            modified,
+            True,
+        )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 
 from webspider.config import get_output_dir
+from webspider.utils.sitecodes import site_of
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -41,13 +42,20 @@ STATE = ".webspider-state.sqlite3"
 def mirror_record_committed(state: Path, url: str) -> bool:
     """Whether the crawl state at ``state`` has committed ``url``'s index
     record (read-only: what a process opening it after a kill finds)."""
+    url = canonical_url(url)
+    site = site_of(url)
     db = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
     try:
+        # the index is keyed by <site code><path> (the crawl's site codes)
         row = db.execute(
-            "SELECT 1 FROM record JOIN namespace ON namespace.name = 'mirror.index'"
-            " WHERE record.key = char(namespace.id) || ?",
-            (canonical_url(url),),
+            "SELECT 1 FROM record r JOIN namespace i ON i.name = 'mirror.index'"
+            " JOIN namespace s ON s.name = 'urls.sites'"
+            " JOIN record c ON c.key = char(s.id) || ?"
+            " WHERE r.key = char(i.id) || CAST(c.value AS TEXT) || ?",
+            (site, url[len(site) :]),
         ).fetchone()
+    except sqlite3.OperationalError:  # not created yet
+        row = None
     finally:
         db.close()
     return row is not None

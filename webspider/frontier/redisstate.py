@@ -114,7 +114,8 @@ def crawl_prefix(name: str) -> str:
 #: their 96-bit fingerprints, 3 the features' records keyed by the crawl's
 #: shared URL codes (webspider.utils.urlcodes), 4 a link waiting for its
 #: target one flagged record for the mirror and the reports
-#: (webspider.utils.waitinglinks); a state of another format is refused,
+#: (webspider.utils.waitinglinks) and the mirror's index keyed by site code
+#: and path (webspider.mirror.state); a state of another format is refused,
 #: never misread
 FORMAT = 4
 #: bytes of a seen-set fingerprint (redisscripts' FP)

@@ -55,7 +55,9 @@ if TYPE_CHECKING:
 #: bumped when the stored layout changes; a state of another version is
 #: refused (3: the features' records name URLs by the crawl's shared codes,
 #: webspider.utils.urlcodes.UrlCodes; 4: the links waiting for their target
-#: are one row for the mirror and the reports, webspider.utils.waitinglinks)
+#: are one row for the mirror and the reports, webspider.utils.waitinglinks,
+#: and the mirror's index is keyed by ``<site code><path>``,
+#: webspider.mirror.state)
 FORMAT_VERSION = 4
 
 #: metadata names every implementation keeps

@@ -4,7 +4,8 @@ The mirror's per-URL data lives in namespaces of records (webspider.records)
 of the crawl state, committed with the acknowledgements of the pages they
 came from, never held whole in memory:
 
-- ``mirror.index``: canonical URL → its Entry (``Entry.index_json``, a
+- ``mirror.index``: canonical URL (as ``<site code><path>``, the
+  crawl's shared site codes: ``_BySite``) → its Entry (``Entry.index_json``, a
   compact record: where the file is, its hash, validators, kind, the run
   that fetched it, the ``restore`` map of the links its conversion wrote
   that do not say their URL themselves);
@@ -51,13 +52,14 @@ from array import array
 from dataclasses import dataclass, field
 from email.utils import formatdate, mktime_tz, parsedate_tz
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
 from webspider.utils.sitecodes import site_of
-from webspider.utils.urlcodes import url_id, url_ids
+from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 from webspider.utils.urljoin import UrlJoiner
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from webspider.records import Records, RecordStore
+    from webspider.utils.sitecodes import SiteCodes
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +155,8 @@ class Entry:
         the fix-up's ``pending`` and ``kept``, the URL (its key), the path
         when ``url_path`` gives it (None); the hash in base64, a
         Last-Modified date as its timestamp when that gives it back
-        exactly; ``restore`` without the links that say their URL
+        exactly, an ETag nginx derives from that date and the size as a
+        flag (``_derived_etag``); ``restore`` without the links that say their URL
         (``pack_restore``). ``from_json`` reads it, the object form an
         earlier version wrote, and the long form. ``plain_path``: whether
         the path is the one ``url_path`` gives, when the caller knows
@@ -169,16 +173,22 @@ class Entry:
             if packed is None:
                 packed = pack_restore(self.url, self.restore)
             same, restore = packed.get("same"), packed.get("restore")
+        etag, derived = self.etag, _derived_etag(self.etag, stamp, self.size)
+        if derived:
+            etag = None
         record = [
             digest if digest is not None else "!" + self.hash,
             self.size,
             self.run,
-            int(self.converted) | int(self.gone) << 1 | int(self.revalidated) << 2,
+            int(self.converted)
+            | int(self.gone) << 1
+            | int(self.revalidated) << 2
+            | derived << 3,
             self.last_modified if stamp is None else stamp,
             self.content_type,
             self.kind,
             self.encoding,
-            self.etag,
+            etag,
             None if plain_path else "/".join(self.path),
             same,
             restore,
@@ -252,6 +262,23 @@ def _http_date_stamp(value: str | None) -> int | None:
     return stamp if formatdate(stamp, usegmt=True) == value else None
 
 
+#: the ETag nginx gives a static file: its mtime (the Last-Modified date's
+#: timestamp) and size in hex, strong or (gzip on) weak
+_ETAG_FORMS = ('"{:x}-{:x}"', 'W/"{:x}-{:x}"')
+
+
+def _derived_etag(etag: str | None, stamp: int | None, size: int) -> int:
+    """1 or 2 when ``etag`` is nginx's (``_ETAG_FORMS``) of the Last-Modified
+    ``stamp`` and the size (an index record's flags then say it, where the
+    ETag took ~19 characters a page); 0 otherwise."""
+    if etag is None or stamp is None or type(size) is not int or size < 0:
+        return 0
+    for number, form in enumerate(_ETAG_FORMS, 1):
+        if etag == form.format(stamp, size):
+            return number
+    return 0
+
+
 #: an index record's fields by position (``Entry.index_json``), and their
 #: defaults (a record ends before the defaults it would end with)
 _POSITIONS = (
@@ -315,6 +342,9 @@ def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     out["last_modified"] = (
         formatdate(modified, usegmt=True) if isinstance(modified, int) else modified
     )
+    derived = flags >> 3 & 3
+    if derived and isinstance(modified, int):
+        out["etag"] = _ETAG_FORMS[derived - 1].format(modified, out["size"])
     path = fields.get("path")
     if path is None:
         path = "/".join(url_path(url if url is not None else ""))
@@ -520,6 +550,58 @@ class _Hashed:
         self.records.clear()
 
 
+class _BySite:
+    """A namespace of records keyed by URL, written under ``<site
+    code><path>`` (webspider.utils.sitecodes: the crawl's shared site codes,
+    ``urls.sites``, 1 character for the first 36 sites where ``https://
+    www.example.org`` took 23): what ``mirror.index`` is read and written
+    by (a URL) loses its site. ``items`` still streams in URL order: site by
+    site, the sites in the order of their URLs (``<site>/``), each site's
+    keys in order (its URLs' order: they share the site)."""
+
+    __slots__ = ("records", "sites")
+
+    def __init__(self, records: Records, sites: SiteCodes) -> None:
+        self.records = records
+        self.sites = sites
+
+    def get(self, url: str) -> Any | None:
+        return self.records.get(self.sites.short(url))
+
+    def get_many(self, urls: Sequence[str]) -> list[Any | None]:
+        short = self.sites.short
+        return self.records.get_many([short(url) for url in urls])
+
+    def put(self, url: str, value: Any) -> None:
+        self.records.put(self.sites.short(url), value)
+
+    def delete(self, urls: Sequence[str]) -> None:
+        short = self.sites.short
+        self.records.delete([short(url) for url in urls])
+
+    def clear(self) -> None:
+        self.records.clear()
+
+    def count(self) -> int:
+        return self.records.count()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """(URL, record) of every record, streamed in URL order."""
+        sites = sorted(
+            (str(site) + "/", key[1:]) for key, site in self.sites.records.items("#")
+        )
+        records = self.records
+        for site, code in sites:
+            # a URL without a path (the site alone, a query after the host)
+            # is the code alone, and sorts before the site's other URLs
+            bare = records.get(code)
+            if bare is not None:
+                yield site[:-1], bare
+            cut = len(code)
+            for key, value in records.items(code + "/"):
+                yield site[:-1] + key[cut:], value
+
+
 class _Aliases:
     """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
 
@@ -544,7 +626,7 @@ class MirrorState:
         #: the records are a shared crawl's (Redis), whose workers each write
         #: a mirror folder of their own: the root they name is any worker's
         self.shared = shared
-        self.index = store.records(NS_INDEX)
+        self.index = _BySite(store.records(NS_INDEX), UrlCodes.of(store).sites)
         self.where = _Hashed(store.records(NS_WHERE))
         self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
@@ -815,20 +897,22 @@ class MirrorState:
         """Write ``path`` (mirror-state.jsonl) from the records, streamed."""
         self.gather()
         dumps = json.JSONEncoder(ensure_ascii=False).encode
-        pending = self.pending.items()
-        waiting = next(pending, None)
         with open_atomic(path) as fh:
             fh.write(dumps(self.header()) + "\n")
-            for url, data in self.index.items():
-                # both namespaces stream in key order: a merge, not a lookup
-                while waiting is not None and waiting[0] < url:
-                    waiting = next(pending, None)
-                line = Entry.from_json(data, url).to_json()
-                if waiting is not None and waiting[0] == url:
-                    line["pending"], line["kept"] = unpack_pending(url, waiting[1])
-                else:
-                    line["pending"], line["kept"] = [], {}
-                fh.write(dumps(line) + "\n")
+            # the index streams in URL order, keyed by site code; the pending
+            # records of a batch of its URLs are read together
+            rows = self.index.items()
+            while chunk := list(islice(rows, _BATCH)):
+                urls = [url for url, _ in chunk]
+                for (url, data), record in zip(
+                    chunk, self.pending.get_many(urls), strict=True
+                ):
+                    line = Entry.from_json(data, url).to_json()
+                    if record is not None:
+                        line["pending"], line["kept"] = unpack_pending(url, record)
+                    else:
+                        line["pending"], line["kept"] = [], {}
+                    fh.write(dumps(line) + "\n")
             for url, target in self.alias_records.items():
                 fh.write(dumps({"alias": url, "url": target}) + "\n")
             fh.write(dumps({"run": self.run, "finished": self.finished}) + "\n")
