@@ -50,7 +50,13 @@ from webspider.keys import (
     PAGES_FILE,
     STATS_STATE_RESUMED,
 )
-from webspider.mirror.fixup import FIX_UP_COMMIT, FileFixer, FixUp, packed_spans
+from webspider.mirror.fixup import (
+    FIX_UP_COMMIT,
+    FileFixer,
+    FixedUp,
+    FixUp,
+    packed_spans,
+)
 from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
@@ -724,33 +730,33 @@ class MirrorStore:
         """Fix the links of stored pages that depend on what was mirrored
         after them (webspider.mirror.fixup), committing (``commit``) as it
         goes. Returns how many pages were rewritten."""
-        state, tree = self.state, self.tree
-        if state is None or tree is None or not self.convert:
-            return 0
-        state.gather(commit)
-        waiting = state.pending.count()
-        if not waiting:
-            return 0
-        logger.info("Mirror: fixing up the links of up to %d pages", waiting)
-        done = FixUp(state, tree, self.refused).run(commit)
-        self._inc(STATS_CONVERTED, done.links)
-        self._inc(STATS_FIXED, done.pages)
-        return done.pages
+        fix_up = self._fix_up(commit)
+        return 0 if fix_up is None else self._fixed_up(fix_up.run(commit))
 
     async def fix_up_pages_shared(
         self, fixer: FileFixer, commit: Callable[[], None] | None = None
     ) -> int:
         """``fix_up_pages``, the files read, rewritten and written by this
         process and by ``fixer`` (the page worker) together."""
+        fix_up = self._fix_up(commit)
+        if fix_up is None:
+            return 0
+        return self._fixed_up(await fix_up.run_shared(fixer, commit))
+
+    def _fix_up(self, commit: Callable[[], None] | None) -> FixUp | None:
+        """The fix-up of the pages waiting for one, or None (none waits, or
+        no mirror converts links)."""
         state, tree = self.state, self.tree
         if state is None or tree is None or not self.convert:
-            return 0
+            return None
         state.gather(commit)
         waiting = state.pending.count()
         if not waiting:
-            return 0
+            return None
         logger.info("Mirror: fixing up the links of up to %d pages", waiting)
-        done = await FixUp(state, tree, self.refused).run_shared(fixer, commit)
+        return FixUp(state, tree, self.refused)
+
+    def _fixed_up(self, done: FixedUp) -> int:
         self._inc(STATS_CONVERTED, done.links)
         self._inc(STATS_FIXED, done.pages)
         return done.pages
