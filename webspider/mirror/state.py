@@ -626,7 +626,10 @@ class MirrorState:
         #: the records are a shared crawl's (Redis), whose workers each write
         #: a mirror folder of their own: the root they name is any worker's
         self.shared = shared
-        self.index = _BySite(store.records(NS_INDEX), UrlCodes.of(store).sites)
+        #: the crawl's shared URL codes (the index's site codes, the names'
+        #: owners; the waiting links' too)
+        self.codes = UrlCodes.of(store)
+        self.index = _BySite(store.records(NS_INDEX), self.codes.sites)
         self.where = _Hashed(store.records(NS_WHERE))
         self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
@@ -730,7 +733,7 @@ class MirrorState:
         found = self.paths.get(key)
         if found is None:
             return None
-        return self.awaited.codes.urls([str(found)])[0]
+        return self.codes.urls([str(found)])[0]
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
@@ -751,7 +754,7 @@ class MirrorState:
                 self.paths.delete([key])
         self.where.put(url, value)
         # the first URL stored under a name owns it (twins share a file)
-        code = self.awaited.codes.give([url])[url]
+        code = self.codes.give([url])[url]
         self.paths.put_new(where.casefold(), code)
         return value
 
