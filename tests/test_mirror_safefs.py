@@ -202,3 +202,18 @@ def test_every_control_character_and_separator_is_refused_and_only_those():
         else:
             check_segments(("h", name))
     check_segments(("h", "ünï\u00a0\u2028.html"))  # not ASCII controls: names
+
+
+def test_a_kills_temporary_files_are_removed_and_nothing_else(tmp_path):
+    tree = SafeTree(tmp_path)
+    tree.write(("a", "page.html"), b"page")
+    # what a write killed between its temporary file and the rename leaves
+    (tmp_path / "a" / f"{TEMP_PREFIX}0123456789abcdef").write_bytes(b"half")
+    (tmp_path / f"{TEMP_PREFIX}fedcba9876543210").write_bytes(b"")
+    outside = tmp_path.parent / "outside.txt"
+    outside.write_text("kept")
+    os.symlink(outside, tmp_path / f"{TEMP_PREFIX}link")
+    assert tree.remove_temporaries() == 2
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert left == [f"{TEMP_PREFIX}link", "a", "a/page.html"]
+    assert outside.read_text() == "kept"

@@ -82,6 +82,21 @@ class SafeTree:
             os.close(self._root_fd)
             self._root_fd = -1
 
+    def remove_temporaries(self) -> int:
+        """Delete the temporary files (``TEMP_PREFIX``) a write killed between
+        creating and renaming left in the tree; how many. A walk of the whole
+        tree (for a crawl that resumes after a stop, not for every one);
+        symlinks are neither followed nor removed."""
+        removed = 0
+        for _, _, files, fd in os.fwalk(dir_fd=self._root_fd, follow_symlinks=False):
+            for name in files:
+                if name.startswith(TEMP_PREFIX):
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode):
+                        os.unlink(name, dir_fd=fd)
+                        removed += 1
+        return removed
+
     def _check_forbidden(self, segments: Segments) -> None:
         for prefix in self.forbidden:
             if segments[: len(prefix)] == prefix:

@@ -271,6 +271,10 @@ class MirrorStore:
         stats = self.crawler.stats
         continued = bool(stats is not None and stats.get_value(STATS_STATE_RESUMED))
         self.run, resumed = state.begin(export, continued)
+        if resumed:
+            # a kill between a file's temporary write and its rename left
+            # the temporary name in the mirror; the write is done again
+            self.tree.remove_temporaries()
         self.changes_path.parent.mkdir(parents=True, exist_ok=True)
         self._changes = self._open_changes(resumed, records.records(NS_OUTPUTS), shared)
         self._start_writer()
