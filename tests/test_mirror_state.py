@@ -3,10 +3,12 @@ from array import array
 from urllib.parse import urljoin
 
 from tests.support.records import store as store  # noqa: PLC0414
+from webspider.mirror.paths import url_path
 from webspider.mirror.state import (
     Entry,
     MirrorState,
     TargetIndex,
+    add_kept,
     pack_pending,
     pack_restore,
     spans_of,
@@ -224,6 +226,44 @@ def test_pending_links_round_trip_compactly():
     # records of the earlier form are read as they were
     old = {"pending": pending, "kept": kept}
     assert unpack_pending(page, old) == (pending, kept)
+
+
+def test_kept_links_added_in_chunks_are_what_packing_them_at_once_gives():
+    """The fix-up's gather adds a page's waiting links a chunk at a time;
+    the record it ends with must be the one unpacking and packing gave."""
+    page = "http://h:8080/docs/p"
+    record = pack_pending(
+        page,
+        ["http://h:8080/x?y=1"],
+        {
+            "http://h:8080/docs/a": "h_8080/docs/a",
+            "http://h:8080/b": "h_8080/b.html",  # not url_path's: kept as is
+        },
+    )
+    record["count"] = 3  # fields that are not links stay
+    targets = [f"http://h:8080/t/{i}" for i in range(2500)] + [
+        "http://h:8080/docs/a",  # kept already
+        "http://h:8080/b",  # kept already, with its own file
+        "http://other/z",
+        "http://h:8080/n\nl",  # a newline: only kx can hold it
+    ]
+    expected = dict(record)
+    pending, kept = unpack_pending(page, record)
+    for target in targets:
+        kept.setdefault(target, "/".join(url_path(target)))
+    expected.update(pack_pending(page, pending, kept))
+    for start in range(0, len(targets), 1000):
+        record = add_kept(page, record, targets[start : start + 1000])
+        # a chunk seen again (a kill between the write and its commit)
+        record = add_kept(page, record, targets[start : start + 10])
+    assert record == expected
+    assert add_kept(page, None, ["http://h:8080/docs/c"]) == {"k": "/docs/c"}
+    # records of the earlier form are merged as before
+    old = {"pending": pending[:1], "kept": {"http://h:8080/docs/a": "x"}}
+    assert unpack_pending(page, add_kept(page, old, ["http://h:8080/docs/a"])) == (
+        pending[:1],
+        {"http://h:8080/docs/a": "x"},
+    )
 
 
 def test_restore_keeps_only_what_the_link_does_not_say():

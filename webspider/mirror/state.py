@@ -866,17 +866,14 @@ class MirrorState:
                 if page:
                     by_page.setdefault(page, []).append(target)
             pages = list(by_page)
-            out: list[tuple[str, Any]] = []
-            for page, record in zip(pages, self.pending.get_many(pages), strict=True):
-                pending, kept = unpack_pending(page, record) if record else ([], {})
-                for target in by_page[page]:
-                    kept.setdefault(target, "/".join(url_path(target)))
-                merged = {
-                    k: v for k, v in (record or {}).items() if k not in _LINK_FIELDS
-                }
-                merged.update(pack_pending(page, pending, kept))
-                out.append((page, merged))
-            self.pending.put_many(out)
+            self.pending.put_many(
+                [
+                    (page, add_kept(page, record, by_page[page]))
+                    for page, record in zip(
+                        pages, self.pending.get_many(pages), strict=True
+                    )
+                ]
+            )
             self.awaited.forget([key for key, _, _ in chunk])
             moved += len(chunk)
             if commit is not None:
@@ -1067,6 +1064,47 @@ def pack_pending(
         if odd:
             record["kx"] = odd
     return record
+
+
+def add_kept(
+    url: str, record: Mapping[str, Any] | None, targets: Iterable[str]
+) -> dict[str, Any]:
+    """Page ``url``'s pending record with ``targets`` added to its kept
+    links, each expecting the file ``url_path`` gives (a link kept already
+    keeps its file): what ``pack_pending`` of the unpacked record and the
+    new links gives, without unpacking it. A page with tens of thousands of
+    waiting links (a site map, a crawl stopped early) gets them a chunk at a
+    time; unpacking and packing its whole record for each chunk was
+    quadratic (3 minutes for 50,000 links, every one of them through
+    ``url_path`` again each time)."""
+    merged = dict(record or {})
+    if "pending" in merged or "kept" in merged:  # the plain lists of old
+        pending, kept = unpack_pending(url, merged)
+        for target in targets:
+            kept.setdefault(target, "/".join(url_path(target)))
+        merged = {k: v for k, v in merged.items() if k not in _LINK_FIELDS}
+        merged.update(pack_pending(url, pending, kept))
+        return merged
+    site = site_of(url) + "/"
+    cut = len(site) - 1
+    lines: list[str] = merged["k"].split("\n") if "k" in merged else []
+    have = set(lines)
+    odd: dict[str, str] = merged.get("kx") or {}
+    for target in targets:
+        if target in odd:
+            continue
+        if "\n" in target:
+            odd = {**odd, target: "/".join(url_path(target))}
+            continue
+        short = target[cut:] if target.startswith(site) else target
+        if short not in have:
+            have.add(short)
+            lines.append(short)
+    if lines:
+        merged["k"] = "\n".join(lines)
+    if odd:
+        merged["kx"] = odd
+    return merged
 
 
 def unpack_pending(
