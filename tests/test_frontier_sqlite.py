@@ -99,15 +99,16 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3"])
+@pytest.mark.parametrize("old", ["2", "3", "4"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
-    # whole URL: never misread as format 4's
+    # whole URL, format 4 kept a page's place in mirror.where: never misread
+    # as format 5's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 4"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 5"):
         SQLiteState(path)
 
 
