@@ -399,7 +399,7 @@ def test_a_state_of_the_exact_key_layout_is_refused_or_started_over(
     state, resumed = open_crawl_state(s)
     assert not resumed
     assert len(state) == 0
-    assert state.get_meta("format") == "4"
+    assert state.get_meta("format") == "5"
     state.close()
 
 
