@@ -264,5 +264,5 @@ def test_a_state_of_the_old_layout_is_refused_then_started_over(
     worker = start(server, tmp_path / "out", redis_url, *key, "-a", "restart=1")
     finished(worker)
     assert set(pages_of(tmp_path / "out")) == site_urls(server)
-    assert r.hget("webspider:{old}:meta", "format") == b"4"
+    assert r.hget("webspider:{old}:meta", "format") == b"5"
     assert r.hget("webspider:{old}:s:0000", "1/p/1") is None  # deleted
