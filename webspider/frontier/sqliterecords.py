@@ -23,11 +23,10 @@ SQLite integer, anything else as JSON text: a BLOB is never a JSON text,
 so the two read back apart, and a string (a link's text, a URL) costs
 neither the JSON encoder and decoder nor two quotes a row. The column has
 no type (no affinity), so an integer stays one: ``0`` and ``1`` — the
-mirror's waiting links, the usual ``mirror.where``, most link states —
-take no byte of the row at all (SQLite's record format has a type for
-each), where their digit as text took one. A state whose table declared
-the value TEXT (before format 3) gets its integers back as digits, which
-are read as JSON.
+mirror's waiting links, most link states — take no byte of the row at
+all (SQLite's record format has a type for each), where their digit as
+text took one. A state whose table declared the value TEXT (before
+format 3) gets its integers back as digits, which are read as JSON.
 
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the

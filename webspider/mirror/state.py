@@ -461,10 +461,11 @@ class TargetIndex:
     the page worker). A URL it does not know is taken as not mirrored yet,
     which the fix-up corrects.
 
-    ``where`` holds ``mirror.where`` values as read (``1``: the path
-    ``url_path`` gives), made Targets by ``get`` when conversion asks: so
-    the path of a URL is worked out where the page is converted (the page
-    worker), and only for the links that need it."""
+    ``where`` holds the places as read (``where_value``, from the index
+    records; ``1``: the path ``url_path`` gives), made Targets by ``get``
+    when conversion asks: so the path of a URL is worked out where the
+    page is converted (the page worker), and only for the links that need
+    it."""
 
     entries: dict[str, Target] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -762,9 +763,10 @@ class MirrorState:
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
-        """``url`` is at ``path`` now: the lean copy and the name's owner.
-        Returns its ``mirror.where`` value (``where_value``; ``plain``: the
-        path ``url_path`` gives ``url``, when worked out already)."""
+        """``url`` is at ``path`` now: the name's owner (its index record,
+        or ``reserved``, says the rest). Returns its ``where_value``
+        (``plain``: the path ``url_path`` gives ``url``, when worked out
+        already)."""
         where = "/".join(path)
         if plain is None:
             value = where_value(url, where)
@@ -1011,8 +1013,9 @@ def split(path: str) -> Segments:
 
 
 def where_value(url: str, path: str) -> str | int:
-    """``mirror.where``'s value: ``1`` when the path is the one ``url_path``
-    gives the URL (nearly always), the path otherwise."""
+    """Where a URL's file is, as ``targets`` reads it: ``1`` when the path
+    is the one ``url_path`` gives the URL (nearly always: its index record
+    then holds no path), the path otherwise."""
     return 1 if path == "/".join(url_path(url)) else path
 
 
