@@ -568,11 +568,18 @@ class _BySite:
         self.sites = sites
 
     def get(self, url: str) -> Any | None:
-        return self.records.get(self.sites.short(url))
+        key = self.sites.shorts([url])[0]
+        return None if key is None else self.records.get(key)
 
     def get_many(self, urls: Sequence[str]) -> list[Any | None]:
-        short = self.sites.short
-        return self.records.get_many([short(url) for url in urls])
+        """The records of ``urls`` (a read: a URL whose site has no code has
+        none, and gets no code)."""
+        shorts = self.sites.shorts(urls)
+        keys = [key for key in shorts if key is not None]
+        if len(keys) == len(shorts):
+            return self.records.get_many(keys)
+        found = iter(self.records.get_many(keys))
+        return [None if key is None else next(found) for key in shorts]
 
     def put(self, url: str, value: Any) -> None:
         self.records.put(self.sites.short(url), value)
