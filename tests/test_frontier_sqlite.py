@@ -616,6 +616,8 @@ def test_records_past_the_known_keys_bound_ask_the_file(path, monkeypatch):
         2.5,
         {"a": "b"},
         ["t", "img"],
+        ["h", 3012, None, {"x": [1.5, -2]}, "caf\u00e9"],
+        2**70,
     ],
 )
 def test_records_keep_a_value_as_it_was_put(path, value):
@@ -626,6 +628,22 @@ def test_records_keep_a_value_as_it_was_put(path, value):
     state = SQLiteState(path)
     got = state.records("ns").get("k")
     assert got == value and type(got) is type(value)
+    state.close()
+
+
+@pytest.mark.parametrize("text", [' [1, "a"]', '[1, "a"] ', '{"k": [1, "a"]}'])
+def test_records_read_json_text_with_spaces(path, text):
+    # read by the JSON scanner alone when written without spaces around it;
+    # anything else by json.loads
+    state = SQLiteState(path)
+    records = state.records("ns")
+    state._db.execute(
+        "INSERT INTO record (key, value) VALUES (?, ?)", (records._ns + "k", text)
+    )
+    state.commit()
+    state.close()
+    state = SQLiteState(path)
+    assert state.records("ns").get("k") == json.loads(text)
     state.close()
 
 
