@@ -797,7 +797,7 @@ class MirrorState:
     def reserve(self, entry: Entry, plain: str | None = None) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
         before its file is written, without recording it in the index.
-        Returns its ``mirror.where`` value (``put`` may be given it).
+        Returns its ``where_value`` (``put`` may be given it).
         ``plain``: ``"/".join(url_path(entry.url))``, when worked out
         already (by the page worker)."""
         value = self.reserved[entry.url] = self._place(entry.url, entry.path, plain)
