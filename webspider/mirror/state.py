@@ -1038,7 +1038,7 @@ def record_where(data: Any, url: str) -> str | int:
 
 
 def where_path(url: str, value: Any) -> str:
-    """The path a ``mirror.where`` value (``where_value``) stands for."""
+    """The path a ``where_value`` stands for."""
     return "/".join(url_path(url)) if value == 1 else str(value)
 
 
