@@ -258,11 +258,11 @@ def test_a_state_of_the_old_layout_is_refused_then_started_over(
     assert worker.returncode == 2, out[-3000:]
     errors = [line for line in out.splitlines() if "webspider: error:" in line]
     assert len(errors) == 1, out[-3000:]
-    assert "crawl state of format 1, this webspider reads format 4" in errors[0]
+    assert "crawl state of format 1, this webspider reads format 5" in errors[0]
     assert "-a restart=1" in errors[0]
     assert server.requested_pages() == []
     worker = start(server, tmp_path / "out", redis_url, *key, "-a", "restart=1")
     finished(worker)
     assert set(pages_of(tmp_path / "out")) == site_urls(server)
-    assert r.hget("webspider:{old}:meta", "format") == b"4"
+    assert r.hget("webspider:{old}:meta", "format") == b"5"
     assert r.hget("webspider:{old}:s:0000", "1/p/1") is None  # deleted

@@ -384,7 +384,7 @@ def test_a_state_of_the_exact_key_layout_is_refused_or_started_over(
     old = RedisState(redis_url, "c")
     old.add([req("a")])
     old.set_meta("format", "1")
-    with pytest.raises(StateError, match=r"format 1, .*format 4.*restart=1"):
+    with pytest.raises(StateError, match=r"format 1, .*format 5.*restart=1"):
         RedisState(redis_url, "c")
     s = Settings()
     s.setmodule(defaults)
@@ -399,7 +399,7 @@ def test_a_state_of_the_exact_key_layout_is_refused_or_started_over(
     state, resumed = open_crawl_state(s)
     assert not resumed
     assert len(state) == 0
-    assert state.get_meta("format") == "4"
+    assert state.get_meta("format") == "5"
     state.close()
 
 

@@ -99,15 +99,16 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3"])
+@pytest.mark.parametrize("old", ["2", "3", "4"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
-    # whole URL: never misread as format 4's
+    # whole URL, format 4 kept a page's place in mirror.where: never misread
+    # as format 5's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 4"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 5"):
         SQLiteState(path)
 
 
@@ -615,6 +616,8 @@ def test_records_past_the_known_keys_bound_ask_the_file(path, monkeypatch):
         2.5,
         {"a": "b"},
         ["t", "img"],
+        ["h", 3012, None, {"x": [1.5, -2]}, "caf\u00e9"],
+        2**70,
     ],
 )
 def test_records_keep_a_value_as_it_was_put(path, value):
@@ -625,6 +628,22 @@ def test_records_keep_a_value_as_it_was_put(path, value):
     state = SQLiteState(path)
     got = state.records("ns").get("k")
     assert got == value and type(got) is type(value)
+    state.close()
+
+
+@pytest.mark.parametrize("text", [' [1, "a"]', '[1, "a"] ', '{"k": [1, "a"]}'])
+def test_records_read_json_text_with_spaces(path, text):
+    # read by the JSON scanner alone when written without spaces around it;
+    # anything else by json.loads
+    state = SQLiteState(path)
+    records = state.records("ns")
+    state._db.execute(
+        "INSERT INTO record (key, value) VALUES (?, ?)", (records._ns + "k", text)
+    )
+    state.commit()
+    state.close()
+    state = SQLiteState(path)
+    assert state.records("ns").get("k") == json.loads(text)
     state.close()
 
 

@@ -86,6 +86,51 @@ def test_moving_and_releasing_keep_the_names_owned(store):
     assert state.owner(("h", "n.html")) is None
 
 
+def test_a_files_place_is_read_from_its_index_record(store):
+    state = MirrorState(store, "/m")
+    # the usual types (one number in the record) and others, a path url_path
+    # gives and one it does not: each read back from the index record alone
+    state.put(
+        entry(
+            "http://h/a", "h/a", content_type="text/html", kind="html", encoding="utf-8"
+        )
+    )
+    state.put(
+        entry(
+            "http://h/b",
+            "h/b.html",
+            content_type="text/html",
+            kind="html",
+            encoding="utf-8",
+        )
+    )
+    state.put(entry("http://h/c", "h/c", content_type="image/x-odd"))
+    state.put(entry("http://h/d", "h/odd/d", content_type="image/x-odd"))
+    assert state.targets(
+        ["http://h/a", "http://h/b", "http://h/c", "http://h/d"]
+    ).where == {
+        "http://h/a": 1,
+        "http://h/b": "h/b.html",
+        "http://h/c": 1,
+        "http://h/d": "h/odd/d",
+    }
+    # a page being written: known before its record, in memory only
+    state.reserve(entry("http://h/n", "h/n.html"))
+    assert state.targets(["http://h/n"]).where == {"http://h/n": "h/n.html"}
+    assert state.get("http://h/n").path == ("h", "n.html")
+    # a crawl resumed after a kill never wrote it: no file there
+    again = MirrorState(store, "/m")
+    assert again.get("http://h/n") is None
+    assert again.get("http://h/d").path == ("h", "odd", "d")
+    state.put(entry("http://h/n", "h/n.html"))
+    assert state.reserved == {}
+    assert MirrorState(store, "/m").get("http://h/n").path == ("h", "n.html")
+    # no row of its own a page (format 5): the index, the name's owner
+    assert {
+        name for name in ("mirror.where",) if list(store.records(name).items())
+    } == set()
+
+
 def test_a_names_owner_is_kept_as_its_code(store):
     state = MirrorState(store, "/m")
     state.put(entry("https://www.example.org/docs/a", "www.example.org/docs/a.html"))

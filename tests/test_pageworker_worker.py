@@ -137,7 +137,7 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
     assert [i for i, _ in answer["page"]["keys"]] == [7, 8]
     # the page kept for the mirror comes with its mirror path
     assert tuple(answer["path"]) == url_path(URL, True)
-    # and the path its mirror.where record compares with (where_value)
+    # and the path its where_value (the index record's path) compares with
     assert answer["plain"] == "/".join(url_path(canonical_url(URL)))
     answer = ask(
         w,

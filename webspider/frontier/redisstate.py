@@ -115,9 +115,10 @@ def crawl_prefix(name: str) -> str:
 #: shared URL codes (webspider.utils.urlcodes), 4 a link waiting for its
 #: target one flagged record for the mirror and the reports
 #: (webspider.utils.waitinglinks) and the mirror's index keyed by site code
-#: and path (webspider.mirror.state); a state of another format is refused,
-#: never misread
-FORMAT = 4
+#: and path (webspider.mirror.state), 5 no ``mirror.where`` (a file's place
+#: is read from the mirror's index record); a state of another format is
+#: refused, never misread
+FORMAT = 5
 #: bytes of a seen-set fingerprint (redisscripts' FP)
 SEEN_FP_BYTES = 12
 

@@ -1,7 +1,8 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 4; 3 changed the records' keys only, 4 their
-values: the links waiting for their target share a row)::
+Layout (``FORMAT_VERSION`` 5; 3 changed the records' keys only, 4 their
+values: the links waiting for their target share a row, 5 the mirror's
+namespaces: no ``mirror.where``)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key

@@ -57,8 +57,9 @@ if TYPE_CHECKING:
 #: webspider.utils.urlcodes.UrlCodes; 4: the links waiting for their target
 #: are one row for the mirror and the reports, webspider.utils.waitinglinks,
 #: and the mirror's index is keyed by ``<site code><path>``,
-#: webspider.mirror.state)
-FORMAT_VERSION = 4
+#: webspider.mirror.state; 5: the mirror's ``mirror.where`` rows are gone,
+#: a file's place is read from the index record)
+FORMAT_VERSION = 5
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"

@@ -9,12 +9,14 @@ came from, never held whole in memory:
   compact record: where the file is, its hash, validators, kind, the run
   that fetched it, the ``restore`` map of the links its conversion wrote
   that do not say their URL themselves);
-- ``mirror.where``: canonical URL → the file's path (``a/b/c.html``; ``1``
-  when ``url_path`` gives it), the lean copy conversion looks up per link,
-  keyed by the URL's 12-character id (webspider.utils.urlcodes.url_ids: a
-  hash, so no lookup) instead of the URL (~40 characters, one row a page);
-- ``mirror.paths``: case-folded path (its 12-character id, as
-  ``mirror.where``'s keys) → the URL that owns the file name (the
+- where a URL's file is (what conversion looks up per link: ``targets``)
+  is its index record's path (none when ``url_path`` gives it: ``1``, see
+  ``where_value``), or, for a page whose file is being written, what
+  ``reserve`` keeps in memory until ``put`` records it (format 5; a row a
+  page of its own before, ``mirror.where``, ~24 bytes);
+- ``mirror.paths``: case-folded path (its 12-character id:
+  webspider.utils.urlcodes.url_ids, a hash, so no lookup) → the URL
+  that owns the file name (the
   first stored under it; its twins share the file), as its code
   (webspider.utils.urlcodes.UrlCodes, the crawl's shared codes: 4
   characters where its ``<site code><path>`` took ~20);
@@ -76,14 +78,12 @@ T = TypeVar("T")
 VERSION = 1
 
 NS_INDEX = "mirror.index"
-NS_WHERE = "mirror.where"
 NS_PATHS = "mirror.paths"
 NS_ALIAS = "mirror.alias"
 NS_PENDING = "mirror.pending"
 NS_RUN = "mirror.run"
 NAMESPACES = (
     NS_INDEX,
-    NS_WHERE,
     NS_PATHS,
     NS_ALIAS,
     NS_PENDING,
@@ -296,8 +296,9 @@ _POSITIONS = (
     "restore",
 )
 _POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
-#: where the content type is in the record
+#: where the content type is in the record, and the path
 _TYPE_AT = 5
+_PATH_AT = 9
 #: (content type, kind, encoding) of most files: the record holds the
 #: number (its index, for good: records name them) in place of the three
 #: (``,0`` for ``,"text/html","html","utf-8"``: 25 characters a page less)
@@ -460,10 +461,11 @@ class TargetIndex:
     the page worker). A URL it does not know is taken as not mirrored yet,
     which the fix-up corrects.
 
-    ``where`` holds ``mirror.where`` values as read (``1``: the path
-    ``url_path`` gives), made Targets by ``get`` when conversion asks: so
-    the path of a URL is worked out where the page is converted (the page
-    worker), and only for the links that need it."""
+    ``where`` holds the places as read (``where_value``, from the index
+    records; ``1``: the path ``url_path`` gives), made Targets by ``get``
+    when conversion asks: so the path of a URL is worked out where the
+    page is converted (the page worker), and only for the links that need
+    it."""
 
     entries: dict[str, Target] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -522,9 +524,9 @@ class TargetIndex:
 
 class _Hashed:
     """A namespace of records keyed by the 12-character ids of its keys
-    (``url_ids``): what ``mirror.where`` and ``mirror.paths`` are looked up
-    by (a URL, a path) is written as a third of its length, and never
-    listed. Two keys sharing an id (about n²/2⁷³) would share a record."""
+    (``url_ids``): what ``mirror.paths`` is looked up by (a path) is
+    written as a third of its length, and never listed. Two keys sharing
+    an id (about n²/2⁷³) would share a record."""
 
     __slots__ = ("records",)
 
@@ -566,11 +568,18 @@ class _BySite:
         self.sites = sites
 
     def get(self, url: str) -> Any | None:
-        return self.records.get(self.sites.short(url))
+        key = self.sites.shorts([url])[0]
+        return None if key is None else self.records.get(key)
 
     def get_many(self, urls: Sequence[str]) -> list[Any | None]:
-        short = self.sites.short
-        return self.records.get_many([short(url) for url in urls])
+        """The records of ``urls`` (a read: a URL whose site has no code has
+        none, and gets no code)."""
+        shorts = self.sites.shorts(urls)
+        keys = [key for key in shorts if key is not None]
+        if len(keys) == len(shorts):
+            return self.records.get_many(keys)
+        found = iter(self.records.get_many(keys))
+        return [None if key is None else next(found) for key in shorts]
 
     def put(self, url: str, value: Any) -> None:
         self.records.put(self.sites.short(url), value)
@@ -630,7 +639,10 @@ class MirrorState:
         #: owners; the waiting links' too)
         self.codes = UrlCodes.of(store)
         self.index = _BySite(store.records(NS_INDEX), self.codes.sites)
-        self.where = _Hashed(store.records(NS_WHERE))
+        #: URL → its ``where_value``, for the pages ``reserve`` placed whose
+        #: index record is not written yet (``put``, ``release``): a few,
+        #: the pages being stored
+        self.reserved: dict[str, str | int] = {}
         self.paths = _Hashed(store.records(NS_PATHS))
         self.alias_records = store.records(NS_ALIAS)
         self.pending = store.records(NS_PENDING)
@@ -675,7 +687,6 @@ class MirrorState:
     def clear(self) -> None:
         for records in (
             self.index,
-            self.where,
             self.paths,
             self.alias_records,
             self.pending,
@@ -692,12 +703,34 @@ class MirrorState:
 
     def get(self, url: str) -> Target | None:
         """Where ``url`` (or the URL it redirected to) is stored."""
-        found, path = url, self.where.get(url)
+        found, path = url, self.where(url)
         if path is None:
             target = self.alias_records.get(url)
             if target is not None:
-                found, path = str(target), self.where.get(target)
+                found, path = str(target), self.where(target)
         return None if path is None else Target(split(where_path(found, path)))
+
+    def where(self, url: str) -> str | int | None:
+        """``url``'s ``where_value`` (None: it has no file)."""
+        value = self.reserved.get(url)
+        if value is None:
+            data = self.index.get(url)
+            if data is not None:
+                value = record_where(data, url)
+        return value
+
+    def _where_many(self, urls: Sequence[str]) -> list[str | int | None]:
+        out: list[str | int | None] = [
+            None if data is None else record_where(data, url)
+            for url, data in zip(urls, self.index.get_many(urls), strict=True)
+        ]
+        reserved = self.reserved
+        if reserved:
+            for i, url in enumerate(urls):
+                value = reserved.get(url)
+                if value is not None:
+                    out[i] = value
+        return out
 
     def targets(self, urls: Iterable[str]) -> TargetIndex:
         """A snapshot of where ``urls`` are stored, in a few batched reads."""
@@ -705,7 +738,7 @@ class MirrorState:
         found = TargetIndex()
         where = found.where
         missing = []
-        for key, value in zip(keys, self.where.get_many(keys), strict=True):
+        for key, value in zip(keys, self._where_many(keys), strict=True):
             if value is None:
                 missing.append(key)
             else:
@@ -720,7 +753,7 @@ class MirrorState:
             }
             found.aliases = aliases
             led = [t for t in dict.fromkeys(aliases.values()) if t not in where]
-            for key, value in zip(led, self.where.get_many(led), strict=True):
+            for key, value in zip(led, self._where_many(led), strict=True):
                 if value is not None:
                     where[key] = value
         return found
@@ -737,45 +770,48 @@ class MirrorState:
 
     # -- writing ---------------------------------------------------------------------
     def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
-        """``url`` is at ``path`` now: the lean copy and the name's owner.
-        Returns its ``mirror.where`` value (``where_value``; ``plain``: the
-        path ``url_path`` gives ``url``, when worked out already)."""
+        """``url`` is at ``path`` now: the name's owner (its index record,
+        or ``reserved``, says the rest). Returns its ``where_value``
+        (``plain``: the path ``url_path`` gives ``url``, when worked out
+        already)."""
         where = "/".join(path)
         if plain is None:
             value = where_value(url, where)
         else:
             value = 1 if where == plain else where
-        old = self.where.get(url)
+        old = self.where(url)
         if old == value:
             return value
         if old is not None:
             key = where_path(url, old).casefold()
             if self.owner_of(key) == url:
                 self.paths.delete([key])
-        self.where.put(url, value)
+        self._own(url, where)
+        return value
+
+    def _own(self, url: str, where: str) -> None:
         # the first URL stored under a name owns it (twins share a file)
         code = self.codes.give([url])[url]
         self.paths.put_new(where.casefold(), code)
-        return value
 
     def reserve(self, entry: Entry, plain: str | None = None) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
         before its file is written, without recording it in the index.
-        Returns its ``mirror.where`` value (``put`` may be given it).
+        Returns its ``where_value`` (``put`` may be given it).
         ``plain``: ``"/".join(url_path(entry.url))``, when worked out
         already (by the page worker)."""
-        return self._place(entry.url, entry.path, plain)
+        value = self.reserved[entry.url] = self._place(entry.url, entry.path, plain)
+        return value
 
     def release(self, entry: Entry, old: Entry | None) -> None:
         """Its file was not written after all: forget where it went."""
         key = path_key(entry.path)
         if self.owner_of(key) == entry.url:
             self.paths.delete([key])
+        self.reserved.pop(entry.url, None)
         if old is not None:
-            self.where.delete([entry.url])
-            self._place(old.url, old.path)
-        else:
-            self.where.delete([entry.url])
+            # its index record is the old one still: it owns its name again
+            self._own(old.url, "/".join(old.path))
 
     def put(
         self,
@@ -795,6 +831,7 @@ class MirrorState:
         ``packed_restore``: see ``Entry.index_json``."""
         value = self._place(entry.url, entry.path) if placed is None else placed
         self.index.put(entry.url, entry.index_json(value == 1, packed_restore))
+        self.reserved.pop(entry.url, None)
         self.put_pending(entry, spans, plain=plain, fresh=fresh)
         if value == 1:
             # links kept as written that wait for this file lead to it now
@@ -980,13 +1017,25 @@ def split(path: str) -> Segments:
 
 
 def where_value(url: str, path: str) -> str | int:
-    """``mirror.where``'s value: ``1`` when the path is the one ``url_path``
-    gives the URL (nearly always), the path otherwise."""
+    """Where a URL's file is, as ``targets`` reads it: ``1`` when the path
+    is the one ``url_path`` gives the URL (nearly always: its index record
+    then holds no path), the path otherwise."""
     return 1 if path == "/".join(url_path(url)) else path
 
 
+def record_where(data: Any, url: str) -> str | int:
+    """The ``where_value`` an index record (``Entry.index_json``) says."""
+    if isinstance(data, list):
+        at = _PATH_AT
+        if len(data) > _TYPE_AT and type(data[_TYPE_AT]) is int:
+            at -= 2  # the usual types are one number
+        path = data[at] if len(data) > at else None
+        return 1 if path is None else str(path)
+    return where_value(url, "/".join(Entry.from_json(data, url).path))
+
+
 def where_path(url: str, value: Any) -> str:
-    """The path a ``mirror.where`` value (``where_value``) stands for."""
+    """The path a ``where_value`` stands for."""
     return "/".join(url_path(url)) if value == 1 else str(value)
 
 

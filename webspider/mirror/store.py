@@ -125,7 +125,7 @@ class PageWriter(Protocol):
 
     def plain_path(self, response: Response) -> str | None:
         """``"/".join(url_path(canonical_url(response.url)))`` (the path a
-        ``mirror.where`` value of 1 stands for) if it worked it out already,
+        ``where_value`` of 1 stands for) if it worked it out already,
         else None."""
 
     async def store(
@@ -213,7 +213,7 @@ class MirrorStore:
         self._finished = False
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
-        #: URL → where it was reserved (path, its ``mirror.where`` value)
+        #: URL → where it was reserved (path, its ``where_value``)
         self._placed: dict[str, tuple[Segments, str | int]] = {}
         #: another writer of pages it read (see attach and store_in_worker)
         self.writer: PageWriter | None = None

@@ -296,7 +296,7 @@ class Worker:
             # worked out here, off the crawl's core
             with contextlib.suppress(ValueError):  # then worked out there
                 answer["path"] = url_path(url, header.get("kind") != CSS)
-                # and what its ``mirror.where`` record compares it with
+                # and what its index record's path is compared with
                 # (webspider.mirror.state.where_value)
                 answer["plain"] = "/".join(url_path(canonical_url(url)))
         return answer

@@ -22,6 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from webspider.records import Records
 
 #: site codes kept in memory, at most (a crawl of many sites asks the store)
@@ -96,6 +98,34 @@ class SiteCodes:
         """``<site code><path>`` of ``url``."""
         site = site_of(url)
         return self.code(site) + url[len(site) :]
+
+    def shorts(self, urls: Sequence[str]) -> list[str | None]:
+        """``short`` of each of ``urls`` whose site has a code (None for the
+        others: no code is given, so a read writes nothing). A page's links
+        are mostly of one site: its code is looked up once a run of them."""
+        out: list[str | None] = []
+        append = out.append
+        # the last run's ``<site>/``, its length without the slash, its code
+        prefix, cut, code = "\0", 0, None
+        for url in urls:
+            if not url.startswith(prefix):
+                site = site_of(url)
+                prefix, cut, code = site + "/", len(site), self._find(site)
+            append(None if code is None else code + url[cut:])
+        return out
+
+    def _find(self, site: str) -> str | None:
+        """``site``'s code, None when it has none (none is given)."""
+        codes = self._codes
+        code = codes.get(site)
+        if code is None:
+            stored = self.records.get(site)
+            if stored is not None:
+                code = str(stored)
+                if len(codes) >= _CODES:
+                    codes.clear()
+                codes[site] = code
+        return code
 
     def long(self, short: str) -> str | None:
         """The URL ``short`` stands for (None: its site has no code here)."""
