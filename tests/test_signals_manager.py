@@ -14,7 +14,7 @@ from scrapy.signalmanager import SignalManager as ScrapySignalManager
 from twisted.internet.defer import Deferred, succeed
 from twisted.python.failure import Failure
 
-from webspider.signals import SignalManager
+from webspider.signals import SignalManager, live_receivers
 
 SIGNAL = object()
 
@@ -181,3 +181,41 @@ def test_receivers_of_any_signal_or_sender_are_reached() -> None:
     finally:
         dispatcher.disconnect(handlers.everything, signal=SIGNAL, sender=dispatcher.Any)
     assert manager.send_catch_log(SIGNAL, response=5) == []
+
+
+def test_live_receivers_as_pydispatch_finds_them() -> None:
+    """Order, each receiver once, weak references resolved, dead ones out."""
+    sender = object()
+    handlers, gone = Handlers(), Handlers()
+    for receiver, signal, source in [
+        (handlers.named, SIGNAL, sender),
+        (plain, dispatcher.Any, sender),
+        (handlers.named, dispatcher.Any, sender),  # twice: once in the answer
+        (gone.named, SIGNAL, sender),
+        (handlers.everything, SIGNAL, dispatcher.Any),
+        (with_default, dispatcher.Any, dispatcher.Any),
+    ]:
+        dispatcher.connect(receiver, signal=signal, sender=source)
+    del gone
+    try:
+        for asked in (SIGNAL, object()):
+            expected = list(
+                dispatcher.liveReceivers(dispatcher.getAllReceivers(sender, asked))
+            )
+            assert live_receivers(sender, asked) == expected
+        assert live_receivers(sender, SIGNAL) == [
+            handlers.named,
+            plain,
+            handlers.everything,
+            with_default,
+        ]
+    finally:
+        for receiver, signal, source in [
+            (handlers.named, SIGNAL, sender),
+            (plain, dispatcher.Any, sender),
+            (handlers.named, dispatcher.Any, sender),
+            (handlers.everything, SIGNAL, dispatcher.Any),
+            (with_default, dispatcher.Any, dispatcher.Any),
+        ]:
+            dispatcher.disconnect(receiver, signal=signal, sender=source)
+    assert live_receivers(sender, SIGNAL) == []

@@ -174,12 +174,52 @@ def apply(receiver: Any, named: dict[str, Any]) -> Any:
     return receiver(**{k: v for k, v in named.items() if k in accepts})
 
 
+def live_receivers(sender: Any, signal: Any) -> list[Any]:
+    """``list(liveReceivers(getAllReceivers(sender, signal)))``: the same
+    receivers in the same order (of ``signal`` from ``sender``, of any
+    signal from ``sender``, of ``signal`` from any sender, of any signal
+    from any sender; each once, weak references resolved, dead ones left
+    out), read with ``dict.get``: getAllReceivers raises and catches a
+    KeyError for each of its four tables that is missing, a generator
+    feeding another."""
+    connections = dispatcher.connections
+    lists = []
+    for one in (sender, dispatcher.Any):
+        table = connections.get(id(one))
+        if table:
+            for key in (signal, dispatcher.Any):
+                found = table.get(key)
+                if found:
+                    lists.append(found)
+    if not lists:
+        return []
+    live: list[Any] = []
+    seen: set[Any] = set()
+    for found in lists:
+        for receiver in found:
+            if not receiver:  # a dead instance-method weak reference
+                continue
+            if len(lists) > 1:
+                try:
+                    if receiver in seen:
+                        continue
+                    seen.add(receiver)
+                except TypeError:  # dead weak references raise on hash
+                    continue
+            if isinstance(receiver, dispatcher.WEAKREF_TYPES):
+                receiver = receiver()  # noqa: PLW2901
+                if receiver is None:
+                    continue
+            live.append(receiver)
+    return live
+
+
 def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, Any]]:
     """Scrapy's ``scrapy.utils.signal.send_catch_log`` (same receivers, same
-    results, same log records), with ``apply`` for robustApply; a signal
-    nobody receives costs two dictionary look-ups (pydispatch's walk over
-    its four tables raises and catches a KeyError for each one missing)."""
-    if not _connected(sender, signal):
+    results, same log records), with ``apply`` for robustApply and
+    ``receivers`` for pydispatch's getAllReceivers."""
+    receivers = live_receivers(sender, signal)
+    if not receivers:
         return []
     dont_log = named.pop("dont_log", ())
     if type(dont_log) is not tuple:
@@ -188,9 +228,7 @@ def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, An
     spider = named.get("spider")
     named = {"signal": signal, "sender": sender, **named}
     responses: list[tuple[Any, Any]] = []
-    for receiver in dispatcher.liveReceivers(
-        dispatcher.getAllReceivers(sender, signal)
-    ):
+    for receiver in receivers:
         result: Any
         try:
             response = apply(receiver, named)
