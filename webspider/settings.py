@@ -261,6 +261,9 @@ SPIDER_MIDDLEWARES: dict[str, int | None] = {
     # (webspider.requests), and it is one more async generator every
     # page's output passes through
     "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
+    # Scrapy's, with a page's Referer worked out once per origin it links to
+    "scrapy.spidermiddlewares.referer.RefererMiddleware": None,
+    "webspider.credentials.referer.RefererMiddleware": 700,
     # Spider output passes these from the highest number to the lowest.
     # Shuffle before anyone sees a page's links (so deferral order is random too).
     "webspider.frontier.shuffle.ShuffleMiddleware": 950,

@@ -5,16 +5,33 @@ arguments each signal sends are documented in the README ("Signals").
 
 ``listened(crawler, signal)``: whether any handler is connected to a signal;
 the per-page signals are not sent (nor their arguments built) when none is.
+
+``SignalManager``: Scrapy's, with a cheaper ``send_catch_log`` (what each
+receiver accepts is read once, not at every call); the ``crawl`` command
+gives it to the crawler before any component is built.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from types import FunctionType, MethodType
 from typing import TYPE_CHECKING, Any
 
 from pydispatch import dispatcher
+from pydispatch.robustapply import robustApply
+from scrapy.exceptions import StopDownload
+from scrapy.signalmanager import SignalManager as ScrapySignalManager
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
+    from types import CodeType
+
     from scrapy.crawler import Crawler
+
+#: the logger of Scrapy's send_catch_log: the same records as before
+logger = logging.getLogger("scrapy.utils.signal")
 
 #: A URL the crawl found but will not request (now). Sent with ``url``,
 #: ``reason`` (one of the reason constants in webspider.skips) and ``referer``
@@ -108,9 +125,142 @@ def listened(crawler: Crawler, signal: Any) -> bool:
     so a handler connected while the crawl runs gets the next one. A dead
     weak reference left in the tables counts as a handler (the signal is sent
     and reaches nobody, as before)."""
+    return _connected(crawler.signals.sender, signal)
+
+
+def _connected(sender: Any, signal: Any) -> bool:
+    """Whether pydispatch's tables hold a receiver of ``signal`` from
+    ``sender`` (or of any signal, or from any sender)."""
     connections = dispatcher.connections
-    for sender in (crawler.signals.sender, dispatcher.Any):
-        table = connections.get(id(sender))
+    for one in (sender, dispatcher.Any):
+        table = connections.get(id(one))
         if table and (table.get(signal) or table.get(dispatcher.Any)):
             return True
     return False
+
+
+#: code object of a receiver -> the keyword arguments it is given (None: all,
+#: it takes ``**kwargs``): what pydispatch's robustApply works out per call
+_ACCEPTS: dict[CodeType, frozenset[str] | None] = {}
+_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS
+
+
+def _accepts(code: CodeType, start: int) -> frozenset[str] | None:
+    accepts = _ACCEPTS.get(code, _ACCEPTS)
+    if accepts is _ACCEPTS:
+        accepts = (
+            None
+            if code.co_flags & _VARKEYWORDS
+            else frozenset(code.co_varnames[start : code.co_argcount])
+        )
+        _ACCEPTS[code] = accepts
+    return accepts  # type: ignore[return-value]
+
+
+def apply(receiver: Any, named: dict[str, Any]) -> Any:
+    """``robustApply(receiver, **named)``: the receiver called with the
+    arguments it names (all of them if it takes ``**kwargs``), its code read
+    once for Python functions and methods (robustApply reads it, with a
+    dozen attribute look-ups, for every receiver of every signal sent)."""
+    kind = type(receiver)
+    if kind is MethodType and type(receiver.__func__) is FunctionType:
+        accepts = _accepts(receiver.__func__.__code__, 1)
+    elif kind is FunctionType:
+        accepts = _accepts(receiver.__code__, 0)
+    else:
+        return robustApply(receiver, **named)
+    if accepts is None:
+        return receiver(**named)
+    return receiver(**{k: v for k, v in named.items() if k in accepts})
+
+
+def live_receivers(sender: Any, signal: Any) -> list[Any]:
+    """``list(liveReceivers(getAllReceivers(sender, signal)))``: the same
+    receivers in the same order (of ``signal`` from ``sender``, of any
+    signal from ``sender``, of ``signal`` from any sender, of any signal
+    from any sender; each once, weak references resolved, dead ones left
+    out), read with ``dict.get``: getAllReceivers raises and catches a
+    KeyError for each of its four tables that is missing, a generator
+    feeding another."""
+    connections = dispatcher.connections
+    lists = []
+    for one in (sender, dispatcher.Any):
+        table = connections.get(id(one))
+        if table:
+            for key in (signal, dispatcher.Any):
+                found = table.get(key)
+                if found:
+                    lists.append(found)
+    if not lists:
+        return []
+    live: list[Any] = []
+    seen: set[Any] = set()
+    for found in lists:
+        for receiver in found:
+            if not receiver:  # a dead instance-method weak reference
+                continue
+            if len(lists) > 1:
+                try:
+                    if receiver in seen:
+                        continue
+                    seen.add(receiver)
+                except TypeError:  # dead weak references raise on hash
+                    continue
+            if isinstance(receiver, dispatcher.WEAKREF_TYPES):
+                receiver = receiver()  # noqa: PLW2901
+                if receiver is None:
+                    continue
+            live.append(receiver)
+    return live
+
+
+def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, Any]]:
+    """Scrapy's ``scrapy.utils.signal.send_catch_log`` (same receivers, same
+    results, same log records), with ``apply`` for robustApply and
+    ``receivers`` for pydispatch's getAllReceivers."""
+    receivers = live_receivers(sender, signal)
+    if not receivers:
+        return []
+    dont_log = named.pop("dont_log", ())
+    if type(dont_log) is not tuple:
+        dont_log = tuple(dont_log) if isinstance(dont_log, Sequence) else (dont_log,)
+    dont_log += (StopDownload,)
+    spider = named.get("spider")
+    named = {"signal": signal, "sender": sender, **named}
+    responses: list[tuple[Any, Any]] = []
+    for receiver in receivers:
+        result: Any
+        try:
+            response = apply(receiver, named)
+            if isinstance(response, Deferred):
+                logger.error(
+                    "Cannot return deferreds from signal handler: %(receiver)s",
+                    {"receiver": receiver},
+                    extra={"spider": spider},
+                )
+        except dont_log:
+            result = Failure()  # type: ignore[no-untyped-call]
+        except Exception:
+            result = Failure()  # type: ignore[no-untyped-call]
+            logger.exception(
+                "Error caught on signal handler: %(receiver)s",
+                {"receiver": receiver},
+                extra={"spider": spider},
+            )
+        else:
+            result = response
+        responses.append((receiver, result))
+    return responses
+
+
+class SignalManager(ScrapySignalManager):
+    """Scrapy's SignalManager with ``send_catch_log`` above: the per-page
+    signals (Scrapy's ``response_received``, ``headers_received``,
+    ``bytes_received``, ``request_reached_downloader``…, webspider's
+    ``links_extracted``) cost their receivers' calls and little more.
+    Connections are pydispatch's, by sender: a manager made for a crawler
+    reaches the handlers connected through the one it replaces."""
+
+    def send_catch_log(self, signal: Any, **kwargs: Any) -> list[tuple[Any, Any]]:
+        kwargs.setdefault("sender", self.sender)
+        return send_catch_log(signal, **kwargs)
