@@ -449,6 +449,28 @@ def check_flagged_records(r: Records) -> None:
     assert r.get("t\np2") == flagged(mirror, '\u00e9 "q" \\ /')
     r.unflag_prefix("", mirror)
     assert list(r.items()) == [("u\np1", flagged(reports, ""))]
+    # several prefixes in one call: each group left as unflag_prefix leaves it
+    r.flag_many(
+        [
+            ("a\n1", mirror, None),
+            ("a\n2", reports, "x"),
+            ("ab\n1", mirror | reports, "y"),
+            ("b\n1", mirror, None),
+            ("c\n1", mirror, None),
+        ]
+    )
+    r.unflag_prefixes(["a\n", "ab\n", "b\n"], mirror)
+    r.unflag_prefixes([], mirror)
+    assert list(r.items()) == [
+        ("a\n2", flagged(reports, "x")),
+        ("ab\n1", flagged(reports, "y")),
+        ("c\n1", flagged(mirror)),
+        ("u\np1", flagged(reports, "")),
+    ]
+    r.unflag_prefixes(["a\n", "ab\n", "c\n"], mirror | reports)
+    assert list(r.items()) == [("u\np1", flagged(reports, ""))]
+    with pytest.raises(ValueError):
+        r.unflag_prefixes(["u\n"], 0)
     # many rows in one call (past a round trip's batch)
     r.flag_many(
         (f"g\n{i:05d}", mirror if i % 2 else reports, None) for i in range(2500)

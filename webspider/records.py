@@ -100,6 +100,10 @@ class Records(Protocol):
         """``unflag`` of every row whose key starts with ``prefix``."""
         ...
 
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        """``unflag_prefix`` of each of ``prefixes``, in one round trip."""
+        ...
+
     def delete_prefix(self, prefix: str) -> None:
         """Delete the records whose key starts with ``prefix`` (a group of a
         one-to-many ledger), without reading them."""
@@ -248,6 +252,11 @@ class MemoryRecords:
 
     def unflag_prefix(self, prefix: str, bits: int) -> None:
         self.unflag(list(self._keys(prefix)), bits)
+
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        check_bits(bits)
+        for prefix in prefixes:
+            self.unflag_prefix(prefix, bits)
 
     def _keys(self, prefix: str) -> Iterable[str]:
         if prefix.endswith("\n") and prefix.find("\n") == len(prefix) - 1:

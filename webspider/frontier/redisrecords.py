@@ -405,6 +405,12 @@ class RedisRecords:
 
         self._write(build, 1)
 
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        # queued writes: sent together with the next call
+        check_bits(bits)
+        for prefix in prefixes:
+            self.unflag_prefix(prefix, bits)
+
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         low, high = _lex_range(prefix)
         while True:

@@ -345,25 +345,35 @@ class SQLiteRecords:
         ns = self._ns
         texts: list[tuple[str, bytes]] = []
         bare: list[tuple[str, bytes]] = []
+        keys: list[str] = []
+        #: bits → the flags' character (a row's value starts with it) and
+        #: the value of a row of no text: checked and built once a call
+        heads: dict[int, tuple[str, bytes]] = {}
         for key, bits, text in items:
-            check_bits(bits)
+            head = heads.get(bits)
+            if head is None:
+                check_bits(bits)
+                flags = flagged(bits)
+                head = heads[bits] = flags, flags.encode()
+            keys.append(key)
             if text is None:
-                bare.append((ns + key, _encode(flagged(bits))))  # type: ignore[arg-type]
+                bare.append((ns + key, head[1]))
             else:
-                texts.append((ns + key, _encode(flagged(bits, text))))  # type: ignore[arg-type]
+                value = (head[0] + text).encode("utf-8", "surrogatepass")
+                texts.append((ns + key, value))
         # The flags are the value's first byte (ASCII); both groups only OR
         # bits in, and only the first sets texts: their order does not matter.
         if texts:
             self._db.executemany(_FLAG_TEXT, texts)
         if bare:
             self._db.executemany(_FLAG, bare)
-        young, old, known = self._young, self._old, self._known
-        for rows in (texts, bare):
-            for stored, _ in rows:
-                young.pop(stored[1:], None)
-                old.pop(stored[1:], None)
-            if known is not None:
-                self._added([stored[1:] for stored, _ in rows])
+        young, old = self._young, self._old
+        if young or old:
+            for key in keys:
+                young.pop(key, None)
+                old.pop(key, None)
+        if self._known is not None:
+            self._added(keys)
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
         check_bits(bits)
@@ -389,6 +399,31 @@ class SQLiteRecords:
         self._db.execute(
             f"UPDATE record SET value = {_CLEARED} WHERE {where} AND {_FLAGS} & ? != 0",
             (bits, *args, bits),
+        )
+        self._forget_all()
+
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        # two statements for all (a commit clears the ranges of every page
+        # fetched since the last one), not two a prefix
+        check_bits(bits)
+        if not prefixes:
+            return
+        ranges: list[tuple[str, str]] = []
+        for prefix in prefixes:
+            start = self._ns + prefix
+            end = _after(start)
+            if end is None:  # never (a key starts with its namespace's id)
+                self.unflag_prefix(prefix, bits)
+            else:
+                ranges.append((start, end))
+        self._db.executemany(
+            f"DELETE FROM record WHERE key >= ? AND key < ? AND {_EMPTIED}",
+            [(start, end, bits) for start, end in ranges],
+        )
+        self._db.executemany(
+            "UPDATE record SET value = "
+            f"{_CLEARED} WHERE key >= ? AND key < ? AND {_FLAGS} & ? != 0",
+            [(bits, start, end, bits) for start, end in ranges],
         )
         self._forget_all()
 

@@ -37,6 +37,7 @@ Pure: no Scrapy.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from webspider.records import flags_of
@@ -92,25 +93,26 @@ class Awaited:
 
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
-        if self._new:
-            urls = dict.fromkeys(self._new)
-            for pages in self._new.values():
-                urls.update(dict.fromkeys(pages))
-            code_of = self.codes.give(list(urls))
-            rows: list[tuple[str, int, None]] = []
-            for target, pages in self._new.items():
-                head = code_of[target] + "\n"
-                rows += ((head + code_of[page], MIRROR, None) for page in pages)
-            self._new.clear()
-            self.records.flag_many(rows)
+        new = self._new
+        if new:
+            self._new = {}
+            code_of = self.codes.give(
+                list(dict.fromkeys(chain(new, chain.from_iterable(new.values()))))
+            )
+            self.records.flag_many(
+                [
+                    (code_of[target] + "\n" + code_of[page], MIRROR, None)
+                    for target, pages in new.items()
+                    for page in pages
+                ]
+            )
         if self._landed:
             landed = list(self._landed)
             self._landed.clear()
             code_of = self.codes.find(landed)
-            for target in landed:
-                code = code_of.get(target)
-                if code is not None:
-                    self.records.unflag_prefix(code + "\n", MIRROR)
+            self.records.unflag_prefixes(
+                [code + "\n" for code in code_of.values()], MIRROR
+            )
 
     def forget(self, keys: list[str]) -> None:
         """Forget the rows ``keys`` (of ``left``): the reports' part stays."""

@@ -235,7 +235,6 @@ class LinkLedger:
         keys = list({key: None for _, first in held for key in first})
         ids = url_ids(keys)
         states = self._links.get_many(ids)
-        id_of = dict(zip(keys, ids, strict=True))
         state_of = dict(zip(keys, states, strict=True))
         #: (page, [(target, value)]) of links whose outcome is unknown
         waiting: list[tuple[str, list[tuple[str, Any]]]] = []
@@ -258,11 +257,10 @@ class LinkLedger:
         if not waiting and not late:
             return
         # the pages' and the targets' codes (the crawl's shared ones)
-        urls = dict.fromkeys(page for page, _ in waiting)
-        for _, mine in waiting:
-            urls.update(dict.fromkeys(target for target, _ in mine))
-        urls.update(dict.fromkeys(page for _, page, _ in late))
-        urls.update(dict.fromkeys(key for key, _, _ in late))
+        urls = dict.fromkeys([page for page, _ in waiting])
+        urls.update(dict.fromkeys([t for _, mine in waiting for t, _ in mine]))
+        urls.update(dict.fromkeys([page for _, page, _ in late]))
+        urls.update(dict.fromkeys([key for key, _, _ in late]))
         code_of = self._codes.give(list(urls))
         if waiting:
             self._referrers.flag_many(
@@ -279,7 +277,7 @@ class LinkLedger:
                     (key, code_of[key] + "\n" + code_of[page], value)
                     for key, page, value in late
                 ],
-                id_of,
+                dict(zip(keys, ids, strict=True)),
                 state_of,
             )
 
@@ -363,10 +361,10 @@ class LinkLedger:
             ]
             if forget:
                 code_of = self._codes.find(forget)
-                for key in forget:
-                    code = code_of.get(key)
-                    if code is not None:
-                        self._referrers.unflag_prefix(code + "\n", REPORTS)
+                self._referrers.unflag_prefixes(
+                    [code_of[key] + "\n" for key in forget if key in code_of],
+                    REPORTS,
+                )
             for key in aliased:
                 for alias_key, _, _ in self._pop_aliases(id_of[key]):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
