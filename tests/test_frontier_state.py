@@ -9,6 +9,7 @@ cases are skipped, with the reason, only when it is not installed).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -469,6 +470,15 @@ def check_flagged_records(r: Records) -> None:
     ]
     r.unflag_prefixes(["a\n", "ab\n", "c\n"], mirror | reports)
     assert list(r.items()) == [("u\np1", flagged(reports, ""))]
+    # a range cleared between two features' flags: what each saw at once
+    r.flag_many([("v\np1", reports, "kept"), ("w\np1", reports, "w")])
+    r.flag_many([("v\np1", mirror, None), ("w\np1", mirror, None)])
+    r.unflag_prefix("v\n", reports)
+    assert r.get("v\np1") == flagged(mirror, "kept")
+    r.unflag_prefixes(["w\n"], mirror)
+    assert r.get("w\np1") == flagged(reports, "w")
+    r.unflag_prefixes(["v\n", "w\n"], mirror | reports)
+    assert list(r.items()) == [("u\np1", flagged(reports, ""))]
     with pytest.raises(ValueError):
         r.unflag_prefixes(["u\n"], 0)
     # many rows in one call (past a round trip's batch)
@@ -488,6 +498,36 @@ def test_records_flags_shared_by_two_features(opener):
     state = opener()
     try:
         check_flagged_records(state.records("links.waiting"))
+    finally:
+        state.close()
+
+
+def test_sqlite_flags_of_two_features_are_written_once_with_the_commit(
+    tmp_path: Path,
+) -> None:
+    """The embedded state holds flag_many's rows until it commits: a row
+    two features flag (a link waiting in the report and the mirror) is one
+    statement, and it is in the committed file."""
+    state = SQLiteState(tmp_path / "s.sqlite3")
+    try:
+        waiting = state.records("links.waiting")
+        rows = [(f"t{i}\np", 2, f"text {i}") for i in range(50)]
+        statements: list[str] = []
+        state._db.set_trace_callback(statements.append)
+        waiting.flag_many(rows)
+        waiting.flag_many([(key, 1, None) for key, _, _ in rows])
+        assert statements == []  # held
+        state.commit()
+        state._db.set_trace_callback(None)
+        inserts = [s for s in statements if s.startswith("INSERT INTO record")]
+        assert len(inserts) == 50
+        other = sqlite3.connect(tmp_path / "s.sqlite3")  # what is on disk
+        try:
+            (count,) = other.execute("SELECT COUNT(*) FROM record").fetchone()
+        finally:
+            other.close()
+        assert count == 50
+        assert waiting.get("t7\np") == flagged(3, "text 7")
     finally:
         state.close()
 

@@ -848,6 +848,8 @@ class SQLiteState:
 
     # -- durability --------------------------------------------------------------------
     def commit(self) -> None:
+        for records in self._records.values():
+            records.write_flags()  # held until now (SQLiteRecords.flag_many)
         self._db.commit()
         self._last_commit = time.monotonic()
         self._acks = 0

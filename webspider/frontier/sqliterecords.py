@@ -51,6 +51,20 @@ a key not in it is absent without a query. Most lookups of a few
 namespaces are of absent keys (``mirror.alias``: every link the mirror
 has no file for is looked up there; most crawls have few redirects).
 
+Flags written behind. ``flag_many`` holds its rows (merged by key: the
+bits ORed, the last text given) until the state commits
+(``SQLiteState.commit`` calls ``write_flags``), or until anything else
+reads or writes the namespace — a range operation on groups
+(``unflag_prefix(es)``, ``delete_prefix`` of ``"<head>\\n"``) writes only
+the held rows of those groups, which are the only ones it could see. So
+what every call sees is what it saw when each row was written at once,
+and what is committed is the same, in the same transaction; but a row two
+features flag before a commit (a link that waits for its outcome in the
+broken-link report and for its file in the mirror: ``links.waiting``) is
+one INSERT, not an INSERT and an UPDATE of the row just inserted (about
+as costly: a B-tree search and a row written each). At most
+``FLAGS_HELD`` rows are held.
+
 Pure: standard library only.
 """
 
@@ -60,11 +74,11 @@ import json
 from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
-from webspider.records import check_bits, flagged
+from webspider.records import FLAGS_MAX, check_bits, flagged
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS namespace (
@@ -87,6 +101,9 @@ _BATCH = 500
 
 #: keys a namespace keeps in memory at most (see "Known keys")
 KNOWN_MAX = 1024
+#: flagged rows held at most before they are written (see "Flags written
+#: behind")
+FLAGS_HELD = 8192
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json_loads = json.loads
@@ -128,6 +145,9 @@ def _loads(value: str | bytes | int) -> Any:
     return found if end == len(value) else _json_loads(value)
 
 
+#: a flagged record's first character, and its value with no text, by bits
+_HEADS = {bits: flagged(bits) for bits in range(1, FLAGS_MAX + 1)}
+_FLAGGED = {bits: head.encode() for bits, head in _HEADS.items()}
 #: a flagged record's flags (its value's first character, see
 #: webspider.records), in SQL, of the stored ``value``
 _FLAGS = "(unicode(CAST(value AS TEXT)) - 48)"
@@ -170,7 +190,7 @@ def _after(prefix: str) -> str | None:
 class SQLiteRecords:
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_known", "_ns", "_old", "_young", "name")
+    __slots__ = ("_db", "_flags", "_known", "_ns", "_old", "_young", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
@@ -185,6 +205,9 @@ class SQLiteRecords:
         self._old: dict[str, str | bytes | int | None] = {}
         #: every key of the namespace, while it has few (see the docstring)
         self._known: set[str] | None = None
+        #: flag_many's rows not written yet: key → [bits, text] (see
+        #: "Flags written behind" in the module docstring)
+        self._flags: dict[str, list[Any]] = {}
         where, args = self._range("")
         keys = db.execute(
             f"SELECT key FROM record WHERE {where} LIMIT ?", (*args, KNOWN_MAX + 1)
@@ -216,6 +239,8 @@ class SQLiteRecords:
         self._old.clear()
 
     def get(self, key: str) -> Any | None:
+        if self._flags:
+            self.write_flags()
         young = self._young
         if key in young:
             text = young[key]
@@ -235,6 +260,8 @@ class SQLiteRecords:
         return None if text is None else _loads(text)
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        if self._flags:
+            self.write_flags()
         young, old = self._young, self._old
         missing: list[str] = []
         for key in keys:
@@ -270,6 +297,8 @@ class SQLiteRecords:
         return answer
 
     def put(self, key: str, value: Any) -> None:
+        if self._flags:
+            self.write_flags()
         text = _encode(value)
         self._db.execute(
             "INSERT OR REPLACE INTO record (key, value) VALUES (?, ?)",
@@ -280,6 +309,8 @@ class SQLiteRecords:
             self._added((key,))
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        if self._flags:
+            self.write_flags()
         ns = self._ns
         rows = [(key, _encode(value)) for key, value in items]
         self._db.executemany(
@@ -298,6 +329,8 @@ class SQLiteRecords:
             self._added([key for key, _text in rows])
 
     def put_new(self, key: str, value: Any) -> bool:
+        if self._flags:
+            self.write_flags()
         text = _encode(value)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO record (key, value) VALUES (?, ?)",
@@ -318,6 +351,8 @@ class SQLiteRecords:
         return {key: self.incr(key, by) for key, by in counts.items()}
 
     def incr(self, key: str, by: int = 1) -> int:
+        if self._flags:
+            self.write_flags()
         (value,) = self._db.execute(
             "INSERT INTO record (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
@@ -330,6 +365,8 @@ class SQLiteRecords:
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
+        if self._flags:
+            self.write_flags()
         ns = self._ns
         keys = list(keys)
         self._db.executemany(
@@ -342,24 +379,61 @@ class SQLiteRecords:
                 known.discard(key)
 
     def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        # held (see "Flags written behind"): a row two features flag before
+        # the commit is written once, with both bits
+        rows: dict[str, list[Any]] = {}
+        checked: set[int] = set()
+        for key, bits, text in items:
+            if bits not in checked:
+                check_bits(bits)  # before anything is held
+                checked.add(bits)
+            row = rows.get(key)
+            if row is None:
+                rows[key] = [bits, text]
+            else:
+                row[0] |= bits
+                if text is not None:
+                    row[1] = text
+        held = self._flags
+        if not held:
+            self._flags = held = rows
+        else:
+            for key, (bits, text) in rows.items():
+                row = held.get(key)
+                if row is None:
+                    held[key] = [bits, text]
+                else:
+                    row[0] |= bits
+                    if text is not None:
+                        row[1] = text
+        if len(held) >= FLAGS_HELD:
+            self.write_flags()
+
+    def write_flags(self, within: Set[str] | None = None) -> None:
+        """Write the rows ``flag_many`` holds (those whose key's group,
+        ``"<head>\\n"``, is in ``within``, when given)."""
+        held = self._flags
+        if not held:
+            return
+        if within is None:
+            rows = held
+            self._flags = {}
+        else:
+            rows = {}
+            for key in list(held):
+                newline = key.find("\n")
+                if newline >= 0 and key[: newline + 1] in within:
+                    rows[key] = held.pop(key)
+            if not rows:
+                return
         ns = self._ns
         texts: list[tuple[str, bytes]] = []
         bare: list[tuple[str, bytes]] = []
-        keys: list[str] = []
-        #: bits → the flags' character (a row's value starts with it) and
-        #: the value of a row of no text: checked and built once a call
-        heads: dict[int, tuple[str, bytes]] = {}
-        for key, bits, text in items:
-            head = heads.get(bits)
-            if head is None:
-                check_bits(bits)
-                flags = flagged(bits)
-                head = heads[bits] = flags, flags.encode()
-            keys.append(key)
+        for key, (bits, text) in rows.items():
             if text is None:
-                bare.append((ns + key, head[1]))
+                bare.append((ns + key, _FLAGGED[bits]))
             else:
-                value = (head[0] + text).encode("utf-8", "surrogatepass")
+                value = (_HEADS[bits] + text).encode("utf-8", "surrogatepass")
                 texts.append((ns + key, value))
         # The flags are the value's first byte (ASCII); both groups only OR
         # bits in, and only the first sets texts: their order does not matter.
@@ -369,13 +443,28 @@ class SQLiteRecords:
             self._db.executemany(_FLAG, bare)
         young, old = self._young, self._old
         if young or old:
-            for key in keys:
+            for key in rows:
                 young.pop(key, None)
                 old.pop(key, None)
         if self._known is not None:
-            self._added(keys)
+            self._added(rows)
+
+    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
+        """Write the held rows in the key ranges of ``prefixes`` (all of
+        them, unless each prefix is a group: ``"<head>\\n"``, one newline)."""
+        if not self._flags:
+            return
+        groups: set[str] = set()
+        for prefix in prefixes:
+            if not prefix or prefix.find("\n") != len(prefix) - 1:
+                self.write_flags()
+                return
+            groups.add(prefix)
+        self.write_flags(groups)
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
+        if self._flags:
+            self.write_flags()
         check_bits(bits)
         ns = self._ns
         stored = [(ns + key,) for key in keys]
@@ -392,6 +481,7 @@ class SQLiteRecords:
 
     def unflag_prefix(self, prefix: str, bits: int) -> None:
         check_bits(bits)
+        self._write_flags_in((prefix,))
         where, args = self._range(prefix)
         self._db.execute(
             f"DELETE FROM record WHERE {where} AND {_EMPTIED}", (*args, bits)
@@ -408,6 +498,7 @@ class SQLiteRecords:
         check_bits(bits)
         if not prefixes:
             return
+        self._write_flags_in(prefixes)
         ranges: list[tuple[str, str]] = []
         for prefix in prefixes:
             start = self._ns + prefix
@@ -429,6 +520,7 @@ class SQLiteRecords:
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded
+        self._write_flags_in((prefix,))
         where, args = self._range(prefix)
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
@@ -449,6 +541,8 @@ class SQLiteRecords:
             f"ORDER BY key LIMIT {_PAGE}"
         )
         last: str | None = None
+        if self._flags:
+            self.write_flags()
         # the first page includes the prefix itself as a key
         rows = self._db.execute(
             f"SELECT key, value FROM record WHERE {where} ORDER BY key LIMIT {_PAGE}",
@@ -460,9 +554,13 @@ class SQLiteRecords:
             last = rows[-1][0]
             if len(rows) < _PAGE:
                 return
+            if self._flags:  # flagged while the caller iterates
+                self.write_flags()
             rows = self._db.execute(query, (*args, last)).fetchall()
 
     def count(self, prefix: str = "") -> int:
+        if self._flags:
+            self.write_flags()
         where, args = self._range(prefix)
         (n,) = self._db.execute(
             f"SELECT COUNT(*) FROM record WHERE {where}",
@@ -471,6 +569,7 @@ class SQLiteRecords:
         return int(n)
 
     def clear(self) -> None:
+        self._flags = {}  # written, they would be deleted
         where, args = self._range("")
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
