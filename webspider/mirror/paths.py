@@ -71,9 +71,9 @@ def escape_bytes(raw: bytes, extra_safe: frozenset[int] = frozenset()) -> str:
     everything else ``%XX``."""
     if raw.isascii():
         # most names need no escape: one match, not a loop over characters
-        text = raw.decode("ascii")
-        if _SAFE_NAME.fullmatch(text):
-            return text
+        plain = raw.decode("ascii")
+        if _SAFE_NAME.fullmatch(plain):
+            return plain
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
