@@ -559,6 +559,35 @@ def test_records_repeated_links_are_read_from_the_file_once(path, monkeypatch):
     state.close()
 
 
+def test_records_are_read_in_steps_proportional_to_their_number(path):
+    """Each page of ``items`` seeks past the last key read: the next page's
+    query read every row from the namespace's start again (two lower bounds
+    on the key, of which SQLite seeks by one), quadratic in the rows."""
+    state = SQLiteState(path)
+    state.records("before").put_many((f"k{i:05d}", i) for i in range(3000))
+
+    def read(rows: int) -> int:
+        records = state.records(f"n{rows}")
+        records.put_many((f"k{i:05d}", i) for i in range(rows))
+        state.commit()
+        counted = [0]
+
+        def count() -> int:
+            counted[0] += 1
+            return 0
+
+        state._db.set_progress_handler(count, 100)
+        assert [v for _, v in records.items("k")] == list(range(rows))
+        state._db.set_progress_handler(None, 0)
+        return counted[0]
+
+    pages = 16 * sqliterecords._PAGE
+    steps = [read(pages), read(2 * pages)]
+    # linear: twice the rows, twice the steps (4x when quadratic)
+    assert steps[1] < 2.5 * steps[0], steps
+    state.close()
+
+
 def test_records_of_a_small_namespace_answer_absent_keys_without_a_query(path):
     state = SQLiteState(path)
     state.records("mirror.alias").put("http://a.test/old", "http://a.test/new")

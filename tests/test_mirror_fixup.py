@@ -8,11 +8,15 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from webspider.mirror.fixup import SHARED_BATCH, FixUp
+from webspider.mirror import fixup, links
+from webspider.mirror.fixup import SHARED_BATCH, FixUp, keeps_spans, packed_spans
+from webspider.mirror.links import convert
+from webspider.mirror.paths import url_path
 from webspider.mirror.safefs import SafeTree
-from webspider.mirror.state import MirrorState, TargetIndex
+from webspider.mirror.state import Entry, MirrorState, TargetIndex
 from webspider.pageworker.worker import Worker
 from webspider.records import MemoryRecordStore
 
@@ -173,3 +177,84 @@ def test_a_subset_of_the_targets_knows_the_redirects_of_its_urls():
     assert part.where == {"http://a/new": 1, "http://a/z": 1}
     for url in ("http://a/old", "http://a/z", "http://a/none"):
         assert part.get(url) == index.get(url)
+
+
+def large_page_mirror(root: Path) -> tuple[MirrorState, SafeTree, tuple[str, ...]]:
+    """A page of 2 kB whose links all wait for their files by target
+    (webspider.mirror.awaited), recorded as MirrorStore.written records it:
+    with its spans when that is large (SPANS_KEPT_FROM), else without a
+    record."""
+    url = "http://site.test/"
+    body = b"<html><body>" + b"".join(
+        b'<a href="/p/%d?n=1">%d</a> <a href="/p/%d?n=1#x">x</a>\n' % (i, i, i)
+        for i in range(40)
+    )
+    state = MirrorState(MemoryRecordStore(), str(root))
+    tree = SafeTree(root)
+    source = ("site.test", "index.html")
+    written = convert(
+        body, state, source, page_url=url, base_url=url, encoding="utf-8", html=True
+    )
+    assert written.plain and set(written.plain) == set(written.kept)
+    tree.write(source, written.data)
+    entry = Entry(
+        url=url,
+        path=source,
+        hash="",
+        size=len(body),
+        kind="html",
+        encoding="utf-8",
+        converted=True,
+        restore=written.restore,
+    )
+    spans = keeps_spans(entry.size, False, True)
+    state.put(entry, packed_spans(written) if spans else None, written.plain)
+    return state, tree, source
+
+
+@pytest.mark.parametrize("size", [1000, 10**9])
+def test_only_a_large_page_keeps_the_spans_of_links_waiting_by_target(
+    monkeypatch, size
+):
+    monkeypatch.setattr(fixup, "SPANS_KEPT_FROM", size)
+    assert keeps_spans(size, False, True)
+    assert not keeps_spans(size - 1, False, True)
+    assert not keeps_spans(size, False, False)
+    assert keeps_spans(0, True, False)
+
+
+def test_a_large_page_is_fixed_up_from_its_spans_as_by_a_scan(tmp_path, monkeypatch):
+    """Its links all wait by target, so it had no pending record: the fix-up
+    scanned it and decided every link of it again (the giant-page test: 40 s
+    for 500,000 links, 50,000 of them waiting)."""
+    results = []
+    for spans in (False, True):
+        monkeypatch.setattr(fixup, "SPANS_KEPT_FROM", 1000 if spans else 10**9)
+        root = tmp_path / f"spans-{spans}"
+        state, tree, _ = large_page_mirror(root)
+        assert (state.pending.get("http://site.test/") is not None) is spans
+        for i in range(0, 40, 2):  # half the links' files turn up
+            target = f"http://site.test/p/{i}?n=1"
+            state.put(Entry(url=target, path=url_path(target), hash="", size=0))
+        if spans:  # no scan, no rewrite of the whole page
+            monkeypatch.setattr(links, "_rewrite", None)
+        done = FixUp(state, tree, print).run()
+        assert (done.pages, done.links) == (1, 40)
+        results.append(outcome(state, tree, root))
+    assert results[0] == results[1]
+    fixed = (tmp_path / "spans-True" / "site.test/index.html").read_text()
+    assert 'href="p/0@n=1#x"' in fixed
+    assert 'href="http://site.test/p/1?n=1#x"' in fixed
+
+
+def test_a_large_page_whose_links_all_landed_keeps_no_record(tmp_path, monkeypatch):
+    monkeypatch.setattr(fixup, "SPANS_KEPT_FROM", 1000)
+    state, tree, source = large_page_mirror(tmp_path)
+    assert state.pending.count() == 1
+    before = tree.read(source)
+    for i in range(40):
+        target = f"http://site.test/p/{i}?n=1"
+        state.put(Entry(url=target, path=url_path(target), hash="", size=0))
+    assert FixUp(state, tree, print).run().pages == 0
+    assert tree.read(source) == before
+    assert state.pending.count() == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from webspider.mirror import fixup
 from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
 from webspider.mirror.state import Entry, MirrorState, pack_restore
@@ -245,6 +246,21 @@ def test_a_page_with_links_left_absolute_gets_its_spans(tmp_path):
     written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
     assert answer["pending"] == ["http://elsewhere.test/e.html"]
     # where the links the fix-up may change are, in the bytes written
+    assert answer["crc"] == zlib.crc32(written)
+    assert packed == pack_spans(here.spans).tobytes() != b""
+
+
+def test_a_large_page_whose_links_wait_by_target_gets_its_spans(tmp_path, monkeypatch):
+    # PAGE's kept links all wait by target (no spans for a small page: see
+    # test_a_stored_page_is_converted_as_here); a large one keeps them, for
+    # the fix-up (webspider.mirror.fixup.keeps_spans)
+    monkeypatch.setattr(fixup, "SPANS_KEPT_FROM", len(PAGE))
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
+    w = worker(tmp_path / "w")
+    answer, packed = parse_and_store(w, 8, PAGE, state.targets([URL]))
+    here = converted_here(PAGE, state)
+    written = (tmp_path / "w").joinpath(*answer["used"]).read_bytes()
+    assert answer["plain"] and not answer["pending"] and not answer["kept"]
     assert answer["crc"] == zlib.crc32(written)
     assert packed == pack_spans(here.spans).tobytes() != b""
 

@@ -536,11 +536,16 @@ class SQLiteRecords:
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         where, args = self._range(prefix)
+        # the next pages start after the last key read, their only lower
+        # bound: SQLite seeks the primary key by one lower bound and filters
+        # by the others, so ``key >= <prefix> AND key > <last>`` read every
+        # row from the prefix again for each page (quadratic: 200,000 rows
+        # in 6.4 s against 0.24 s)
+        end = args[1:]
         query = (
-            f"SELECT key, value FROM record WHERE {where} AND key > ? "
-            f"ORDER BY key LIMIT {_PAGE}"
+            f"SELECT key, value FROM record WHERE key > ?"
+            f"{' AND key < ?' if end else ''} ORDER BY key LIMIT {_PAGE}"
         )
-        last: str | None = None
         if self._flags:
             self.write_flags()
         # the first page includes the prefix itself as a key
@@ -551,12 +556,11 @@ class SQLiteRecords:
         while rows:
             for key, value in rows:
                 yield key[1:], _loads(value)
-            last = rows[-1][0]
             if len(rows) < _PAGE:
                 return
             if self._flags:  # flagged while the caller iterates
                 self.write_flags()
-            rows = self._db.execute(query, (*args, last)).fetchall()
+            rows = self._db.execute(query, (rows[-1][0], *end)).fetchall()
 
     def count(self, prefix: str = "") -> int:
         if self._flags:

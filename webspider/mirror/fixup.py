@@ -48,6 +48,13 @@ FIX_UP_COMMIT = 256
 #: large pages (a site's indexes) are shared too, not sent in one batch
 #: while this process waits for it.
 SHARED_BATCH = 16
+#: a page's file at least this large keeps where its waiting links are (its
+#: spans, in its pending record) even when they are all kept by the URL
+#: they wait for (webspider.mirror.awaited): the fix-up of one that is not
+#: scans it and decides every link of it again (a 52 MB page with 500,000
+#: links, 50,000 of them waiting: ~40 s), against a record of some 16
+#: bytes a waiting link. A small page's rescan costs less than its record.
+SPANS_KEPT_FROM = 256 * 1024
 
 
 @dataclass
@@ -125,6 +132,15 @@ def fix_file(
             return FileFix(error=exc)
         kept_spans = packed_spans(fixed_page)
     return FileFix(count, sorted(fixed_page.pending), fixed_page.restore, kept_spans)
+
+
+def keeps_spans(size: int, waiting: bool, plain: bool) -> bool:
+    """Whether a page of ``size`` bytes just written keeps its spans in its
+    pending record: when it has one of its own (links left absolute, or kept
+    expecting another file than ``url_path``'s: ``waiting``), or when it is
+    large (SPANS_KEPT_FROM) and keeps links by the URL they wait for
+    (``plain``)."""
+    return waiting or (plain and size >= SPANS_KEPT_FROM)
 
 
 def job_json(entry: Entry, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -291,9 +307,13 @@ class FixUp:
             entry = Entry.from_json(data, url)
             entry.pending, entry.kept = pending, kept
             if not needs_fix_up(entry, targets):
+                # its kept links all lead where their files are: forgotten
+                # (a record of a large page's spans alone goes with them)
                 if entry.kept:
                     entry.kept = {}
                     state.put_pending(entry, spans_of(record), _twins(record))
+                elif not entry.pending and not _twins(record):
+                    state.pending.delete([url])
                 continue
             jobs.append(_Job(entry, record, spans_of(record)))
         return jobs, targets

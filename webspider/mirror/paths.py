@@ -34,7 +34,7 @@ import hashlib
 import re
 import unicodedata
 from functools import lru_cache
-from urllib.parse import quote, unquote_to_bytes, urlsplit
+from urllib.parse import SplitResult, quote, unquote_to_bytes, urlsplit
 
 #: file names longer than this (in UTF-8 bytes) are shortened
 NAME_MAX = 255
@@ -62,9 +62,18 @@ def _printable(ch: str) -> bool:
     return unicodedata.category(ch)[0] not in "CZ"
 
 
+#: a name of safe ASCII characters alone (``_SAFE``): kept as it is
+_SAFE_NAME = re.compile(r"[A-Za-z0-9\-._~!$&'()+,;=]*")
+
+
 def escape_bytes(raw: bytes, extra_safe: frozenset[int] = frozenset()) -> str:
     """File-name form of raw bytes: safe ASCII and printable UTF-8 text kept,
     everything else ``%XX``."""
+    if raw.isascii():
+        # most names need no escape: one match, not a loop over characters
+        plain = raw.decode("ascii")
+        if _SAFE_NAME.fullmatch(plain):
+            return plain
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -126,7 +135,7 @@ def original_path(path: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _segment(raw: str) -> str:
-    decoded = unquote_to_bytes(raw)
+    decoded = unquote_to_bytes(raw) if "%" in raw else raw.encode("utf-8")
     if decoded in (b".", b".."):
         return "%2E" * len(decoded)
     return escape_bytes(decoded)
@@ -157,6 +166,14 @@ def _path_segments(path: str) -> tuple[list[str], bool]:
 def host_folder(url: str) -> str:
     """``host`` or ``host_port`` of an absolute URL, as a safe name."""
     parts = urlsplit(url)
+    return _host_folder(parts.scheme, parts.netloc)
+
+
+@lru_cache(maxsize=256)
+def _host_folder(scheme: str, netloc: str) -> str:
+    """``host_folder`` of a URL's scheme and authority: a crawl names a few
+    hosts, and url_path names one for every URL."""
+    parts = SplitResult(scheme, netloc, "", "", "")
     host = (parts.hostname or "").lower()
     name = escape_bytes(host.encode("utf-8"), frozenset()).replace("_", "%5F")
     try:
@@ -191,7 +208,7 @@ def url_path(url: str, html: bool = False) -> tuple[str, ...]:
     if html and not _HTML_EXT_RE.search(names[-1]):
         names[-1] += ".html"
     names = [shorten(_unreserve(n)) for n in names]
-    return (host_folder(url), *names)
+    return (_host_folder(parts.scheme, parts.netloc), *names)
 
 
 def conflict_name(name: str, tag: str) -> str:

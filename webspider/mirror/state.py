@@ -855,14 +855,18 @@ class MirrorState:
         ``url_path`` gives (``split_kept``), kept by the URL they wait for
         (``awaited``), when ``entry.kept`` holds only the others (those go
         into the page's ``mirror.pending`` record); None: ``entry.kept``
-        holds them all."""
+        holds them all. ``spans`` given with ``plain`` ones (a large page:
+        webspider.mirror.fixup.keeps_spans) are recorded even when the page
+        keeps nothing else."""
         if plain is None:
             plain, odd = split_kept(entry.url, entry.kept)
         else:
             odd = entry.kept
         if plain:
             self.awaited.wait(entry.url, plain)
-        if not entry.pending and not odd and not twins:
+        # a large page's spans are kept for the links kept by target too
+        # (webspider.mirror.fixup.keeps_spans): a record of its spans alone
+        if not entry.pending and not odd and not twins and (spans is None or not plain):
             if not fresh:
                 self.pending.delete([entry.url])
             return

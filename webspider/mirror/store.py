@@ -55,6 +55,7 @@ from webspider.mirror.fixup import (
     FileFixer,
     FixedUp,
     FixUp,
+    keeps_spans,
     packed_spans,
 )
 from webspider.mirror.links import Conversion, convert, unconvert
@@ -699,9 +700,10 @@ class MirrorStore:
                 entry.kept = conversion.kept
             entry.restore = conversion.restore
             self._inc(STATS_CONVERTED, conversion.count)
-            # the spans are kept only with a page's own record (the links
-            # kept by target are forgotten when it is written, most of them)
-            if entry.pending or entry.kept:
+            # the spans are kept with a page's own record (the links kept by
+            # target are forgotten when it is written, most of them), and
+            # with a large page's (its rescan would cost more)
+            if keeps_spans(entry.size, bool(entry.pending or entry.kept), bool(plain)):
                 spans = packed_spans(conversion)
         packed = conversion.packed_restore if conversion is not None else None
         self.state.put(

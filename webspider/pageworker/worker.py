@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webspider.mirror.fixup import fix_job
+from webspider.mirror.fixup import fix_job, keeps_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
@@ -337,7 +337,8 @@ class Worker:
         packed = b""
         if conversion is not None:
             # the kept links by target (``plain``) need no expected path, nor
-            # spans: they are forgotten when their file is written
+            # spans but a large page's: they are forgotten when their file is
+            # written (webspider.mirror.fixup.keeps_spans)
             plain = conversion.plain or []
             kept = conversion.kept
             if plain:
@@ -354,7 +355,9 @@ class Worker:
                 # the index record's form of it, worked out here, off the
                 # crawl's core (the page's canonical URL is its key)
                 reply["packed"] = pack_restore(header["key"], conversion.restore)
-            if conversion.spans and (conversion.pending or kept):
+            if conversion.spans and keeps_spans(
+                len(body), bool(conversion.pending or kept), bool(plain)
+            ):
                 # where the links the fix-up may change are in the file written
                 # (MirrorStore remembers them: the fix-up then needs no scan)
                 reply["crc"] = zlib.crc32(conversion.data)
