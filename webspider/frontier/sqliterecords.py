@@ -381,31 +381,18 @@ class SQLiteRecords:
     def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
         # held (see "Flags written behind"): a row two features flag before
         # the commit is written once, with both bits
-        rows: dict[str, list[Any]] = {}
-        checked: set[int] = set()
+        items = list(items)
+        for bits in {bits for _key, bits, _text in items}:
+            check_bits(bits)  # before anything is held
+        held = self._flags
         for key, bits, text in items:
-            if bits not in checked:
-                check_bits(bits)  # before anything is held
-                checked.add(bits)
-            row = rows.get(key)
+            row = held.get(key)
             if row is None:
-                rows[key] = [bits, text]
+                held[key] = [bits, text]
             else:
                 row[0] |= bits
                 if text is not None:
                     row[1] = text
-        held = self._flags
-        if not held:
-            self._flags = held = rows
-        else:
-            for key, (bits, text) in rows.items():
-                row = held.get(key)
-                if row is None:
-                    held[key] = [bits, text]
-                else:
-                    row[0] |= bits
-                    if text is not None:
-                        row[1] = text
         if len(held) >= FLAGS_HELD:
             self.write_flags()
 
