@@ -64,22 +64,16 @@ class SiteCodes:
 
     def code(self, site: str) -> str:
         """``site``'s code, given when it has none."""
-        found = self._codes.get(site)
+        found = self._find(site)
         if found is not None:
             return found
         sites = self.records
-        stored = sites.get(site)
-        if stored is None:
-            candidate = _base36(sites.incr("n"))
-            # the code's site first: a code is never without it, even if
-            # another worker gave the site a code meanwhile (then unused)
-            sites.put("#" + candidate, site)
-            stored = candidate if sites.put_new(site, candidate) else sites.get(site)
-        code = str(stored)
-        if len(self._codes) >= _CODES:
-            self._codes.clear()
-        self._codes[site] = code
-        return code
+        candidate = _base36(sites.incr("n"))
+        # the code's site first: a code is never without it, even if
+        # another worker gave the site a code meanwhile (then unused)
+        sites.put("#" + candidate, site)
+        stored = candidate if sites.put_new(site, candidate) else sites.get(site)
+        return self._remember(site, str(stored))
 
     def site(self, code: str) -> str | None:
         """The site of ``code``, None when no site has it."""
@@ -116,15 +110,18 @@ class SiteCodes:
 
     def _find(self, site: str) -> str | None:
         """``site``'s code, None when it has none (none is given)."""
-        codes = self._codes
-        code = codes.get(site)
+        code = self._codes.get(site)
         if code is None:
             stored = self.records.get(site)
             if stored is not None:
-                code = str(stored)
-                if len(codes) >= _CODES:
-                    codes.clear()
-                codes[site] = code
+                code = self._remember(site, str(stored))
+        return code
+
+    def _remember(self, site: str, code: str) -> str:
+        codes = self._codes
+        if len(codes) >= _CODES:
+            codes.clear()
+        codes[site] = code
         return code
 
     def long(self, short: str) -> str | None:
