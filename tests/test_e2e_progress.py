@@ -196,3 +196,54 @@ def test_fail_on_broken_exit_status(tmp_path, server):
     assert passing.returncode == 0, passing.stderr
     assert "/ok" in server.requested() and "/gone" not in server.requested()
     assert (tmp_path / "out" / "broken-links.jsonl").read_text("utf-8") == ""
+
+
+def _figures(message: str) -> dict[str, float]:
+    """``{"pages": 12, "pending": 3, …, "pages/s": 4.5}`` of a progress line."""
+    figures = {}
+    for part in message.removeprefix("Progress: ").split(", ")[:-1]:
+        value, _, name = part.partition(" ")
+        figures[name] = float(value)
+    return figures
+
+
+@deferred_f_from_coro_f
+async def test_progress_of_a_resumed_crawl(tmp_path, server, caplog):
+    """After a resume, pending counts the queue the earlier run left, and the
+    first line's pages/s only this run's pages, not the earlier run's."""
+    server.add("/", html("".join(f'<a href="/p/{i}">{i}</a>' for i in range(30))))
+    for i in range(30):
+        server.add(f"/p/{i}", Page(html(f"page {i}"), delay=0.15))
+    settings = {"CONCURRENT_REQUESTS": 1, "WEBSPIDER_PROGRESS": "off"}
+    first = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={**settings, "CLOSESPIDER_PAGECOUNT": 8},
+    )
+    assert first.stats["finish_reason"] == "closespider_pagecount"
+    caplog.set_level(logging.INFO)
+    second = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={
+            **settings,
+            "WEBSPIDER_PROGRESS": "log",
+            "WEBSPIDER_PROGRESS_INTERVAL": 0.5,
+        },
+    )
+    assert second.stats["finish_reason"] == "finished"
+    assert len(server.requested_pages()) == 31  # each page once, both runs
+    lines = [
+        _figures(r.getMessage())
+        for r in caplog.records
+        if r.name == "webspider.reports.progressline"
+    ]
+    assert len(lines) >= 3, lines
+    line = lines[0]
+    # whole-crawl pages: the earlier run's and this one's
+    assert line["pages"] >= 8, line
+    # the earlier run's queue is pending: every page of the site is
+    # fetched, waiting, or on its way
+    assert line["pages"] + line["pending"] + line["in flight"] >= 30, line
+    # one request at a time, 0.15 s each: at most ~7 pages a second
+    assert all(figures["pages/s"] < 10 for figures in lines), lines

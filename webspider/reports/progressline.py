@@ -9,13 +9,14 @@ glued to it; the next refresh draws it again below them.
 Otherwise (a log file, scrapyd): one INFO line every
 WEBSPIDER_PROGRESS_INTERVAL seconds with the same figures.
 
-Figures: pages fetched (``webspider/pages/fetched_count``), pending
-(``scheduler/enqueued`` - ``scheduler/dequeued``, plus requests waiting in a
-download slot), in flight (requests being transferred), deferred (URLs waiting in
-the depth rounds' frontier, 0 without them), skipped
-(``webspider/skipped/url_count``), broken (``webspider/broken/url_count``),
-pages per second over the last interval, and bytes downloaded
-(``downloader/response_bytes``).
+Figures: pages fetched (``webspider/pages/fetched_count``), pending (the
+scheduler's queue — a resumed crawl's includes what the earlier runs left —
+plus requests waiting in a download slot), in flight (requests being
+transferred), deferred (URLs waiting in the depth rounds' frontier, 0 without
+them), skipped (``webspider/skipped/url_count``), broken
+(``webspider/broken/url_count``), pages per second over the last interval
+(this run's pages only: a resumed crawl's counts start from the earlier
+runs'), and bytes downloaded (``downloader/response_bytes``).
 
 Settings: WEBSPIDER_PROGRESS (auto, terminal, log, off),
 WEBSPIDER_PROGRESS_REFRESH, WEBSPIDER_PROGRESS_INTERVAL.
@@ -99,6 +100,7 @@ class ProgressLine:
         rate = (pages - pages_then) / (now - then) if now > then else 0.0
         engine = self.crawler.engine
         queued = in_flight = 0
+        scheduled = None
         if engine is not None:
             downloader = engine.downloader
             # active = waiting in a download slot (delay, concurrency) + on the wire
@@ -106,13 +108,18 @@ class ProgressLine:
                 len(slot_transferring(slot)) for slot in downloader.slots.values()
             )
             queued = max(0, len(downloader.active) - in_flight)
+            scheduler = getattr(engine, "scheduler", None)
+            if hasattr(scheduler, "__len__"):
+                # the whole queue: a resumed crawl's scheduler/enqueued
+                # counts only what this run queued
+                scheduled = len(scheduler)  # type: ignore[arg-type]
+        if scheduled is None:
+            enqueued = int(get("scheduler/enqueued", 0))
+            scheduled = max(0, enqueued - int(get("scheduler/dequeued", 0)))
         deferred = deferred_waiting(self.crawler)
         return Progress(
             pages=pages,
-            pending=queued
-            + max(
-                0, int(get("scheduler/enqueued", 0)) - int(get("scheduler/dequeued", 0))
-            ),
+            pending=queued + scheduled,
             in_flight=in_flight,
             deferred=deferred,
             skipped=int(get(STATS_SKIPPED, 0)),
@@ -151,7 +158,11 @@ class ProgressLine:
             pass  # the terminal went away; the crawl goes on
 
     def spider_opened(self) -> None:
-        self._last = (time.monotonic(), 0)
+        # a resumed crawl's page count starts from the earlier runs' (the
+        # report adds them back when the crawl state opens, before this)
+        stats = self.crawler.stats
+        pages = int(stats.get_value(STATS_PAGES, 0)) if stats is not None else 0
+        self._last = (time.monotonic(), pages)
         if self.terminal:
             for handler in logging.getLogger().handlers:
                 if getattr(handler, "stream", None) is self.stream:
