@@ -151,6 +151,38 @@ async def test_fix_up_links_to_files_mirrored_later(tmp_path, server):
 
 
 @deferred_f_from_coro_f
+async def test_links_to_a_known_404_are_written_absolute_without_a_fix_up(
+    tmp_path, server
+):
+    # Breadth-first, one at a time: / (linking /gone before the rest) is
+    # written before /gone's 404, the other pages after it. Every page links
+    # /gone, and all end with the same absolute link to it; only / waited
+    # for the fix-up (a site whose every page links one 404 was rewritten
+    # whole at its end).
+    server.add("/", html('<a href="/gone#top">g</a> <a href="/d/a.html">a</a>'))
+    server.add("/d/a.html", html('<a href="../gone">g</a> <a href="b.html">b</a>'))
+    server.add("/d/b.html", html('<a href="/gone">g</a> <a href="/c.html">c</a>'))
+    server.add("/c.html", html('<a href="gone#x">g</a> <a href="d/b.html">b</a>'))
+    server.add("/gone", html("nope"), status=404)
+    result = await crawl(
+        tmp_path, start_urls=server.url("/"), settings={"CONCURRENT_REQUESTS": 1}
+    )
+    served = server.requested_pages()
+    assert served.index("/gone") < served.index("/d/a.html")  # as said above
+    root = result.output / "mirror" / host(server)
+    gone = server.url("/gone")
+    files = {
+        "index.html": f'<a href="{gone}#top">g</a> <a href="d/a.html">a</a>',
+        "d/a.html": f'<a href="{gone}">g</a> <a href="b.html">b</a>',
+        "d/b.html": f'<a href="{gone}">g</a> <a href="../c.html">c</a>',
+        "c.html": f'<a href="{gone}#x">g</a> <a href="d/b.html">b</a>',
+    }
+    for name, links in files.items():
+        assert links in (root / name).read_text(), name
+    assert result.stats["webspider/mirror/fixed_up_count"] == 1  # / alone
+
+
+@deferred_f_from_coro_f
 async def test_keep_originals_and_no_conversion(tmp_path, server):
     body = html('<a href="/a">a</a>')
     server.add("/", body)

@@ -177,6 +177,50 @@ def test_fix_up(state):
     assert result.kept == {}
 
 
+def test_links_to_absent_urls_are_written_as_the_fix_up_leaves_them(state):
+    page = (
+        b'<a href="gone.css#f">a</a><a href="../x/gone">b</a>'
+        b'<a href="http://h/docs/gone.css">c</a><a href="other">d</a>'
+    )
+
+    def written():
+        return convert(
+            page, state, SOURCE, page_url=PAGE, base_url=PAGE, encoding=None, html=True
+        )
+
+    # not known yet: kept expecting a file, made absolute by the fix-up
+    first = written()
+    assert first.kept.keys() == {"http://h/docs/gone.css", "http://h/x/gone"}
+    entry = Entry(
+        url=PAGE,
+        path=SOURCE,
+        hash="",
+        size=0,
+        pending=sorted(first.pending),
+        kept=first.kept,
+        restore=first.restore,
+    )
+    fixed = fix_up(first.data, entry, state, encoding=None, html=True)
+    # known as fetched and not mirrored: written so at once
+    state.mark_absent("http://h/docs/gone.css")
+    state.mark_absent("http://h/x/gone")
+    at_once = written()
+    assert (
+        at_once.data
+        == fixed.data
+        == (
+            b'<a href="http://h/docs/gone.css#f">a</a><a href="http://h/x/gone">b</a>'
+            b'<a href="http://h/docs/gone.css">c</a><a href="other.html">d</a>'
+        )
+    )
+    assert (
+        at_once.pending
+        == fixed.pending
+        == {"http://h/docs/gone.css", "http://h/x/gone"}
+    )
+    assert at_once.kept == fixed.kept == {}
+
+
 def test_unconvert_gives_back_absolute_urls(state):
     page = b'<a href="other">x</a> <a href="http://h/docs/other">y</a>'
     result = convert(

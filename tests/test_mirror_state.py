@@ -67,6 +67,34 @@ def test_targets_is_a_snapshot_of_what_a_page_links_to(store):
     assert again == targets
 
 
+def test_targets_tell_the_urls_fetched_and_not_mirrored(store):
+    state = MirrorState(store, "/m")
+    state.put(entry("http://h/a", "h/a.html"))
+    state.alias("http://h/old", "http://h/gone")
+    for url in ("http://h/gone", "http://h/a", "http://h/404"):
+        state.mark_absent(url)
+    links = ["http://h/a", "http://h/old", "http://h/404", "http://h/none"]
+    targets = state.targets(links)
+    # a mirrored URL, or one a redirect stands for, is never taken as absent
+    assert targets.absent == {"http://h/404"}
+    assert targets.get("http://h/404") is None
+    again = TargetIndex.from_json(json.loads(json.dumps(targets.to_json())))
+    assert again == targets
+    assert targets.subset(["http://h/404"]).absent == {"http://h/404"}
+    assert targets.subset(["http://h/a", "http://h/old"]).absent == set()
+    assert "absent" not in state.targets(["http://h/a"]).to_json()
+
+
+def test_absent_urls_kept_are_the_latest(store, monkeypatch):
+    monkeypatch.setattr("webspider.mirror.state.ABSENT_KEPT", 3)
+    state = MirrorState(store, "/m")
+    for i in range(5):
+        state.mark_absent(f"http://h/{i}")
+    assert list(state.absent) == ["http://h/2", "http://h/3", "http://h/4"]
+    links = [f"http://h/{i}" for i in range(5)]
+    assert state.targets(links).absent == {"http://h/2", "http://h/3", "http://h/4"}
+
+
 def test_moving_and_releasing_keep_the_names_owned(store):
     state = MirrorState(store, "/m")
     a = entry("http://h/a", "h/a.html")

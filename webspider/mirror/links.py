@@ -21,7 +21,7 @@ it), imports nothing from Scrapy.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from sys import intern
 from typing import TYPE_CHECKING, Any, Protocol
@@ -57,11 +57,14 @@ class _Aliases(Protocol):
 
 class Targets(Protocol):
     """What conversion reads of the mirror's state (MirrorState, or a
-    TargetIndex snapshot of it for one page): where each URL is stored, and
-    the redirects."""
+    TargetIndex snapshot of it for one page): where each URL is stored, the
+    redirects, and URLs fetched that will not be mirrored."""
 
     @property
     def aliases(self) -> _Aliases: ...
+
+    @property
+    def absent(self) -> Container[str]: ...
 
     def get(self, url: str) -> _Stored | None: ...
 
@@ -209,6 +212,7 @@ def convert(
     base_href = relative_href(source, source)
     page_key = canonical_url(page_url)
     site = page_key[: page_key.find("/", page_key.find("//") + 2) + 1]
+    absent = state.absent
 
     def keep(key: str, address: str, expected: Segments) -> None:
         kept[key] = path = intern("/".join(expected))
@@ -238,6 +242,11 @@ def convert(
         key = canonical_url(address)
         target = state.get(key)
         if target is None:
+            if key in absent:
+                # fetched, and never mirrored in this run (a 404): absolute
+                # now, as the fix-up would write it
+                pending.add(key)
+                return (address if address != head else None), True, None
             # Not mirrored (yet). A relative link that will open the file if
             # it is mirrored under its expected name is kept as the page
             # wrote it; the fix-up checks it.

@@ -93,6 +93,9 @@ NAMESPACES = (
 
 #: records imported or exported per batch
 _BATCH = 1000
+#: URLs fetched and not mirrored that MirrorState keeps in memory (the
+#: latest): ~100 bytes each
+ABSENT_KEPT = 4096
 
 Segments = tuple[str, ...]
 
@@ -470,6 +473,10 @@ class TargetIndex:
     entries: dict[str, Target] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     where: dict[str, str | int] = field(default_factory=dict)
+    #: URLs of the links this run fetched and will not mirror (a 404):
+    #: conversion writes their links as the fix-up would, absolute, so
+    #: that the page need not be fixed up for them (MirrorState.mark_absent)
+    absent: set[str] = field(default_factory=set)
 
     def get(self, url: str) -> Target | None:
         found = self._target(url)
@@ -502,12 +509,16 @@ class TargetIndex:
                     out.where[key] = where[key]
             if url in aliases:
                 out.aliases[url] = aliases[url]
+            elif url in self.absent:
+                out.absent.add(url)
         return out
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"aliases": self.aliases, "where": self.where}
         if self.entries:
             data["entries"] = {url: "/".join(t.path) for url, t in self.entries.items()}
+        if self.absent:
+            data["absent"] = sorted(self.absent)
         return data
 
     @classmethod
@@ -519,6 +530,7 @@ class TargetIndex:
             },
             dict(data["aliases"]),
             dict(data.get("where") or {}),
+            set(data.get("absent") or ()),
         )
 
 
@@ -649,6 +661,11 @@ class MirrorState:
         self.meta = store.records(NS_RUN)
         self.awaited = Awaited(store)
         self.aliases = _Aliases(self.alias_records)
+        #: canonical URLs this process saw fetched and not mirrored, for
+        #: good (``mark_absent``): the last ABSENT_KEPT, in memory only
+        #: (after a resume, or past them, links to the others wait for the
+        #: fix-up, which writes them the same)
+        self.absent: dict[str, None] = {}
         #: the run this crawl is, and whether the last one to write the
         #: state finished (``begin``)
         self.run = 0
@@ -732,6 +749,15 @@ class MirrorState:
                     out[i] = value
         return out
 
+    def mark_absent(self, key: str) -> None:
+        """The page at canonical URL ``key`` was fetched and will not be
+        mirrored in this run (a 404): links to it found from now on are
+        written absolute at once, as the fix-up would leave them."""
+        absent = self.absent
+        absent[key] = None
+        if len(absent) > ABSENT_KEPT:
+            del absent[next(iter(absent))]
+
     def targets(self, urls: Iterable[str]) -> TargetIndex:
         """A snapshot of where ``urls`` are stored, in a few batched reads."""
         keys = list(dict.fromkeys(urls))
@@ -752,6 +778,11 @@ class MirrorState:
                 if target is not None
             }
             found.aliases = aliases
+            absent = self.absent
+            if absent:
+                found.absent = {
+                    key for key in missing if key in absent and key not in aliases
+                }
             led = [t for t in dict.fromkeys(aliases.values()) if t not in where]
             for key, value in zip(led, self._where_many(led), strict=True):
                 if value is not None:

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Request, Response
     from typing_extensions import Self
 
     from webspider.page.links import ParsedPage
@@ -98,6 +98,9 @@ STATS_NOT_MODIFIED = "webspider/mirror/not_modified_count"
 STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
 STATS_REFUSED = "webspider/mirror/refused_count"
+#: client errors a crawl may ask again for (Scrapy's RETRY_HTTP_CODES,
+#: Retry-After): not taken as a URL's last answer
+_RETRIED = frozenset((408, 429))
 STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
 
 #: how far the outputs the mirror writes got, committed with its records
@@ -226,6 +229,8 @@ class MirrorStore:
         connect(self.state_committing, signal=crawl_state_committing)
         connect(self.spider_opened, signal=signals.spider_opened)
         connect(self.spider_closed, signal=signals.spider_closed)
+        if self.convert:
+            connect(self.response_received, signal=signals.response_received)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -714,6 +719,21 @@ class MirrorStore:
         # written again after a kill, by the run that wrote it: reported then
         again = old is not None and old.run == self.run and old.hash == entry.hash
         self.record_change(entry.url, change, used, again=again)
+
+    def response_received(self, response: Response, request: Request) -> None:
+        """A client error other than a timeout or a rate limit (a 404) is its
+        URL's last answer in this run, and nothing the mirror writes: links
+        to it found from now on are converted as the fix-up would leave
+        them (MirrorState.mark_absent). Error pages do not reach the
+        pipeline unless HTTPERROR_ALLOWED_CODES lets them."""
+        status = response.status
+        if (
+            400 <= status < 500
+            and status not in _RETRIED
+            and request.method == "GET"
+            and self.state is not None
+        ):
+            self.state.mark_absent(canonical_url(response.url))
 
     def alias(self, url: str, target: str) -> None:
         """``url`` redirected to (canonical) ``target``: links to it lead there."""
