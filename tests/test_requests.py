@@ -12,13 +12,19 @@ from scrapy.http import HtmlResponse, XmlResponse
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.request import fingerprint
 from scrapy.utils.test import get_crawler
 
 from webspider.frontier.requestdata import from_stored
 from webspider.frontier.state import StoredRequest
 from webspider.politeness.sitemaps import SitemapSeeder
 from webspider.reports.linkcheck import LinkCheckMiddleware
-from webspider.requests import link_requests, page_request, page_spider
+from webspider.requests import (
+    link_requests,
+    page_request,
+    page_spider,
+    safe_url_request,
+)
 from webspider.spiders.webspider import WebSpider
 
 SITE = "http://site.test/"
@@ -118,6 +124,94 @@ def test_link_requests_are_page_requests_with_the_page_bound(spider):
     first.meta["depth"] = 0
     first.meta["depth_reset"] = True
     assert make(SITE, "page").meta == {"depth": 2, REFERER: SITE, KIND: "page"}
+
+
+# URLs a crawl stores and finds on pages, odd ones included: each Request
+# built without Scrapy's quoting must be the one Request(url, …) builds
+ODD_URLS = [
+    "http://site.test/a/b.html",
+    "https://127.0.0.1:8443/_static/x-y_z~(1).css?v=2&w=%41",
+    "http://site.test:8080/p:q@r!$&'()*+,;=/%zz/../.%2e",
+    "http://site.test/a#top",
+    "http://site.test/a?q=1#x?y'z",
+    "http://site.test/?a='b'",
+    "http://site.test/#a#b",
+    "http://site.test/a b?c d#e f",
+    "http://site.test/a|b^c`d{e}",
+    "http://site.test/ä?ö=ü#ß",
+    "http://bücher.test/x",
+    "http://xn--bcher-kva.test/x",
+    "http://Site.TEST/A",
+    "HTTP://site.test/",
+    "http://site.test",
+    "http://site.test/a?",
+    "http://site.test/a#",
+    "http://site.test:80/",
+    "http://site.test:08/",
+    "http://u:p@ss@site.test/",
+    "http://[::1]:8080/a",
+    "http://site.test/a\\b",
+    "http://site.test/%E2%82%AC%",
+]
+
+
+def assert_same_request(fast: Request, slow: Request, spider: Spider | None) -> None:
+    assert type(fast) is type(slow)
+    assert fast.to_dict(spider=spider) == slow.to_dict(spider=spider)
+    assert fingerprint(fast) == fingerprint(slow)
+    assert "verbatim_url" not in fast.meta
+
+
+@pytest.mark.parametrize("url", ODD_URLS)
+def test_requests_of_safe_urls_are_built_as_scrapy_builds_them(spider, url):
+    meta = {"depth": 2, REFERER: SITE, KIND: "page", "webspider_round": 1}
+    arguments = {
+        "callback": spider.parse,
+        "errback": spider.on_error,
+        "method": "HEAD",
+        "priority": -3,
+        "headers": {"Referer": SITE},
+    }
+    fast = safe_url_request(url, meta=meta, **arguments)
+    assert_same_request(fast, Request(url, meta=meta, **arguments), spider)
+    fast.meta["depth"] = 0  # a meta of its own
+    assert meta["depth"] == 2
+    # the link factory: each link kind's meta is built once
+    make = link_requests(spider, depth=2, referer=SITE)
+    for kind in ("page", "requisite", "page"):
+        meta = {"depth": 2, REFERER: SITE, KIND: kind}
+        fast = make(url, kind)
+        slow = Request(url, callback=spider.parse, errback=spider.on_error, meta=meta)
+        assert_same_request(fast, slow, spider)
+        fast.meta["depth"] = 0
+    # the crawl state's requests, as from_stored built them before
+    data = StoredRequest(key=url, url=url, depth=4, referer=SITE, meta={"x": [1]})
+    slow_meta = {
+        "depth": 4,
+        "webspider_round": 0,
+        "_webspider_from_state": True,
+        REFERER: SITE,
+        KIND: "page",
+        "x": [1],
+    }
+    slow = Request(url, callback=spider.parse, errback=spider.on_error, meta=slow_meta)
+    assert_same_request(from_stored(data, spider), slow, spider)
+
+
+def test_a_verbatim_url_asked_for_stays_verbatim(spider):
+    # a request whose meta asks Scrapy not to quote its URL keeps asking
+    meta = {"verbatim_url": True}
+    request = safe_url_request("http://site.test/a b", meta=meta)
+    assert request.url == "http://site.test/a b"
+    assert request.meta == {"verbatim_url": True}
+    assert safe_url_request("http://site.test/a", meta={}).meta == {}
+
+
+def test_scrapy_skips_the_quoting_of_a_verbatim_url():
+    # what safe_url_request relies on for its speed (not for its result)
+    assert Request("http://site.test/a b", meta={"verbatim_url": True}).url == (
+        "http://site.test/a b"
+    )
 
 
 def test_without_a_spider_the_requests_name_no_callback():

@@ -273,3 +273,56 @@ def test_a_host_and_its_punycode_are_one_host():
         assert host_of(url) == "xn--bcher-kva.test"
         assert origin_of(url) == ("http", "xn--bcher-kva.test", 80)
         assert canonical_url(url) == "http://xn--bcher-kva.test/a"
+
+
+@pytest.mark.parametrize(
+    ("url", "safe"),
+    [
+        ("http://example.org/a/b.html", True),
+        ("https://127.0.0.1:8000/_static/x-y_z~(1).css?v=2&w=%41#top", True),
+        ("http://a-b.example.org:65535/p:q@r!$&'()*+,;=%zz/../.%2e", True),
+        ("http://xn--bcher-kva.ch/a#x?y'z", True),
+        ("http://example.org:80/", True),  # the port is kept
+        ("http://Example.org/", False),  # host lower-cased
+        ("http://bücher.ch/", False),  # IDNA
+        ("http://[::1]/", False),
+        ("http://example.org", False),  # no path
+        ("http://example.org/a?", False),  # an empty query is dropped
+        ("http://example.org/a#", False),  # an empty fragment too
+        ("http://example.org/?a='b'", False),  # "'" quoted in a query
+        ("http://example.org/#a#b", False),  # a second "#" quoted
+        ("http://example.org/a b", False),
+        ("http://example.org/a|b", False),
+        ("http://example.org:08/", False),  # leading zero dropped
+        ("http://example.org:65536/", False),  # out of range: an error
+        ("http://u:p@example.org/", False),  # userinfo quoted
+        ("HTTP://example.org/", False),  # scheme lower-cased
+        ("ftp://example.org/", False),
+    ],
+)
+def test_safe_urls_are_their_own_safe_url_string(url, safe):
+    assert url_module.is_safe_url(url) is safe
+    if safe:
+        assert safe_url_string(url) == url
+
+
+def test_is_safe_url_agrees_with_w3lib_on_random_urls():
+    # the Requests built from stored URLs and from links skip Scrapy's
+    # quoting when is_safe_url says so: it must never say so wrongly
+    rnd = random.Random(17)
+    labels = ["a", "b1", "0", "1", "255", "256", "xn--bcher-kva", "xn--zz", "xn--"]
+    labels += ["a-", "-", "0x7f", "010", "4294967296", "A", "é", "", "a" * 64]
+    chars = [*"aZ09_~!$&'()*+,=:;@/.-%?#", "%2e", "%2E", "..", "//", "%41", "%zz"]
+    chars += ["./", "../", "/./", "/../", "?", "#", "é", " ", "|", "\\", "^", "[]"]
+    ports = ["", ":", ":1", ":08", ":8080", ":65535", ":65536", ":80", ":443", ":0"]
+    fast = 0
+    for _ in range(40000):
+        host = ".".join(rnd.choice(labels) for _ in range(rnd.randint(1, 4)))
+        pool = chars[:36] if rnd.random() < 0.7 else chars  # mostly safe ones
+        rest = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 14)))
+        scheme = rnd.choice(["http", "https", "HTTP"])
+        url = f"{scheme}://{host}{rnd.choice(ports)}{rnd.choice(['/', '', '?'])}{rest}"
+        if url_module.is_safe_url(url):
+            fast += 1
+            assert safe_url_string(url) == url, url
+    assert fast > 2000

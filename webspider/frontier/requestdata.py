@@ -34,6 +34,7 @@ from scrapy import Request
 
 from webspider.frontier.state import StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER, META_ROUND
+from webspider.requests import safe_url_request
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -154,7 +155,8 @@ def from_stored(stored: StoredRequest, spider: Spider | None) -> Request:
     if extra.pop(META_LINK_KIND, stored.kind) is not None:
         meta[META_LINK_KIND] = stored.kind
     meta.update(extra)
-    return Request(
+    # the stored URL is a Request's: already quoted, nearly always
+    return safe_url_request(
         stored.url,
         method=stored.method,
         callback=getattr(spider, callback, None),

@@ -169,6 +169,30 @@ def _strip_sessions(canon: str) -> str:
     return f"{head}?{query}" if query else head
 
 
+# An http(s) URL that w3lib's safe_url_string (what scrapy.Request does to
+# every URL it is given) returns unchanged: a lower-case ASCII host name
+# (no IDNA, no IPv6), a port with no leading zero and in range, a path of
+# characters it never escapes (a lone "%" included), and a query and a
+# fragment that are not empty and hold no character it escapes there (a
+# "'" in the query, a second "#"). Conservative: any other URL may well be
+# safe too, and only costs the slow path. tests/test_utils_url.py checks it
+# against w3lib over adversarial URLs.
+_SAFE_PATH = r"[A-Za-z0-9._~!$&'()*+,;=:@/%-]"
+_SAFE_URL_RE = re.compile(
+    r"https?://[a-z0-9-]+(?:\.[a-z0-9-]+)*"
+    r"(?::(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d|6553[0-5]))?"
+    rf"/{_SAFE_PATH}*"
+    r"(?:\?[A-Za-z0-9._~!$&()*+,;=:@/?%-]+)?"
+    rf"(?:#(?:{_SAFE_PATH}|\?)+)?"
+)
+
+
+def is_safe_url(url: str) -> bool:
+    """Whether ``url`` is certainly one that w3lib's ``safe_url_string``
+    (scrapy.Request's quoting) returns unchanged; False says nothing."""
+    return _SAFE_URL_RE.fullmatch(url) is not None
+
+
 def url_scheme(url: str) -> str:
     """Lower-cased scheme of an absolute URL, or '' when it has none."""
     match = _SCHEME_RE.match(url)
