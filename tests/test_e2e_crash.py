@@ -111,6 +111,9 @@ def command(server: TestServer, out: Path, *extra: str) -> list[str]:
         *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
         *("-a", "mirror=0", "-s", "CONCURRENT_REQUESTS=4"),
         *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
+        # a commit every 32 pages as well as every second: the moments below
+        # are committed (or not) however fast the machine crawls
+        *("-s", "WEBSPIDER_STATE_COMMIT_PAGES=32"),
         *extra,
     )
 
@@ -151,7 +154,7 @@ def finish(server: TestServer, out: Path, *extra: str) -> str:
 
 #: requests a stop may cost again: those in flight (CONCURRENT_REQUESTS=4,
 #: and a few the engine holds) and those done since the last commit (a
-#: commit is due after 32 acknowledgements)
+#: commit is due after 32 acknowledgements: WEBSPIDER_STATE_COMMIT_PAGES)
 REFETCH_PER_STOP = 4 + 4 + 32
 
 
@@ -185,6 +188,38 @@ def test_kill_9_at_several_moments_then_resume_then_run_again(tmp_path, server):
     assert "Resuming" not in log
     assert Counter(server.requested_pages()) == Counter(set(site))
     assert_complete(server, out, site)
+
+
+def test_the_commit_cadence_bounds_what_a_kill_fetches_again(tmp_path, server):
+    """WEBSPIDER_STATE_COMMIT_PAGES: the state commits every that many pages
+    done (the interval set out of reach), so a kill fetches again what was
+    in flight and at most that many pages done; with 0 the count commits
+    nothing, and every page done before the kill is fetched again."""
+    site = tree(delay=0.005)
+    site.serve(server)
+    moments = Moments(server)
+    by_time = ("-s", "WEBSPIDER_STATE_COMMIT_INTERVAL=3600")
+    every_8 = (*by_time, "-s", "WEBSPIDER_STATE_COMMIT_PAGES=8")
+    out = tmp_path / "every-8"
+    killed_at(moments, server, out, nth_page(100), *every_8)
+    finish(server, out, *every_8)
+    again = [p for p, n in Counter(server.requested_pages()).items() if n > 1]
+    assert 0 < len(again) <= 4 + 4 + 8, sorted(again)
+    assert_complete(server, out, site)
+
+    server.clear()
+    time_only = (*by_time, "-s", "WEBSPIDER_STATE_COMMIT_PAGES=0")
+    out = tmp_path / "time-only"
+    killed_at(moments, server, out, nth_page(100), *time_only)
+    before = set(server.requested_pages())
+    assert len(before) >= 100
+    finish(server, out, *time_only)
+    served = Counter(server.requested_pages())
+    assert {p for p, n in served.items() if n > 1} == before  # none committed
+    assert set(served) == set(site)
+    lines = (out / "pages.jsonl").read_text("utf-8").splitlines()
+    urls = [json.loads(line)["url"][len(server.base) :] for line in lines]
+    assert sorted(urls) == sorted(site)  # the lines of the kill cut back
 
 
 def test_kill_9_after_a_redirect_is_done_then_resume(tmp_path, server):

@@ -55,6 +55,9 @@ def command(server: TestServer, out: Path) -> list[str]:
         *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
         *("-a", "mirror=0", "-s", "CONCURRENT_REQUESTS=4"),
         *("-s", "WEBSPIDER_PROGRESS=off", "-s", "RETRY_TIMES=0"),
+        # a commit every 32 pages as well as every second: the moments below
+        # are committed (or not) however fast the machine crawls
+        *("-s", "WEBSPIDER_STATE_COMMIT_PAGES=32"),
     )
 
 
@@ -134,7 +137,7 @@ def uninterrupted(tmp_path_factory, server) -> dict[str, Any]:
     ("moments", "robots"),
     [
         # a kill 5 pages in may come before the first commit (a second, or
-        # 32 pages): that run's robots.txt answer is lost with its pages
+        # 32 pages here): that run's robots.txt answer is lost with its pages
         pytest.param((5, 50, 110), 2, id="3-kills"),
         pytest.param((70,), 1, id="1"),
     ],

@@ -109,3 +109,41 @@ def test_corrupt_and_locked_states_are_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"corrupt.*restart=1"):
         check_crawl_state(settings(tmp_path))
     check_crawl_state(settings(tmp_path, WEBSPIDER_STATE_RESTART=True))
+
+
+def test_the_commit_cadence_comes_from_the_settings(tmp_path):
+    state, _ = open_crawl_state(settings(tmp_path))
+    assert (state.commit_interval, state.commit_acks) == (1.0, None)  # time only
+    state.close()
+    state, _ = open_crawl_state(
+        settings(
+            tmp_path,
+            WEBSPIDER_STATE_COMMIT_INTERVAL="2.5",
+            WEBSPIDER_STATE_COMMIT_PAGES="2",
+        )
+    )
+    assert (state.commit_interval, state.commit_acks) == (2.5, 2)
+    state.add(
+        [
+            StoredRequest(key=f"http://a.test/{i}", url=f"http://a.test/{i}")
+            for i in range(2)
+        ]
+    )
+    state.ack([lease.ticket for lease in state.lease(1, deadline=1e12)])
+    assert not state.commit_due()
+    state.ack([lease.ticket for lease in state.lease(1, deadline=1e12)])
+    assert state.commit_due()  # two pages done, long before 2.5 s
+    state.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("WEBSPIDER_STATE_COMMIT_PAGES", "-1", "at least 0"),
+        ("WEBSPIDER_STATE_COMMIT_PAGES", "many", "whole number"),
+        ("WEBSPIDER_STATE_COMMIT_INTERVAL", "0", "more than 0 seconds"),
+    ],
+)
+def test_a_bad_commit_cadence_is_refused(tmp_path, name, value, message):
+    with pytest.raises(ConfigError, match=message):
+        check_crawl_state(settings(tmp_path, **{name: value}))

@@ -34,6 +34,12 @@ WEBSPIDER_STATE_KEY = ""
 # (killed, lost) goes back to the shared queue; also how long its robots.txt
 # fetch and its places at an origin hold the others (webspider.politeness.shared)
 WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
+# the embedded crawl state commits (an fsync) this many seconds after the
+# last commit, and also once this many pages are done (0: the time alone); a
+# kill fetches again what was in flight and what was done since the last
+# commit (bench/README.md, "The state's commit, per page")
+WEBSPIDER_STATE_COMMIT_INTERVAL = 1.0
+WEBSPIDER_STATE_COMMIT_PAGES = 0
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True

@@ -87,6 +87,10 @@ class StateOptions(Options):
     #: the crawl's name on Redis ("" derived: webspider.frontier.resume)
     key: str = defaults.WEBSPIDER_STATE_KEY
     lease_timeout: float = defaults.WEBSPIDER_STATE_LEASE_TIMEOUT
+    #: seconds after which a commit is due
+    commit_interval: float = defaults.WEBSPIDER_STATE_COMMIT_INTERVAL
+    #: pages done after which a commit is due, whatever the time (0: none)
+    commit_pages: int = defaults.WEBSPIDER_STATE_COMMIT_PAGES
 
     @property
     def shared(self) -> bool:
@@ -109,7 +113,19 @@ class StateOptions(Options):
                 f"WEBSPIDER_STATE_LEASE_TIMEOUT must be more than 0 seconds, "
                 f"got {timeout:g}"
             )
-        return cls(url=url, key=key, lease_timeout=timeout)
+        interval = get_float(settings, "WEBSPIDER_STATE_COMMIT_INTERVAL")
+        if interval <= 0:
+            raise ConfigError(
+                f"WEBSPIDER_STATE_COMMIT_INTERVAL must be more than 0 seconds, "
+                f"got {interval:g}"
+            )
+        return cls(
+            url=url,
+            key=key,
+            lease_timeout=timeout,
+            commit_interval=interval,
+            commit_pages=get_int(settings, "WEBSPIDER_STATE_COMMIT_PAGES", minimum=0),
+        )
 
 
 def _check_state_url(url: str) -> None:

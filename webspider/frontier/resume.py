@@ -200,15 +200,21 @@ def open_crawl_state(
         return _open_shared_state(settings)
     path = state_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
+    options = StateOptions.of(settings)
+    interval, acks = options.commit_interval, options.commit_pages or None
     try:
-        state = SQLiteState(path, fresh=restart(settings))
+        state = SQLiteState(
+            path, fresh=restart(settings), commit_interval=interval, commit_acks=acks
+        )
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     if state.get_meta(META_FINISHED) == "1":
         # the last crawl finished: this one starts afresh (an update crawl)
         run = int(state.get_meta(META_RUN) or 0)
         state.close(keep_lock=True)  # no other crawl slips in between
-        state = SQLiteState(path, fresh=True)
+        state = SQLiteState(
+            path, fresh=True, commit_interval=interval, commit_acks=acks
+        )
         state.set_meta(META_RUN, str(run))
     fingerprint = crawl_fingerprint(settings)
     stored = state.get_meta(META_FINGERPRINT)

@@ -49,7 +49,9 @@ state has one holder, and when it dies every lease is returned at once
 
 Durability. ``synchronous=FULL`` in WAL mode fsyncs the log at each commit,
 so a committed batch survives kill -9 and power loss alike; the caller
-commits about once a second or every 32 acknowledgements (``commit_due``)
+commits once ``commit_interval`` seconds passed (1 s), or ``commit_acks``
+acknowledgements when set (``commit_due``; the crawl's settings
+WEBSPIDER_STATE_COMMIT_INTERVAL and WEBSPIDER_STATE_COMMIT_PAGES)
 and at the moments that matter (a round change, the end, the
 acknowledgement of a request fetched again after a kill), and a kill or a
 power cut loses at most the last batch — which the resumed crawl fetches
@@ -251,7 +253,7 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
-        commit_acks: int | None = 32,
+        commit_acks: int | None = None,
         release_leases: bool = True,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one.
@@ -269,7 +271,7 @@ class SQLiteState:
         #: the requests that were in flight when the last holder of the
         #: state died (fetched once already): the acknowledgement of one is
         #: committed at once (``commit_due``), so that a crawl killed again
-        #: soon after a resume (before a second or 32 acks have passed)
+        #: soon after a resume (before the next commit was due)
         #: does not fetch it a third time
         self._again: set[int] = set()
         self._urgent = False
