@@ -39,7 +39,7 @@ WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
 # kill fetches again what was in flight and what was done since the last
 # commit (bench/README.md, "The state's commit, per page")
 WEBSPIDER_STATE_COMMIT_INTERVAL = 1.0
-WEBSPIDER_STATE_COMMIT_PAGES = 0
+WEBSPIDER_STATE_COMMIT_PAGES = 32
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True

@@ -257,7 +257,7 @@ class SQLiteState:
         lock: bool = True,
         fresh: bool = False,
         commit_interval: float = 1.0,
-        commit_acks: int | None = None,
+        commit_acks: int | None = 32,
         release_leases: bool = True,
     ) -> None:
         """``fresh``: replace any state at ``path`` by an empty one.
