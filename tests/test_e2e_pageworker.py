@@ -5,12 +5,13 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from tests.support.cli import start_crawl
+from tests.support.cli import ROOT, scrapy_command, scrapy_env, start_crawl
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.pageworker.client import PageWorker
@@ -235,3 +236,69 @@ def test_a_crawl_stopped_with_its_worker_keeps_the_worker(tmp_path, server):
     assert "Page worker lost" not in log, log[-3000:]
     assert "page_worker/fallback_count" not in log
     assert "'webspider/page_worker/parsed_count'" in log
+
+
+def test_ctrl_c_twice_does_not_reach_the_worker(tmp_path, server):
+    """The worker is out of the terminal's process group: a double Ctrl-C
+    (SIGINT to the group) while it still imported its modules printed
+    Python's KeyboardInterrupt traceback into the crawl's output. The crawl
+    stops it (its stdin closed), whether it stops gracefully or is killed."""
+    for i in range(100):
+        server.add(f"/p/{i}", Page(html(f'<a href="/p/{i + 1}">next</a>'), delay=0.2))
+    server.add("/", html("".join(f'<a href="/p/{i}">{i}</a>' for i in range(100))))
+    for stop in ("ctrl-c twice", "kill -9"):
+        process = subprocess.Popen(
+            scrapy_command(
+                *("-a", f"url={server.url('/')}", "-a", f"output={tmp_path / stop}")
+            ),
+            cwd=ROOT,
+            env=scrapy_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # its own group, as a terminal gives it
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not (found := [p for p in children(process.pid) if _is_worker(p)]):
+                assert process.poll() is None, process.communicate()[0][-3000:]
+                assert time.monotonic() < deadline, "no worker started"
+                time.sleep(0.005)  # at once: the worker is still importing
+            (worker,) = found
+            assert os.getpgid(worker) != os.getpgid(process.pid)
+            if stop == "kill -9":
+                process.kill()
+            else:
+                os.killpg(process.pid, signal.SIGINT)
+                time.sleep(0.1)
+                os.killpg(process.pid, signal.SIGINT)
+            log = process.communicate(timeout=60)[0]
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        assert "Traceback" not in log, log[-3000:]
+        deadline = time.monotonic() + 20
+        while os.path.exists(f"/proc/{worker}") and not _zombie(worker):
+            assert time.monotonic() < deadline, (
+                f"the worker outlived the crawl ({stop})"
+            )
+            time.sleep(0.05)
+
+
+def _is_worker(pid: int) -> bool:
+    """Whether ``pid`` runs the worker's program (so it is past the exec,
+    and past what Popen does before it: its own session)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"webspider.pageworker.worker" in f.read()
+    except OSError:
+        return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -100,6 +100,26 @@ class Run:
     served: list[str] = field(default_factory=list)
     #: of those, the ones the state does not hold as done after the stop
     in_flight: list[str] = field(default_factory=list)
+    #: the crawl's children at the stop (its page worker: a session of its
+    #: own, out of the group a Ctrl-C reaches)
+    children: list[int] = field(default_factory=list)
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs still (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def command(url: str, out: Path, project: Path, extra: list[str]) -> list[str]:
@@ -195,6 +215,7 @@ class Crawls:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
                 self._reap_group(proc.pid, run)
+                self._reap_children(run)
         run.seconds = round(time.monotonic() - started, 2)
         run.finished = bool(state_finished(self.out))
         run.served = [
@@ -237,6 +258,7 @@ class Crawls:
         if proc.poll() is not None:
             run.notes.append("ended before the stop")
             return
+        run.children = children_of(proc.pid)
         if run.event == "kill":
             proc.send_signal(signal.SIGKILL)
             return
@@ -249,6 +271,19 @@ class Crawls:
         except subprocess.TimeoutExpired:
             run.notes.append("did not stop within 120 s of two SIGINTs: killed")
             proc.send_signal(signal.SIGKILL)
+
+    @staticmethod
+    def _reap_children(run: Run) -> None:
+        """The page worker ends when its stdin does; say if it did not."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if not [pid for pid in run.children if alive(pid)]:
+                return
+            time.sleep(0.05)
+        run.notes.append("the page worker outlived the crawl by 5 s: killed")
+        for pid in run.children:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     @staticmethod
     def _reap_group(pgid: int, run: Run) -> None:

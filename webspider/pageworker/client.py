@@ -193,6 +193,12 @@ class PageWorker:
                 stdout=subprocess.PIPE,
                 # the modules this process imports (a scrapyd egg included)
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                # out of the terminal's process group: a Ctrl-C is the
+                # crawl's to handle (it closes this process's stdin), and
+                # one while this process still imports printed Python's
+                # KeyboardInterrupt traceback into the crawl's output; it
+                # ends when its stdin does, the crawl killed included
+                start_new_session=True,
             )
         except OSError as exc:
             logger.warning("Page worker not started (%s): pages are read here", exc)

@@ -447,8 +447,9 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
 
 
 def main() -> int:
-    # Ctrl-C reaches the whole process group: the crawl stops gracefully and
-    # then closes this worker's stdin.
+    # The crawl starts this process in a session of its own, out of reach of
+    # a terminal's Ctrl-C; started otherwise (by hand, a test), Ctrl-C is
+    # still the crawl's: it stops gracefully and then closes this stdin.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # as the crawl's process does (webspider.commands.crawl): a scan makes
     # many small objects, and the modules' never need collecting
