@@ -157,27 +157,19 @@ def safe_url_request(
     nothing downstream (its fingerprint, a download handler) sees it. A
     meta that sets ``verbatim_url`` itself, or an empty one (Scrapy keeps
     no dict then), is built the ordinary way."""
-    if meta and _VERBATIM not in meta and is_safe_url(url):
-        request = Request(
-            url,
-            method=method,
-            callback=callback,
-            errback=errback,
-            meta={**meta, _VERBATIM: True},
-            priority=priority,
-            headers=headers,
-        )
-        del request.meta[_VERBATIM]
-        return request
-    return Request(
+    verbatim = bool(meta) and _VERBATIM not in meta and is_safe_url(url)
+    request = Request(
         url,
         method=method,
         callback=callback,
         errback=errback,
-        meta=meta,
+        meta={**meta, _VERBATIM: True} if verbatim else meta,
         priority=priority,
         headers=headers,
     )
+    if verbatim:
+        del request.meta[_VERBATIM]
+    return request
 
 
 def _callbacks(
