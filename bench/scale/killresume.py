@@ -214,8 +214,7 @@ class Crawls:
                     run.notes.append("still running after 600 s: killed")
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-                self._reap_group(proc.pid, run)
-                self._reap_children(run)
+                self._reap(proc.pid, run)
         run.seconds = round(time.monotonic() - started, 2)
         run.finished = bool(state_finished(self.out))
         run.served = [
@@ -273,31 +272,29 @@ class Crawls:
             proc.send_signal(signal.SIGKILL)
 
     @staticmethod
-    def _reap_children(run: Run) -> None:
-        """The page worker ends when its stdin does; say if it did not."""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if not [pid for pid in run.children if alive(pid)]:
-                return
-            time.sleep(0.05)
-        run.notes.append("the page worker outlived the crawl by 5 s: killed")
-        for pid in run.children:
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    def _reap(pgid: int, run: Run) -> None:
+        """The crawl's process group and its page worker (a session of its
+        own, ended when its stdin is) should follow the crawl out; say if
+        they did not."""
 
-    @staticmethod
-    def _reap_group(pgid: int, run: Run) -> None:
-        """The page worker should follow its crawl out; say if it did not."""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
+        def left() -> bool:
             try:
                 os.killpg(pgid, 0)
             except ProcessLookupError:
+                return any(alive(pid) for pid in run.children)
+            return True
+
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if not left():
                 return
             time.sleep(0.05)
         run.notes.append("a process of the crawl outlived it by 5 s: killed")
         with suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+        for pid in run.children:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 # --- reading the outputs ---------------------------------------------------------
