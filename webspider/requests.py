@@ -110,25 +110,20 @@ def link_requests(
     each link's Request (bench/seen_overhead.py). A link whose URL is
     already safe skips Scrapy's quoting, as in ``safe_url_request``."""
     callback, errback = _callbacks(spider)
-    metas: dict[str, dict[str, Any]] = {}
+    #: kind → its meta, and the same with the verbatim flag
+    metas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def make(url: str, kind: str) -> Request:
-        meta = metas.get(kind)
-        if meta is None:
+        pair = metas.get(kind)
+        if pair is None:
             meta = {"depth": depth, META_REFERER: referer, META_LINK_KIND: kind}
-            metas[kind] = meta
-            metas[_VERBATIM + kind] = {**meta, _VERBATIM: True}
+            pair = metas[kind] = (meta, {**meta, _VERBATIM: True})
         if is_safe_url(url):
             # as safe_url_request, with the kind's meta built once
-            request = Request(
-                url,
-                callback=callback,
-                errback=errback,
-                meta=metas[_VERBATIM + kind],
-            )
+            request = Request(url, callback=callback, errback=errback, meta=pair[1])
             del request.meta[_VERBATIM]
             return request
-        return Request(url, callback=callback, errback=errback, meta=meta)
+        return Request(url, callback=callback, errback=errback, meta=pair[0])
 
     return make
 
