@@ -8,7 +8,7 @@ yet acknowledged), the crawl is killed with SIGKILL —
 
 - ``-s TEST_KILL_WHEN=committed``: once the crawl state has committed the
   page's mirror record (by the acknowledgements of other pages, as a commit
-  is due every second), its own ack not: the page is fetched
+  is due every second or 32 acks by default), its own ack not: the page is fetched
   again by the resumed crawl, with a record of this run;
 - ``-s TEST_KILL_WHEN=now`` (default): at once, its records not committed.
 
