@@ -98,9 +98,9 @@ STATS_NOT_MODIFIED = "webspider/mirror/not_modified_count"
 STATS_CONVERTED = "webspider/mirror/converted_links_count"
 STATS_FIXED = "webspider/mirror/fixed_up_count"
 STATS_REFUSED = "webspider/mirror/refused_count"
-#: client errors a crawl may ask again for (Scrapy's RETRY_HTTP_CODES,
-#: Retry-After): not taken as a URL's last answer
-_RETRIED = frozenset((408, 429))
+#: a client error asked again after a Retry-After pause
+#: (webspider.politeness), whatever RETRY_HTTP_CODES says
+_PAUSED = 429
 STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
 
 #: how far the outputs the mirror writes got, committed with its records
@@ -188,6 +188,11 @@ class MirrorStore:
         output = get_output_dir(settings)
         self.convert = options.convert_links
         self.keep_originals = options.keep_originals
+        #: client errors the crawl may ask again for (RETRY_HTTP_CODES, a
+        #: Retry-After): not taken as a URL's last answer
+        self._retried = frozenset(
+            [_PAUSED, *map(int, settings.getlist("RETRY_HTTP_CODES"))]
+        )
         self.update = options.update
         self.thread_size = options.thread_size
         self.state_path = output / MIRROR_STATE_FILE
@@ -721,15 +726,16 @@ class MirrorStore:
         self.record_change(entry.url, change, used, again=again)
 
     def response_received(self, response: Response, request: Request) -> None:
-        """A client error other than a timeout or a rate limit (a 404) is its
-        URL's last answer in this run, and nothing the mirror writes: links
-        to it found from now on are converted as the fix-up would leave
-        them (MirrorState.mark_absent). Error pages do not reach the
-        pipeline unless HTTPERROR_ALLOWED_CODES lets them."""
+        """A client error the crawl does not ask again for (a 404, unless
+        RETRY_HTTP_CODES names it) is its URL's last answer in this run,
+        and nothing the mirror writes: links to it found from now on are
+        converted as the fix-up would leave them (MirrorState.mark_absent).
+        Error pages do not reach the pipeline unless HTTPERROR_ALLOWED_CODES
+        lets them."""
         status = response.status
         if (
             400 <= status < 500
-            and status not in _RETRIED
+            and status not in self._retried
             and request.method == "GET"
             and self.state is not None
         ):
