@@ -10,6 +10,7 @@ lack an internal, and end to end: real Scrapy with one internal deleted
 from __future__ import annotations
 
 import inspect
+import json
 import subprocess
 import sys
 from collections import deque
@@ -492,3 +493,106 @@ def test_an_in_process_crawl_refuses_when_the_spider_is_built(tmp_path):
         proc.stderr[-2000:]
     )
     assert not out.exists()
+
+
+# -- start-up: Scrapy's TLS aliases without inspect.stack() --------------------------
+#: run in a fresh Python: imports Scrapy's TLS aliases plainly or through
+#: import_tls_aliases (argv[1]), a few calls deep as in a crawl, and prints
+#: what Scrapy ended up with, and how often inspect.stack()'s per-frame work ran
+TLS_ALIASES = """
+import inspect
+import json
+import sys
+import warnings
+
+calls = []
+real_getouterframes = inspect.getouterframes
+
+
+def counted(*args, **kwargs):
+    calls.append(1)
+    return real_getouterframes(*args, **kwargs)
+
+
+inspect.getouterframes = counted
+
+
+def deep(depth):
+    if depth:
+        return deep(depth - 1)
+    if sys.argv[1] == "on-demand":
+        from webspider.internals import import_tls_aliases
+
+        import_tls_aliases()
+    else:
+        import scrapy.core.downloader.contextfactory  # noqa: F401
+
+
+with warnings.catch_warnings(record=True) as at_import:
+    warnings.simplefilter("always")
+    deep(30)
+
+from scrapy.core.downloader import contextfactory, tls
+import scrapy.utils.deprecate
+
+seen = {"import_warnings": [str(w.message) for w in at_import]}
+for alias in (
+    contextfactory.ScrapyClientContextFactory,
+    contextfactory.AcceptableProtocolsContextFactory,
+    tls.ScrapyClientTLSOptions,
+):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        type("Mine", (alias,), {})
+        try:
+            alias()
+        except TypeError:
+            pass  # the warning comes first
+    seen[alias.__qualname__] = {
+        "module": alias.__module__,
+        "mro": [f"{k.__module__}.{k.__qualname__}" for k in alias.__mro__],
+        "warnings": [(w.category.__name__, str(w.message)) for w in caught],
+    }
+print(json.dumps({
+    "seen": seen,
+    "stack_calls": len(calls),
+    "inspect_restored": scrapy.utils.deprecate.inspect is inspect,
+}))
+"""
+
+
+def tls_aliases(mode: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", TLS_ALIASES, mode],
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def test_tls_aliases_on_demand_are_what_a_plain_import_makes():
+    plain, on_demand = tls_aliases("plain"), tls_aliases("on-demand")
+    assert on_demand["seen"] == plain["seen"]
+    # __module__ as inspect.stack()[1] gave it: where each alias is defined
+    assert plain["seen"]["ScrapyClientTLSOptions"]["module"] == (
+        "scrapy.core.downloader.tls"
+    )
+    warned = plain["seen"]["ScrapyClientContextFactory"]["warnings"]
+    assert [category for category, _ in warned] == ["ScrapyDeprecationWarning"] * 2
+    assert plain["seen"]["import_warnings"] == []  # no "Error detecting parent module"
+
+
+def test_tls_aliases_on_demand_read_no_stack():
+    # The plain import reads the whole stack three times (what costs); if
+    # Scrapy stops doing so, this test says the workaround can go.
+    assert tls_aliases("plain")["stack_calls"] == 3
+    on_demand = tls_aliases("on-demand")
+    assert on_demand["stack_calls"] == 0
+    # and scrapy.utils.deprecate has the real inspect module back
+    assert on_demand["inspect_restored"] is True
