@@ -244,6 +244,7 @@ def test_switched_off_components_are_not_imported(tmp_path, server, switched_on)
 
 #: a sitecustomize that counts, in every process it starts in, the calls of
 #: inspect.getouterframes (inspect.stack()'s reading of each frame's source)
+#: and the modules inspect mapped to their files (getmodule's first call)
 COUNT_STACKS = """
 import atexit
 import inspect
@@ -260,15 +261,18 @@ def _counted(*args, **kwargs):
 
 inspect.getouterframes = _counted
 atexit.register(
-    lambda: open(os.environ["STACKS_FILE"], "a").write(f"{os.getpid()} {len(_calls)}\\n")
+    lambda: open(os.environ["STACKS_FILE"], "a").write(
+        f"{os.getpid()} {len(_calls)} {len(inspect.modulesbyfile)}\\n"
+    )
 )
 """
 
 
 def test_a_crawl_reads_no_whole_stack_at_start_up(tmp_path, server):
-    # Scrapy's TLS aliases read the whole stack three times as they are
-    # imported (a tenth of a second of every start); the command imports
-    # them through webspider.internals.import_tls_aliases instead.
+    # Scrapy's TLS aliases read the whole stack three times and look their
+    # module up as they are imported (a tenth of a second of every start);
+    # the command imports them through webspider.internals.import_tls_aliases
+    # instead.
     server.add("/", html('<a href="/a.html">a</a>', "Home"))
     server.add("/a.html", html("<p>a</p>", "A"))
     shim = tmp_path / "shim"
@@ -292,4 +296,5 @@ def test_a_crawl_reads_no_whole_stack_at_start_up(tmp_path, server):
     assert len((out / "pages.jsonl").read_text().splitlines()) == 2
     counts = [line.split() for line in stacks.read_text().splitlines()]
     assert len(counts) == 2  # the crawl and its page worker
-    assert [calls for _, calls in counts] == ["0", "0"]
+    assert [calls for _, calls, _ in counts] == ["0", "0"]
+    assert [mapped for _, _, mapped in counts] == ["0", "0"]
