@@ -43,6 +43,7 @@ from webspider.internals import (
     OVERRIDE,
     Internal,
     ScrapyInternalsError,
+    _InspectOnDemand,
     add_total_concurrency,
     check_internals,
     engine_closing,
@@ -603,3 +604,32 @@ def test_tls_aliases_on_demand_read_no_stack():
     assert on_demand["modules_mapped"] == 0
     # and scrapy.utils.deprecate has the real inspect module back
     assert on_demand["inspect_restored"] is True
+
+
+def test_a_stack_on_demand_has_the_records_of_inspect_stack_without_source():
+    def deep(depth):
+        if depth:
+            return deep(depth - 1)
+        return _InspectOnDemand().stack(), inspect.stack(0)
+
+    on_demand, plain = deep(5)
+    assert len(on_demand) == len(plain)
+    for index in (0, 1, 2, 6, -1):
+        # the same record, but the line: each stack() is called from its own
+        assert on_demand[index].frame is plain[index].frame
+        assert on_demand[index].function == plain[index].function
+        assert on_demand[index].filename == plain[index].filename
+        assert on_demand[index].code_context is None
+    with pytest.raises(IndexError):
+        on_demand[len(plain)]
+
+
+def test_getmodule_on_demand_is_inspects_for_a_modules_frame():
+    frame = inspect.currentframe()
+    assert frame is not None
+    module_frame = frame
+    while module_frame.f_code.co_name != "<module>" and module_frame.f_back:
+        module_frame = module_frame.f_back
+    for one in (frame, module_frame):
+        assert _InspectOnDemand.getmodule(one) is inspect.getmodule(one)
+    assert _InspectOnDemand.getmodule(internal) is sys.modules[__name__]
