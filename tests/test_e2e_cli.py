@@ -240,3 +240,61 @@ def test_switched_off_components_are_not_imported(tmp_path, server, switched_on)
     assert "twisted.conch" not in modules  # TelnetConsole, TELNETCONSOLE_ENABLED=False
     assert ("Remote control HTTP server" in proc.stderr) is switched_on
     assert ("CookiesMiddleware" in proc.stderr) is switched_on  # enabled, listed
+
+
+#: a sitecustomize that counts, in every process it starts in, the calls of
+#: inspect.getouterframes (inspect.stack()'s reading of each frame's source)
+#: and the modules inspect mapped to their files (getmodule's first call)
+COUNT_STACKS = """
+import atexit
+import inspect
+import os
+
+_calls = []
+_real = inspect.getouterframes
+
+
+def _counted(*args, **kwargs):
+    _calls.append(1)
+    return _real(*args, **kwargs)
+
+
+inspect.getouterframes = _counted
+atexit.register(
+    lambda: open(os.environ["STACKS_FILE"], "a").write(
+        f"{os.getpid()} {len(_calls)} {len(inspect.modulesbyfile)}\\n"
+    )
+)
+"""
+
+
+def test_a_crawl_reads_no_whole_stack_at_start_up(tmp_path, server):
+    # Scrapy's TLS aliases read the whole stack three times and look their
+    # module up as they are imported (a tenth of a second of every start);
+    # the command imports them through webspider.internals.import_tls_aliases
+    # instead.
+    server.add("/", html('<a href="/a.html">a</a>', "Home"))
+    server.add("/a.html", html("<p>a</p>", "A"))
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(COUNT_STACKS, "utf-8")
+    stacks = tmp_path / "stacks.txt"
+    env = scrapy_env()
+    env["PYTHONPATH"] = f"{shim}:{env['PYTHONPATH']}"
+    env["STACKS_FILE"] = str(stacks)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        scrapy_command("-a", f"start_urls={server.url('/')}", "-a", f"output={out}"),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len((out / "pages.jsonl").read_text().splitlines()) == 2
+    counts = [line.split() for line in stacks.read_text().splitlines()]
+    assert len(counts) == 2  # the crawl and its page worker
+    assert [calls for _, calls, _ in counts] == ["0", "0"]
+    assert [mapped for _, _, mapped in counts] == ["0", "0"]

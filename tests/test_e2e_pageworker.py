@@ -15,6 +15,7 @@ from tests.support.cli import ROOT, scrapy_command, scrapy_env, start_crawl
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
 from webspider.pageworker.client import PageWorker
+from webspider.signals import crawl_state_closing
 from webspider.spiders.webspider import WebSpider
 
 pytestmark = pytest.mark.e2e
@@ -142,6 +143,53 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     # every page was fetched once per crawl
     gets = server.requested()
     assert gets.count("/") == gets.count("/a.html") == gets.count("/s.css") == 2
+
+
+class StopWatchingSpider(WorkerFirstSpider):
+    """Waits, when the crawl state closes (after the mirror's fix-up, before
+    the state is closed and the reports written), up to 10 s for the page
+    worker's process to end, and says whether it did."""
+
+    exited_before_the_state_closed: bool | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.state_closing, signal=crawl_state_closing)
+        return spider
+
+    async def start(self):
+        async for request in super().start():
+            self.worker_pid = self.crawler.get_extension(PageWorker).pid
+            yield request
+
+    def state_closing(self, reason, records, commit):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if not os.waitpid(self.worker_pid, os.WNOHANG)[0]:
+                    time.sleep(0.01)
+                    continue
+            except ChildProcessError:
+                pass  # ended, and waited for by the crawl already
+            type(self).exited_before_the_state_closed = True
+            return
+        type(self).exited_before_the_state_closed = False
+
+
+@deferred_f_from_coro_f
+async def test_the_worker_stops_once_the_mirrors_fix_up_is_over(tmp_path, server):
+    # It has nothing left to do then; it exits on its own core while the
+    # crawl writes the mirror's index and closes its state (the end of every
+    # crawl is that much shorter), and the output is the same.
+    site(server)
+    result = await crawl(
+        tmp_path, StopWatchingSpider, WORKER_ON, start_urls=server.url("/")
+    )
+    assert StopWatchingSpider.exited_before_the_state_closed is True
+    assert result.stats["webspider/page_worker/fixed_up_count"] >= 1
+    assert result.stats["finish_reason"] == "finished"
+    assert (result.output / "mirror-state.jsonl").exists()
 
 
 class SignallingSpider(WorkerFirstSpider):

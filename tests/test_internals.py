@@ -10,6 +10,7 @@ lack an internal, and end to end: real Scrapy with one internal deleted
 from __future__ import annotations
 
 import inspect
+import json
 import subprocess
 import sys
 from collections import deque
@@ -42,6 +43,7 @@ from webspider.internals import (
     OVERRIDE,
     Internal,
     ScrapyInternalsError,
+    _InspectOnDemand,
     add_total_concurrency,
     check_internals,
     engine_closing,
@@ -492,3 +494,142 @@ def test_an_in_process_crawl_refuses_when_the_spider_is_built(tmp_path):
         proc.stderr[-2000:]
     )
     assert not out.exists()
+
+
+# -- start-up: Scrapy's TLS aliases without inspect.stack() --------------------------
+#: run in a fresh Python: imports Scrapy's TLS aliases plainly or through
+#: import_tls_aliases (argv[1]), a few calls deep as in a crawl, and prints
+#: what Scrapy ended up with, and how often inspect.stack()'s per-frame work ran
+TLS_ALIASES = """
+import inspect
+import json
+import sys
+import warnings
+
+calls = []
+real_getouterframes = inspect.getouterframes
+
+
+def counted(*args, **kwargs):
+    calls.append(1)
+    return real_getouterframes(*args, **kwargs)
+
+
+inspect.getouterframes = counted
+
+
+def deep(depth):
+    if depth:
+        return deep(depth - 1)
+    if sys.argv[1] == "on-demand":
+        from webspider.internals import import_tls_aliases
+
+        import_tls_aliases()
+    else:
+        import scrapy.core.downloader.contextfactory  # noqa: F401
+
+
+with warnings.catch_warnings(record=True) as at_import:
+    warnings.simplefilter("always")
+    deep(30)
+# filled when inspect maps every module to its file (getmodule, findsource)
+modules_mapped = len(inspect.modulesbyfile)
+
+from scrapy.core.downloader import contextfactory, tls
+import scrapy.utils.deprecate
+
+seen = {"import_warnings": [str(w.message) for w in at_import]}
+for alias in (
+    contextfactory.ScrapyClientContextFactory,
+    contextfactory.AcceptableProtocolsContextFactory,
+    tls.ScrapyClientTLSOptions,
+):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        type("Mine", (alias,), {})
+        try:
+            alias()
+        except TypeError:
+            pass  # the warning comes first
+    seen[alias.__qualname__] = {
+        "module": alias.__module__,
+        "mro": [f"{k.__module__}.{k.__qualname__}" for k in alias.__mro__],
+        "warnings": [(w.category.__name__, str(w.message)) for w in caught],
+    }
+print(json.dumps({
+    "seen": seen,
+    "stack_calls": len(calls),
+    "modules_mapped": modules_mapped,
+    "inspect_restored": scrapy.utils.deprecate.inspect is inspect,
+}))
+"""
+
+
+def tls_aliases(mode: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", TLS_ALIASES, mode],
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def test_tls_aliases_on_demand_are_what_a_plain_import_makes():
+    plain, on_demand = tls_aliases("plain"), tls_aliases("on-demand")
+    assert on_demand["seen"] == plain["seen"]
+    # __module__ as inspect.stack()[1] gave it: where each alias is defined
+    assert plain["seen"]["ScrapyClientTLSOptions"]["module"] == (
+        "scrapy.core.downloader.tls"
+    )
+    warned = plain["seen"]["ScrapyClientContextFactory"]["warnings"]
+    assert [category for category, _ in warned] == ["ScrapyDeprecationWarning"] * 2
+    assert plain["seen"]["import_warnings"] == []  # no "Error detecting parent module"
+
+
+def test_tls_aliases_on_demand_read_no_stack():
+    # The plain import reads the whole stack three times and maps every
+    # module to its file (what costs); if Scrapy stops doing so, this test
+    # says the workaround can go.
+    plain = tls_aliases("plain")
+    assert plain["stack_calls"] == 3
+    assert plain["modules_mapped"] > 100
+    on_demand = tls_aliases("on-demand")
+    assert on_demand["stack_calls"] == 0
+    assert on_demand["modules_mapped"] == 0
+    # and scrapy.utils.deprecate has the real inspect module back
+    assert on_demand["inspect_restored"] is True
+
+
+def test_a_stack_on_demand_has_the_records_of_inspect_stack_without_source():
+    def deep(depth):
+        if depth:
+            return deep(depth - 1)
+        return _InspectOnDemand().stack(), inspect.stack(0)
+
+    on_demand, plain = deep(5)
+    assert len(on_demand) == len(plain)
+    for index in (0, 1, 2, 6, -1):
+        # the same record, but the line: each stack() is called from its own
+        assert on_demand[index].frame is plain[index].frame
+        assert on_demand[index].function == plain[index].function
+        assert on_demand[index].filename == plain[index].filename
+        assert on_demand[index].code_context is None
+    with pytest.raises(IndexError):
+        on_demand[len(plain)]
+
+
+def test_getmodule_on_demand_is_inspects_for_a_modules_frame():
+    frame = inspect.currentframe()
+    assert frame is not None
+    module_frame = frame
+    while module_frame.f_code.co_name != "<module>" and module_frame.f_back:
+        module_frame = module_frame.f_back
+    for one in (frame, module_frame):
+        assert _InspectOnDemand.getmodule(one) is inspect.getmodule(one)
+    assert _InspectOnDemand.getmodule(internal) is sys.modules[__name__]

@@ -19,10 +19,12 @@ Ground floor: imports Scrapy and the standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import dis
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -31,7 +33,8 @@ import scrapy
 
 if TYPE_CHECKING:
     from collections import deque
-    from collections.abc import Iterable, Sequence, Set
+    from collections.abc import Iterable, Iterator, Sequence, Set
+    from types import FrameType, ModuleType
 
     from scrapy import Request
     from scrapy.core.downloader import Downloader, Slot
@@ -352,3 +355,95 @@ def slot_latercall(slot: Slot) -> CallLaterResult | None:
 
 def set_slot_latercall(slot: Slot, call: CallLaterResult | None) -> None:
     slot.latercall = call
+
+
+# -- start-up: Scrapy's TLS aliases without inspect.stack() --------------------------
+#: the module Scrapy's deprecated TLS aliases are built in, and the module
+#: that builds them (importing it imports scrapy.core.downloader.tls too)
+DEPRECATE_MODULE = "scrapy.utils.deprecate"
+TLS_ALIASES_MODULE = "scrapy.core.downloader.contextfactory"
+
+
+class _FramesOnDemand:
+    """``inspect.stack()``'s list as scrapy.utils.deprecate reads it: each
+    record made when it is read, without its source lines.
+
+    ``create_deprecated_class`` takes ``inspect.stack()[1]`` (its caller's
+    frame) and looks up that frame's module, for the new class's
+    ``__module__``. ``inspect.stack()`` reads the source lines of every
+    frame on the stack first (an alias is built while its module is
+    imported, forty-odd frames deep), and reading a line, or looking a frame's
+    module up, makes ``inspect`` map every module imported so far to its
+    file once (0.05 s with Scrapy's 850): together 0.1 s of every crawl's
+    start for three aliases. A record here has the frame, file, line and
+    function ``inspect.stack()`` gives, and no source lines (``code_context``
+    and ``index`` None, as ``inspect.stack(0)`` gives them); Scrapy reads only
+    the frame."""
+
+    def __init__(self, frame: FrameType) -> None:
+        self._frame = frame
+
+    def __getitem__(self, index: int) -> inspect.FrameInfo:
+        if index < 0:
+            return inspect.getouterframes(self._frame, 0)[index]
+        frame: FrameType | None = self._frame
+        for _ in range(index):
+            frame = frame.f_back if frame is not None else None
+        if frame is None:
+            raise IndexError("stack index out of range")
+        info = inspect.getframeinfo(frame, 0)
+        return inspect.FrameInfo(frame, *info, positions=info.positions)
+
+    def __len__(self) -> int:
+        return len(inspect.getouterframes(self._frame, 0))
+
+
+class _InspectOnDemand:
+    """The ``inspect`` module as scrapy.utils.deprecate sees it: ``stack()``
+    gives its records on demand, and ``getmodule()`` finds a module's own
+    frame by the module's name instead of mapping every module to its file."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(inspect, name)
+
+    @staticmethod
+    def stack(context: int = 1) -> _FramesOnDemand:
+        return _FramesOnDemand(sys._getframe(1))
+
+    @staticmethod
+    def getmodule(obj: object, _filename: str | None = None) -> ModuleType | None:
+        if inspect.isframe(obj) and _filename is None:
+            module = sys.modules.get(obj.f_globals.get("__name__", ""))
+            # the module whose file the frame runs: what inspect's mapping
+            # of files to modules would have found
+            if getattr(module, "__file__", None) == obj.f_code.co_filename:
+                return module
+        return inspect.getmodule(obj, _filename)
+
+
+@contextlib.contextmanager
+def _stack_on_demand(deprecate: ModuleType) -> Iterator[None]:
+    # Only scrapy.utils.deprecate's own name ``inspect`` changes, and only
+    # meanwhile: the standard library and every other module keep theirs.
+    real = vars(deprecate).get("inspect")
+    if real is not inspect:  # Scrapy no longer looks it up there
+        yield
+        return
+    deprecate.inspect = _InspectOnDemand()  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        deprecate.inspect = real  # type: ignore[attr-defined]
+
+
+def import_tls_aliases() -> None:
+    """Import Scrapy's TLS context factory modules (every crawl does: the
+    HTTP/1.1 download handler imports them) with the deprecated aliases
+    they define built without ``inspect.stack()``'s reading of every frame's
+    source: the same classes, ``__module__`` and warnings
+    (tests/test_internals.py compares them with a plain import's)."""
+    if TLS_ALIASES_MODULE in sys.modules:
+        return
+    deprecate = importlib.import_module(DEPRECATE_MODULE)
+    with _stack_on_demand(deprecate):
+        importlib.import_module(TLS_ALIASES_MODULE)

@@ -42,7 +42,11 @@ from webspider.config import (
 )
 from webspider.frontier.options import StateOptions
 from webspider.frontier.workers import claim_worker_dir
-from webspider.internals import ScrapyInternalsError, check_internals
+from webspider.internals import (
+    ScrapyInternalsError,
+    check_internals,
+    import_tls_aliases,
+)
 from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.reports.options import ReportOptions
 from webspider.signals import SignalManager
@@ -150,6 +154,9 @@ class Command(ScrapyCrawlCommand):
         super().process_options(args, opts)
         if len(args) != 1:
             return  # Scrapy's own usage message
+        # Before anything imports them (the settings' check loads the
+        # download handlers): the crawl needs them whatever the spider.
+        import_tls_aliases()
         # Whatever the spider: this command's _create_crawler, and the
         # project's DOWNLOADER and SCHEDULER, need them too.
         try:

@@ -152,6 +152,10 @@ class PageWriter(Protocol):
         """Fix up the files of ``jobs`` (webspider.mirror.fixup.FileFixer)
         at the end of the crawl; None: the fix-up does them itself."""
 
+    def mirror_done(self) -> None:
+        """The crawl ends and its fix-up is over: the mirror asks nothing
+        more of it."""
+
 
 def kind_of(response: Response) -> str:
     """ "html" or "css" for what has links to convert, "" otherwise."""
@@ -352,6 +356,10 @@ class MirrorStore:
         state.flush()
         started = time.monotonic()
         fixed = await self.fix_up_pages_shared(writer, commit)
+        # before the mirror's index is written and the state closes (this
+        # process's last work, some 0.05 s on python3.11-doc): the page
+        # worker stops meanwhile, on its own core
+        writer.mirror_done()
         self._finish(reason, commit, fixed, started)
 
     def state_closing(

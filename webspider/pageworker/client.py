@@ -162,6 +162,8 @@ class PageWorker:
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
+        #: its stop, once begun (close, or mirror_done)
+        self._closing: asyncio.Future[None] | None = None
         self._ready_id = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
@@ -263,13 +265,33 @@ class PageWorker:
     async def engine_stopped(self) -> None:
         await self.close()
 
+    def mirror_done(self) -> None:
+        """The mirror's fix-up is over, and nothing else asks the worker
+        anything at the end of a crawl (the downloader and the scraper
+        closed before the crawl state): it is told to stop now, and exits
+        while this process writes the mirror's index and closes the state,
+        instead of after (close, on engine_stopped, then finds it gone)."""
+        if self._process is None or self._closing is not None:
+            return
+        self._send({"op": "stop"})
+        self._flush()  # now: the loop is not back before that work is done
+        self._closing = asyncio.ensure_future(self._close(stop_sent=True))
+
     async def close(self) -> None:
         """Stop the worker once it has what was sent (everything was answered
         by now but the last state updates)."""
+        if self._closing is None:
+            if self._process is None:
+                return
+            self._closing = asyncio.ensure_future(self._close())
+        await self._closing
+
+    async def _close(self, stop_sent: bool = False) -> None:
         process = self._process
         if process is None:
             return
-        self._send({"op": "stop"})
+        if not stop_sent:
+            self._send({"op": "stop"})
         self._process = None
         if not self._ready:  # still starting: nothing of it to wait for
             process.kill()
