@@ -3,8 +3,9 @@
 On small pages the crawl's process is the bottleneck, and what webspider
 adds to Scrapy's engine per page is counted here on a real crawl: every
 task started on the event loop, by its coroutine. Scrapy starts a few a
-page whatever the spider does (the download, the scrape, the tasks for the
-callback's output); a signal sent through the crawl's manager
+page whatever the spider does (the download, the scrape), and
+CONCURRENT_ITEMS + 1 for the callback's output (webspider's 2: a page's
+item and its links); a signal sent through the crawl's manager
 (webspider.signals.SignalManager, as the ``crawl`` command installs it) to
 plain receivers starts none: ``item_scraped``, once a page, started one
 task a receiver and a gather before."""
@@ -79,7 +80,9 @@ async def test_a_page_starts_no_task_for_its_signals(tmp_path, server):
     # 265 here
     handlers = started["_send_catch_log_asyncio.<locals>.handler"]
     assert handlers < 20, started.most_common()
-    # All the tasks a page: Scrapy's download and scrape, and the
-    # CONCURRENT_ITEMS (8) + 1 tasks for the callback's output (the rest is
-    # the start and the end): 12.3 a page, 16.6 before
-    assert sum(started.values()) <= 13 * PAGES, started.most_common()
+    # The tasks for a callback's output: CONCURRENT_ITEMS (2; 8 before)
+    # and one that fills their queue
+    assert started["_parallel_asyncio.<locals>.worker"] <= 2 * PAGES + 10
+    # All the tasks a page: Scrapy's download and scrape, and those (the
+    # rest is the start and the end): 16.6 a page before both cuts
+    assert sum(started.values()) <= 7 * PAGES, started.most_common()
