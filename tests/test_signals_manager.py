@@ -3,14 +3,17 @@ arguments, the same results and the same log records as Scrapy's."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+import warnings
 from typing import Any
 
 import pytest
 from pydispatch import dispatcher
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import ScrapyDeprecationWarning, StopDownload
 from scrapy.signalmanager import SignalManager as ScrapySignalManager
+from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred, succeed
 from twisted.python.failure import Failure
 
@@ -219,3 +222,149 @@ def test_live_receivers_as_pydispatch_finds_them() -> None:
         ]:
             dispatcher.disconnect(receiver, signal=signal, sender=source)
     assert live_receivers(sender, SIGNAL) == []
+
+
+class AsyncHandlers(Handlers):
+    """The receivers an asynchronous send takes without Scrapy's tasks:
+    plain functions and methods (no partial, no callable object)."""
+
+    async def coroutine(self, response: Any) -> str:
+        self.calls.append(("coroutine", {"response": response}))
+        return "awaited"
+
+
+async def send_async(
+    manager_class: type,
+    caplog: pytest.LogCaptureFixture,
+    receivers_of: Any,
+    **kwargs: Any,
+) -> Any:
+    sender = object()
+    manager = manager_class(sender)
+    handlers = AsyncHandlers()
+    receivers = receivers_of(handlers)
+    for receiver in receivers:
+        manager.connect(receiver, signal=SIGNAL)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        results = await manager.send_catch_log_async(
+            SIGNAL, response="page", spider="spider", **kwargs
+        )
+    for receiver in receivers:
+        manager.disconnect(receiver, signal=SIGNAL)
+    calls = [
+        (name, {k: v for k, v in given.items() if k != "sender"})
+        for name, given in handlers.calls
+    ]
+    records = [
+        (r.name, r.levelname, r.getMessage().split(" at 0x")[0]) for r in caplog.records
+    ]
+    shown = [
+        (
+            getattr(receiver, "__name__", type(receiver).__name__),
+            (type(result).__name__, str(result).split(" at 0x")[0])
+            if isinstance(result, BaseException)
+            else result,
+        )
+        for receiver, result in results
+    ]
+    return shown, calls, records
+
+
+def plain_receivers(handlers: AsyncHandlers) -> list[Any]:
+    return [
+        handlers.named,
+        handlers.everything,
+        handlers.nothing,
+        handlers.keyword_only,
+        handlers.fails,
+        handlers.stops,
+        plain,
+        with_default,
+    ]
+
+
+def mixed_receivers(handlers: AsyncHandlers) -> list[Any]:
+    return [
+        handlers.named,
+        handlers.coroutine,
+        handlers.fails,
+        handlers,
+        functools.partial(with_default, extra=5),
+        plain,
+    ]
+
+
+@pytest.mark.parametrize("receivers_of", [plain_receivers, mixed_receivers])
+@pytest.mark.parametrize("dont_log", [None, ValueError, (ValueError,), [KeyError]])
+@deferred_f_from_coro_f
+async def test_async_same_calls_results_and_log_records(caplog, dont_log, receivers_of):
+    kwargs = {} if dont_log is None else {"dont_log": dont_log}
+    ours = await send_async(SignalManager, caplog, receivers_of, **kwargs)
+    scrapys = await send_async(ScrapySignalManager, caplog, receivers_of, **kwargs)
+    assert ours == scrapys
+    results, _calls, records = ours
+    assert ("named", "named") in results
+    logged = [message for _, level, message in records if level == "ERROR"]
+    assert any("Error caught" in m and "fails" in m for m in logged) == (
+        dont_log not in (ValueError, (ValueError,))
+    )
+    if receivers_of is plain_receivers:
+        assert ("everything", 4) in results
+        assert ("stops", ("StopDownload", "")) in results
+    else:
+        assert ("coroutine", "awaited") in results
+
+
+@deferred_f_from_coro_f
+async def test_async_a_deferred_returned_is_awaited_with_scrapys_warning(caplog):
+    """A plain receiver that returns a Deferred: awaited, with Scrapy's
+    deprecation warning (an error under this suite's filterwarnings: caught
+    and logged as Scrapy's own send catches and logs it)."""
+
+    def receivers_of(handlers: AsyncHandlers) -> list[Any]:
+        return [handlers.deferred, handlers.named]
+
+    ours = await send_async(SignalManager, caplog, receivers_of)
+    assert ours == await send_async(ScrapySignalManager, caplog, receivers_of)
+    assert ours[0][0] == ("deferred", ("ScrapyDeprecationWarning", ours[0][0][1][1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScrapyDeprecationWarning)
+        ours = await send_async(SignalManager, caplog, receivers_of)
+        assert ours == await send_async(ScrapySignalManager, caplog, receivers_of)
+    assert ours[0][0] == ("deferred", "page")
+
+
+@deferred_f_from_coro_f
+async def test_async_plain_receivers_start_no_task():
+    """Scrapy's send starts an asyncio task a receiver (and a gather); plain
+    receivers are called in turn instead: no task, the same results."""
+    sender = object()
+    handlers = Handlers()
+    receivers = [handlers.named, handlers.everything, plain]
+    loop = asyncio.get_running_loop()
+    started: list[Any] = []
+    before = loop.get_task_factory()
+
+    def factory(loop: Any, coro: Any, **kwargs: Any) -> Any:
+        started.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    sends = {}
+    for receiver in receivers:
+        ScrapySignalManager(sender).connect(receiver, signal=SIGNAL)
+    loop.set_task_factory(factory)
+    try:
+        for cls in (SignalManager, ScrapySignalManager):
+            started.clear()
+            results = await cls(sender).send_catch_log_async(SIGNAL, response=1)
+            sends[cls] = (len(started), summary(results))
+    finally:
+        loop.set_task_factory(before)
+        for receiver in receivers:
+            ScrapySignalManager(sender).disconnect(receiver, signal=SIGNAL)
+    ours, scrapys = sends[SignalManager], sends[ScrapySignalManager]
+    expected = [("named", "named"), ("everything", 3), ("plain", (1, True))]
+    assert ours[1] == scrapys[1] == expected
+    assert scrapys[0] >= 3
+    assert ours[0] == 0

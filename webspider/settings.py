@@ -161,8 +161,12 @@ DOWNLOAD_DELAY = 0
 # Scrapy starts this many asyncio tasks for the output of every callback and
 # errback, however little it holds (an errback for a skipped link holds
 # nothing): at the default, 100, starting them was a large share of a crawl's
-# CPU. Pipelines here are quick, so a few are plenty.
-CONCURRENT_ITEMS = 8
+# CPU, and at 8 they were still the most of the event loop's work that a page
+# of webspider adds to Scrapy's. A page yields one item and its links: two
+# tasks take them side by side (the item may wait for the page worker while
+# the other hands the links to the scheduler). A worker on a shared (Redis)
+# state takes 8 (webspider.frontier.options.SHARED_CONCURRENT_ITEMS).
+CONCURRENT_ITEMS = 2
 # Scrapy's MemoryStatsCollector without Scrapy 2.19's per-call deprecation
 # wrapper (2 µs a count, several counts a request): webspider.stats
 STATS_CLASS = "webspider.stats.StatsCollector"

@@ -7,12 +7,15 @@ arguments each signal sends are documented in the README ("Signals").
 the per-page signals are not sent (nor their arguments built) when none is.
 
 ``SignalManager``: Scrapy's, with a cheaper ``send_catch_log`` (what each
-receiver accepts is read once, not at every call); the ``crawl`` command
-gives it to the crawler before any component is built.
+receiver accepts is read once, not at every call) and ``send_catch_log_async``
+(plain functions called in turn, not an asyncio task each); the ``crawl``
+command gives it to the crawler before any component is built.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 from collections.abc import Sequence
 from types import FunctionType, MethodType
@@ -22,10 +25,15 @@ from pydispatch import dispatcher
 from pydispatch.robustapply import robustApply
 from scrapy.exceptions import StopDownload
 from scrapy.signalmanager import SignalManager as ScrapySignalManager
+from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.defer import ensure_awaitable
+from scrapy.utils.python import global_object_name
+from scrapy.utils.signal import send_catch_log_async as scrapy_send_catch_log_async
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
     from types import CodeType
 
     from scrapy.crawler import Crawler
@@ -253,8 +261,101 @@ def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, An
     return responses
 
 
+#: code flags of a function whose call returns an awaitable without running
+#: its body: ``async def`` (and async generators, generator coroutines)
+_ASYNC_FLAGS = (
+    inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+)
+
+
+def _plain(receiver: Any) -> bool:
+    """Whether ``receiver`` is a Python function or method, not ``async``:
+    its body runs when it is called."""
+    kind = type(receiver)
+    if kind is MethodType:
+        receiver = receiver.__func__
+        kind = type(receiver)
+    return kind is FunctionType and not receiver.__code__.co_flags & _ASYNC_FLAGS
+
+
+async def send_catch_log_async(
+    signal: Any, sender: Any, **named: Any
+) -> list[tuple[Any, Any]]:
+    """Scrapy's ``send_catch_log_async`` on the asyncio reactor (same
+    receivers, same results, same log records) when every receiver is a
+    plain function or method: they are called in turn, as Scrapy's tasks
+    would call them (one each, started in that order, each running to its
+    end), and only what they return that is awaitable is awaited, together.
+    Scrapy starts an asyncio task a receiver, and a ``gather``, for every
+    send: ``item_scraped`` is sent once a page, to three receivers, and
+    that cost ~80 µs where calling them costs ~12. With any other receiver
+    (a coroutine function, a ``partial``, an object), or without a running
+    asyncio loop, Scrapy's own."""
+    receivers = live_receivers(sender, signal)
+    if not receivers:
+        return []
+    if not all(map(_plain, receivers)) or not is_asyncio_available():
+        return await scrapy_send_catch_log_async(signal, sender, **named)
+    dont_log = named.pop("dont_log", ())
+    dont_log = tuple(dont_log) if isinstance(dont_log, Sequence) else (dont_log,)
+    spider = named.get("spider")
+    named = {"signal": signal, "sender": sender, **named}
+    results: list[tuple[Any, Any]] = []
+    waits: list[tuple[int, Any, Awaitable[Any]]] = []
+    for receiver in receivers:
+        result: Any
+        try:
+            result = apply(receiver, named)
+            if isinstance(result, Deferred) or inspect.isawaitable(result):
+                waits.append(
+                    (
+                        len(results),
+                        receiver,
+                        ensure_awaitable(result, _warn=global_object_name(receiver)),
+                    )
+                )
+                result = None
+        except dont_log as ex:  # pylint: disable=catching-non-exception
+            result = ex
+        except Exception as ex:
+            logger.exception(
+                "Error caught on signal handler: %(receiver)s",
+                {"receiver": receiver},
+                extra={"spider": spider},
+            )
+            result = ex
+        results.append((receiver, result))
+    if waits:
+        awaited = await asyncio.gather(
+            *(_outcome(w, receiver, dont_log, spider) for _, receiver, w in waits)
+        )
+        for (index, receiver, _), result in zip(waits, awaited, strict=True):
+            results[index] = (receiver, result)
+    return results
+
+
+async def _outcome(
+    awaitable: Awaitable[Any],
+    receiver: Any,
+    dont_log: tuple[type[BaseException], ...],
+    spider: Any,
+) -> Any:
+    try:
+        return await awaitable
+    except dont_log as ex:  # pylint: disable=catching-non-exception
+        return ex
+    except Exception as ex:
+        logger.exception(
+            "Error caught on signal handler: %(receiver)s",
+            {"receiver": receiver},
+            extra={"spider": spider},
+        )
+        return ex
+
+
 class SignalManager(ScrapySignalManager):
-    """Scrapy's SignalManager with ``send_catch_log`` above: the per-page
+    """Scrapy's SignalManager with ``send_catch_log`` and
+    ``send_catch_log_async`` above: the per-page
     signals (Scrapy's ``response_received``, ``headers_received``,
     ``bytes_received``, ``request_reached_downloader``…, webspider's
     ``links_extracted``) cost their receivers' calls and little more.
@@ -264,3 +365,9 @@ class SignalManager(ScrapySignalManager):
     def send_catch_log(self, signal: Any, **kwargs: Any) -> list[tuple[Any, Any]]:
         kwargs.setdefault("sender", self.sender)
         return send_catch_log(signal, **kwargs)
+
+    async def send_catch_log_async(
+        self, signal: Any, **kwargs: Any
+    ) -> list[tuple[Any, Any]]:
+        kwargs.setdefault("sender", self.sender)
+        return await send_catch_log_async(signal, **kwargs)

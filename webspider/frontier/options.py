@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 from webspider import settings as defaults
 from webspider.config import ConfigError, Options, get_bool, get_float, get_int
 
@@ -155,3 +157,27 @@ def _check_state_url(url: str) -> None:
         raise ConfigError(
             "WEBSPIDER_STATE needs redis-py: pip install 'webspider[redis]'"
         ) from None
+
+
+#: CONCURRENT_ITEMS of a worker on a shared (Redis) state, where webspider's
+#: default (2) is in force. Such a worker sends the new links to Redis in one
+#: round trip a reactor turn (webspider.frontier.scheduler), and Scrapy hands
+#: a callback's output to its tasks through a queue of 2 x CONCURRENT_ITEMS:
+#: at 2, a page of 41 links took up to 11 turns and as many round trips
+#: (tests/test_e2e_redis.py: 41 round trips for 311 pages against 18 at 8).
+SHARED_CONCURRENT_ITEMS = 8
+
+
+def set_shared_concurrent_items(settings: BaseSettings) -> None:
+    """CONCURRENT_ITEMS = SHARED_CONCURRENT_ITEMS for a crawl on a shared
+    state, unless CONCURRENT_ITEMS was given (on the command line, by the
+    spider, or another value in a project's settings). Called before the
+    settings are frozen (the spider's ``from_crawler``)."""
+    if not str(settings.get("WEBSPIDER_STATE") or "").strip():
+        return
+    given = settings.getpriority("CONCURRENT_ITEMS") or 0
+    if given > SETTINGS_PRIORITIES["project"]:
+        return
+    if settings.getint("CONCURRENT_ITEMS") != defaults.CONCURRENT_ITEMS:
+        return
+    settings.set("CONCURRENT_ITEMS", SHARED_CONCURRENT_ITEMS, priority="project")

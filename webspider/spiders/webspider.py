@@ -31,6 +31,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
+from webspider.frontier.options import set_shared_concurrent_items
 from webspider.frontier.scheduler import seen_urls
 from webspider.frontier.seen import seen_many
 from webspider.internals import check_internals
@@ -117,6 +118,7 @@ class WebSpider(Spider):
         check_internals()
         settings = crawler.settings
         apply_spider_arguments(settings, kwargs)
+        set_shared_concurrent_items(settings)
         config = CrawlConfig.from_settings(settings)
         keep_start_urls(settings, config.given_start_urls)
         # pages.jsonl is written by the scheduler, crash-safe
