@@ -222,6 +222,17 @@ def live_receivers(sender: Any, signal: Any) -> list[Any]:
     return live
 
 
+def _log_caught(receiver: Any, spider: Any, error: BaseException) -> None:
+    """Scrapy's record of the exception a receiver raised, with its
+    traceback."""
+    logger.error(
+        "Error caught on signal handler: %(receiver)s",
+        {"receiver": receiver},
+        exc_info=error,
+        extra={"spider": spider},
+    )
+
+
 def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, Any]]:
     """Scrapy's ``scrapy.utils.signal.send_catch_log`` (same receivers, same
     results, same log records), with ``apply`` for robustApply and
@@ -248,13 +259,9 @@ def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, An
                 )
         except dont_log:
             result = Failure()  # type: ignore[no-untyped-call]
-        except Exception:
+        except Exception as ex:
             result = Failure()  # type: ignore[no-untyped-call]
-            logger.exception(
-                "Error caught on signal handler: %(receiver)s",
-                {"receiver": receiver},
-                extra={"spider": spider},
-            )
+            _log_caught(receiver, spider, ex)
         else:
             result = response
         responses.append((receiver, result))
@@ -318,11 +325,7 @@ async def send_catch_log_async(
         except dont_log as ex:  # pylint: disable=catching-non-exception
             result = ex
         except Exception as ex:
-            logger.exception(
-                "Error caught on signal handler: %(receiver)s",
-                {"receiver": receiver},
-                extra={"spider": spider},
-            )
+            _log_caught(receiver, spider, ex)
             result = ex
         results.append((receiver, result))
     if waits:
@@ -345,11 +348,7 @@ async def _outcome(
     except dont_log as ex:  # pylint: disable=catching-non-exception
         return ex
     except Exception as ex:
-        logger.exception(
-            "Error caught on signal handler: %(receiver)s",
-            {"receiver": receiver},
-            extra={"spider": spider},
-        )
+        _log_caught(receiver, spider, ex)
         return ex
 
 
