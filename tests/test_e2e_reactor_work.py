@@ -12,7 +12,6 @@ task a receiver and a gather before."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from typing import Any
 
@@ -23,6 +22,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.crawl import install_test_resolver, make_settings
 from tests.support.site import Node, Site
+from tests.support.tasks import counted_tasks
 from webspider.signals import SignalManager
 from webspider.spiders.webspider import WebSpider
 
@@ -53,19 +53,8 @@ async def counted_crawl(tmp_path: Any, server: Any) -> tuple[Counter[str], int]:
         pages.append(item)
 
     crawler.signals.connect(scraped, signal=scrapy_signals.item_scraped)
-    loop = asyncio.get_running_loop()
-    before = loop.get_task_factory()
-    started: Counter[str] = Counter()
-
-    def factory(loop: Any, coro: Any, **kwargs: Any) -> Any:
-        started[getattr(coro, "__qualname__", type(coro).__name__)] += 1
-        return asyncio.Task(coro, loop=loop, **kwargs)
-
-    loop.set_task_factory(factory)
-    try:
+    with counted_tasks() as started:
         await crawler.crawl_async(start_urls=server.url("/"))
-    finally:
-        loop.set_task_factory(before)
     return started, len(pages)
 
 

@@ -3,7 +3,6 @@ arguments, the same results and the same log records as Scrapy's."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import warnings
@@ -17,6 +16,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred, succeed
 from twisted.python.failure import Failure
 
+from tests.support.tasks import counted_tasks
 from webspider.signals import SignalManager, live_receivers
 
 SIGNAL = object()
@@ -342,25 +342,15 @@ async def test_async_plain_receivers_start_no_task():
     sender = object()
     handlers = Handlers()
     receivers = [handlers.named, handlers.everything, plain]
-    loop = asyncio.get_running_loop()
-    started: list[Any] = []
-    before = loop.get_task_factory()
-
-    def factory(loop: Any, coro: Any, **kwargs: Any) -> Any:
-        started.append(coro)
-        return asyncio.Task(coro, loop=loop, **kwargs)
-
     sends = {}
     for receiver in receivers:
         ScrapySignalManager(sender).connect(receiver, signal=SIGNAL)
-    loop.set_task_factory(factory)
     try:
         for cls in (SignalManager, ScrapySignalManager):
-            started.clear()
-            results = await cls(sender).send_catch_log_async(SIGNAL, response=1)
-            sends[cls] = (len(started), summary(results))
+            with counted_tasks() as started:
+                results = await cls(sender).send_catch_log_async(SIGNAL, response=1)
+            sends[cls] = (sum(started.values()), summary(results))
     finally:
-        loop.set_task_factory(before)
         for receiver in receivers:
             ScrapySignalManager(sender).disconnect(receiver, signal=SIGNAL)
     ours, scrapys = sends[SignalManager], sends[ScrapySignalManager]
