@@ -5,6 +5,7 @@ from urllib.parse import urljoin
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.paths import url_path
 from webspider.mirror.state import (
+    WHERE_KEPT,
     Entry,
     MirrorState,
     TargetIndex,
@@ -157,6 +158,38 @@ def test_a_files_place_is_read_from_its_index_record(store):
     assert {
         name for name in ("mirror.where",) if list(store.records(name).items())
     } == set()
+
+
+def test_a_remembered_place_follows_the_index(store):
+    # where_many remembers what it read (a link every page repeats is read
+    # once): what the index says next must still be what was written last
+    state = MirrorState(store, "/m")
+    urls = ["http://h/a", "http://h/b"]
+    assert state.targets(urls).where == {}  # remembered: no file
+    state.put(entry("http://h/a", "h/a"))
+    assert state.targets(urls).where == {"http://h/a": 1}
+    state.put(entry("http://h/a", "h/moved/a"))  # a file of another name now
+    state.update(entry("http://h/b", "h/b.html"))
+    assert state.targets(urls).where == {
+        "http://h/a": "h/moved/a",
+        "http://h/b": "h/b.html",
+    }
+    state.clear()
+    assert state.targets(urls).where == {}
+    # past two generations, the first URLs are read again, and still right
+    state.put(entry("http://h/a", "h/a"))
+    many = [f"http://h/p{i}" for i in range(2 * WHERE_KEPT + 1)]
+    assert state.targets(["http://h/a", *many]).where == {"http://h/a": 1}
+    assert state.targets(["http://h/a"]).where == {"http://h/a": 1}
+
+
+def test_a_shared_states_places_are_read_every_time(store):
+    # another worker writes the index of a shared state: nothing remembered
+    state = MirrorState(store, "/m", shared=True)
+    other = MirrorState(store, "/m", shared=True)
+    assert state.targets(["http://h/a"]).where == {}
+    other.put(entry("http://h/a", "h/a"))
+    assert state.targets(["http://h/a"]).where == {"http://h/a": 1}
 
 
 def test_a_names_owner_is_kept_as_its_code(store):

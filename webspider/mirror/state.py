@@ -96,6 +96,9 @@ _BATCH = 1000
 #: URLs fetched and not mirrored that MirrorState keeps in memory (the
 #: latest): ~100 bytes each
 ABSENT_KEPT = 4096
+#: URLs whose file's place a generation of the index's memory holds (two
+#: generations; ~150 bytes each: the URL, its place, the dict's slot)
+WHERE_KEPT = 4096
 
 Segments = tuple[str, ...]
 
@@ -623,6 +626,78 @@ class _BySite:
                 yield site[:-1] + key[cut:], value
 
 
+class _Index(_BySite):
+    """``mirror.index``: a ``_BySite`` that also answers where a URL's file
+    is (``where_many``: ``record_where`` of its record), remembering the
+    answers of the URLs asked or written lately. ``targets`` asks for every
+    link of every page, most of them the links every page repeats: a
+    remembered one costs a dict lookup where reading it cost the record's
+    JSON decoded again (``SQLiteRecords`` keeps its text, and decodes it on
+    every read: the caller may change what it got), a third of the
+    index's reads in a profile (bench/README.md, "The store's work a page,
+    second pass"). Two generations of ``WHERE_KEPT`` URLs, as the records'
+    read cache. The crawl process is the only writer of an embedded state
+    and every write of the index goes through here (``put`` forgets the
+    URL, ``clear`` all), so an answer is never stale; a shared (Redis)
+    state's other workers write it too: ``remember=False``, every answer
+    read."""
+
+    __slots__ = ("_old", "_young", "remember")
+
+    def __init__(self, records: Records, sites: SiteCodes, remember: bool) -> None:
+        super().__init__(records, sites)
+        self.remember = remember
+        self._young: dict[str, str | int | None] = {}
+        self._old: dict[str, str | int | None] = {}
+
+    def where_many(self, urls: Sequence[str]) -> list[str | int | None]:
+        """The ``where_value`` each of ``urls``' index record says (None: it
+        has none)."""
+        if not self.remember:
+            return [
+                None if data is None else record_where(data, url)
+                for url, data in zip(urls, self.get_many(urls), strict=True)
+            ]
+        young, old = self._young, self._old
+        out: list[str | int | None] = []
+        asked: list[str] = []
+        at: list[int] = []
+        for url in urls:
+            if url in young:
+                out.append(young[url])
+            elif url in old:
+                value = young[url] = old.pop(url)
+                out.append(value)
+            else:
+                at.append(len(out))
+                asked.append(url)
+                out.append(None)
+        if asked:
+            for i, url, data in zip(at, asked, self.get_many(asked), strict=True):
+                value = None if data is None else record_where(data, url)
+                out[i] = young[url] = value
+            if len(young) >= WHERE_KEPT:
+                self._old = young
+                self._young = {}
+        return out
+
+    def put(self, url: str, value: Any) -> None:
+        self._young.pop(url, None)
+        self._old.pop(url, None)
+        super().put(url, value)
+
+    def delete(self, urls: Sequence[str]) -> None:
+        for url in urls:
+            self._young.pop(url, None)
+            self._old.pop(url, None)
+        super().delete(urls)
+
+    def clear(self) -> None:
+        self._young.clear()
+        self._old.clear()
+        super().clear()
+
+
 class _Aliases:
     """``aliases`` of a MirrorState, read from its records (``get``, ``in``)."""
 
@@ -650,7 +725,7 @@ class MirrorState:
         #: the crawl's shared URL codes (the index's site codes, the names'
         #: owners; the waiting links' too)
         self.codes = UrlCodes.of(store)
-        self.index = _BySite(store.records(NS_INDEX), self.codes.sites)
+        self.index = _Index(store.records(NS_INDEX), self.codes.sites, not shared)
         #: URL → its ``where_value``, for the pages ``reserve`` placed whose
         #: index record is not written yet (``put``, ``release``): a few,
         #: the pages being stored
@@ -731,16 +806,11 @@ class MirrorState:
         """``url``'s ``where_value`` (None: it has no file)."""
         value = self.reserved.get(url)
         if value is None:
-            data = self.index.get(url)
-            if data is not None:
-                value = record_where(data, url)
+            [value] = self.index.where_many([url])
         return value
 
     def _where_many(self, urls: Sequence[str]) -> list[str | int | None]:
-        out: list[str | int | None] = [
-            None if data is None else record_where(data, url)
-            for url, data in zip(urls, self.index.get_many(urls), strict=True)
-        ]
+        out = self.index.where_many(urls)
         reserved = self.reserved
         if reserved:
             for i, url in enumerate(urls):
