@@ -104,3 +104,22 @@ def test_a_new_crawl_replaces_the_file(tmp_path):
     path.write_text('{"old": 1}\n')
     PagesFile(path).close()
     assert path.read_bytes() == b""
+
+
+def test_a_started_sync_covers_what_is_written_until_sync(tmp_path):
+    # start_sync fsyncs in a thread while the commit's other work runs;
+    # sync's length is then what the file holds, lines written between included
+    path = tmp_path / "pages.jsonl"
+    pages = PagesFile(path)
+    pages.write([pages.line({"n": 1})])
+    pages.start_sync()
+    pages.start_sync()  # one at a time: the second waits for sync
+    first = path.stat().st_size
+    pages.write([pages.line({"n": 2})])
+    length = pages.sync()
+    assert first == len(b'{"n": 1}\n')
+    assert length == path.stat().st_size == first + len(b'{"n": 2}\n')
+    pages.start_sync()
+    pages.close()  # waits for it, and the thread is gone
+    assert pages._fsync is None
+    assert [json.loads(x)["n"] for x in path.read_text().splitlines()] == [1, 2]

@@ -596,6 +596,9 @@ class StateScheduler(BaseScheduler):
         """One transaction: the acks so far, pages.jsonl's length and what
         the features keep with them."""
         assert self.state is not None
+        if self.pages is not None:
+            # on disk while the features write their part (pages.py)
+            self.pages.start_sync()
         self.crawler.signals.send_catch_log(
             signal=crawl_state_committing, records=self.state
         )
