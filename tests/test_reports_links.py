@@ -6,10 +6,12 @@ import json
 
 from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
+from webspider.frontier.sqlite import SQLiteState
 from webspider.records import flagged
 from webspider.reports.links import (
     NAMESPACES,
     NS_REFERRERS,
+    STATES_KEPT,
     LinkLedger,
     Outcome,
     url_id,
@@ -208,6 +210,41 @@ def test_referrers_wait_in_memory_until_a_commit_and_are_not_written_if_good(sto
     assert referrers.count() == 2
     [record] = ledger.records()
     assert record["referrer_count"] == 2
+
+
+def test_remembered_states_follow_the_ledgers_writes(store):
+    # the ledger remembers the states it read or wrote (STATES_KEPT a
+    # generation): past two generations a target is read again, still right
+    ledger = LinkLedger(store)
+    ledger.add_page("p1", [("x", "t", "a"), ("y", "t", "a")])
+    ledger.flush()
+    ledger.good("x")
+    others = [(f"o{i}", "t", "a") for i in range(2 * STATES_KEPT + 1)]
+    ledger.add_page("p2", others)
+    ledger.flush()
+    ledger.add_page("p3", [("x", "t", "a"), ("y", "t", "a")])
+    ledger.broken("y", broken("y"))
+    ledger.flush()
+    [record] = ledger.records()
+    assert record["url"] == "y"
+    assert [r["url"] for r in record["referrers"]] == ["p1", "p3"]
+    assert ledger.pending_count() == len(others)
+
+
+def test_a_shared_states_link_states_are_read_every_time(tmp_path):
+    # another worker's ledger writes the states of a shared state (Redis:
+    # the flag is its; an embedded state's records stand in for them here)
+    store = SQLiteState(tmp_path / "state.sqlite3")
+    store.shared = True
+    mine, theirs = LinkLedger(store), LinkLedger(store)
+    mine.add_page("p1", [("x", "t", "a")])
+    mine.flush()  # x read: unknown
+    theirs.broken("x", broken("x"))
+    mine.add_page("p2", [("x", "t", "a")])
+    mine.flush()  # x read again: broken, p2 counted at once
+    [record] = mine.records()
+    assert record["referrer_count"] == 2
+    store.close()
 
 
 def test_waiting_referrers_are_keyed_on_codes_and_a_url_is_written_once(store):

@@ -73,15 +73,18 @@ from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 from webspider.utils.waitinglinks import NS_WAITING, REPORTS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
-    from webspider.records import RecordStore
+    from webspider.records import Records, RecordStore
 
 #: referrers kept per broken URL (all are counted in ``referrer_count``)
 DEFAULT_MAX_REFERRERS = 1000
 
 #: links held in memory before they are looked up and written (see flush)
 FLUSH_LINKS = 5000
+#: targets whose state a generation of the ledger's memory holds (two
+#: generations; ~120 bytes each: the URL, the dict's slot)
+STATES_KEPT = 4096
 
 NS_LINKS = "reports.link_states"
 #: the referrers' namespace (shared with the mirror: webspider.utils.waitinglinks)
@@ -137,6 +140,80 @@ def _mine(value: Any) -> bool:
     return bool(flags_of(value) & REPORTS)
 
 
+class _States:
+    """``reports.link_states`` by canonical URL (the record's key is its id,
+    ``url_ids``), remembering the states read or written lately: ``flush``
+    asks for every link of the pages of a commit, most of them the links
+    every page repeats, and a remembered one costs a dict lookup where it
+    cost its id (a BLAKE2b) and a read of the records (a fifth of the
+    ledger's work at a commit in a profile: bench/README.md, "The store's
+    work a page, second pass"). Two generations of ``STATES_KEPT`` URLs.
+    Every write of the namespace goes through here (the ledger's), and on
+    an embedded state the crawl process is its only writer, so what is
+    remembered is what is stored; a shared (Redis) state's other workers
+    write it too: ``remember=False``, every state read."""
+
+    __slots__ = ("_old", "_young", "records", "remember")
+
+    def __init__(self, records: Records, remember: bool) -> None:
+        self.records = records
+        self.remember = remember
+        self._young: dict[str, Any] = {}
+        self._old: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any | None:
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        if not self.remember:
+            return self.records.get_many(url_ids(keys))
+        young, old = self._young, self._old
+        out: list[Any | None] = []
+        asked: list[str] = []
+        at: list[int] = []
+        for key in keys:
+            if key in young:
+                out.append(young[key])
+            elif key in old:
+                state = young[key] = old.pop(key)
+                out.append(state)
+            else:
+                at.append(len(out))
+                asked.append(key)
+                out.append(None)
+        if asked:
+            states = self.records.get_many(url_ids(asked))
+            for i, key, state in zip(at, asked, states, strict=True):
+                out[i] = young[key] = state
+            self._turn()
+        return out
+
+    def put(self, key: str, state: int) -> None:
+        self.put_many([(key, state)])
+
+    def put_many(self, items: Sequence[tuple[str, Any]]) -> None:
+        keys = [key for key, _ in items]
+        self.records.put_many(
+            list(zip(url_ids(keys), [state for _, state in items], strict=True))
+        )
+        if self.remember:
+            young, old = self._young, self._old
+            for key, state in items:
+                old.pop(key, None)
+                young[key] = state
+            self._turn()
+
+    def _turn(self) -> None:
+        if len(self._young) >= STATES_KEPT:
+            self._old = self._young
+            self._young = {}
+
+    def clear(self) -> None:
+        self._young.clear()
+        self._old.clear()
+        self.records.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """Why a URL is broken."""
@@ -181,7 +258,9 @@ class LinkLedger:
 
     def open(self, store: RecordStore) -> None:
         """Keep the ledger in ``store`` from now on (what it holds is read)."""
-        self._links = store.records(NS_LINKS)
+        self._links = _States(
+            store.records(NS_LINKS), not getattr(store, "shared", False)
+        )
         self._referrers = store.records(NS_REFERRERS)
         self._broken = store.records(NS_BROKEN)
         self._counts = store.records(NS_COUNTS)
@@ -233,8 +312,7 @@ class LinkLedger:
         self._held = []
         self._held_links = 0
         keys = list({key: None for _, first in held for key in first})
-        ids = url_ids(keys)
-        states = self._links.get_many(ids)
+        states = self._links.get_many(keys)
         state_of = dict(zip(keys, states, strict=True))
         #: (page, [(target, value)]) of links whose outcome is unknown
         waiting: list[tuple[str, list[tuple[str, Any]]]] = []
@@ -250,7 +328,9 @@ class LinkLedger:
             if mine:
                 waiting.append((referrer, mine))
         new = [
-            (i, _PENDING) for i, state in zip(ids, states, strict=True) if state is None
+            (key, _PENDING)
+            for key, state in zip(keys, states, strict=True)
+            if state is None
         ]
         if new:
             self._links.put_many(new)
@@ -277,14 +357,12 @@ class LinkLedger:
                     (key, code_of[key] + "\n" + code_of[page], value)
                     for key, page, value in late
                 ],
-                dict(zip(keys, ids, strict=True)),
                 state_of,
             )
 
     def _link_broken(
         self,
         late: list[tuple[str, str, Any]],
-        id_of: dict[str, str],
         state_of: dict[str, Any],
     ) -> None:
         """Add referrers to broken targets: ``(key, referrer's key, value)``
@@ -307,7 +385,7 @@ class LinkLedger:
             room = max(0, self.max_referrers - (total - len(referrers)))
             rows += ((ref_key, REPORTS, value) for ref_key, value in referrers[:room])
             if state_of[key] == _HOP:  # a redirect hop, now linked: reported
-                self._links.put(id_of[key], _BROKEN)
+                self._links.put(key, _BROKEN)
                 state_of[key] = _BROKEN
                 record = self._broken.get(key)
                 self._count(bool(record and record["internal"]))
@@ -334,9 +412,7 @@ class LinkLedger:
         while held := self._outcomes:
             self._outcomes = []
             keys = list(dict.fromkeys([key for key, _ in held]))
-            ids = url_ids(keys)
-            id_of = dict(zip(keys, ids, strict=True))
-            before = dict(zip(keys, self._links.get_many(ids), strict=True))
+            before = dict(zip(keys, self._links.get_many(keys), strict=True))
             now = dict(before)
             aliased: list[str] = []
             for key, outcome in held:
@@ -348,11 +424,7 @@ class LinkLedger:
                 if state == _ALIASED and outcome == _GOOD:
                     aliased.append(key)
             self._links.put_many(
-                [
-                    (id_of[key], state)
-                    for key, state in now.items()
-                    if state != before[key]
-                ]
+                [(key, state) for key, state in now.items() if state != before[key]]
             )
             forget = [
                 key
@@ -366,13 +438,13 @@ class LinkLedger:
                     REPORTS,
                 )
             for key in aliased:
-                for alias_key, _, _ in self._pop_aliases(id_of[key]):
+                for alias_key, _, _ in self._pop_aliases(url_id(key)):
                     self._outcomes.append((alias_key, _GOOD))  # the next turn
 
     def broken(self, key: str, outcome: Outcome) -> None:
         self._settle()
         target_id = url_id(key)
-        state = self._links.get(target_id)
+        state = self._links.get(key)
         if state == _GOOD or state in _FAILED:
             return  # the first failure is the one reported
         # referrers still held in memory are added by the next flush
@@ -382,7 +454,7 @@ class LinkLedger:
             else 0
         )
         reported = outcome.requested or stored > 0
-        self._links.put(target_id, _BROKEN if reported else _HOP)
+        self._links.put(key, _BROKEN if reported else _HOP)
         self._broken.put(
             key,
             {
@@ -412,7 +484,7 @@ class LinkLedger:
         (``internal``: whether ``key`` is, when it differs from the target)."""
         self._settle()
         target_id = url_id(target_key)
-        state = self._links.get(target_id)
+        state = self._links.get(target_key)
         if state == _GOOD:
             self.good(key)
             return
@@ -423,7 +495,7 @@ class LinkLedger:
                 return
         self._aliases.put(f"{target_id}\n{url_id(key)}", [url, internal, key])
         if state is None or state == _PENDING:
-            self._links.put(target_id, _ALIASED)
+            self._links.put(target_key, _ALIASED)
 
     def _head(self, key: str) -> str:
         """What the keys of ``key``'s referrers start with (a code no URL
@@ -461,9 +533,7 @@ class LinkLedger:
         ]
         urls = self._codes.urls(targets)
         return sum(
-            1
-            for url in urls
-            if url is not None and self._links.get(url_id(url)) in _WAITING
+            1 for url in urls if url is not None and self._links.get(url) in _WAITING
         )
 
     def records(self, max_referrers: int | None = None) -> Iterator[dict[str, Any]]:
@@ -474,8 +544,7 @@ class LinkLedger:
         rows = self._broken.items()
         while chunk := list(islice(rows, 256)):
             keys = [key for key, _ in chunk]
-            ids = url_ids(keys)
-            states = self._links.get_many(ids)
+            states = self._links.get_many(keys)
             counts = self._counts.get_many(keys)
             for (key, stored), state, count in zip(chunk, states, counts, strict=True):
                 if state != _BROKEN:
