@@ -633,9 +633,10 @@ class _Index(_BySite):
     link of every page, most of them the links every page repeats: a
     remembered one costs a dict lookup where reading it cost the record's
     JSON decoded again (``SQLiteRecords`` keeps its text, and decodes it on
-    every read: the caller may change what it got), a third of the
-    index's reads in a profile (bench/README.md, "The store's work a page,
-    second pass"). Two generations of ``WHERE_KEPT`` URLs, as the records'
+    every read: the caller may change what it got): 76,441 decodes in a
+    4,000-page crawl, and ``MirrorState.targets`` 0.8 s of CPU against 0.3
+    remembered (bench/README.md, "The store's work a page, second pass").
+    Two generations of ``WHERE_KEPT`` URLs, as the records'
     read cache. The crawl process is the only writer of an embedded state
     and every write of the index goes through here (``put`` forgets the
     URL, ``clear`` all), so an answer is never stale; a shared (Redis)
