@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import json
 import os
 import select
@@ -53,6 +52,7 @@ from webspider.page.links import (
     extract_page,
 )
 from webspider.page.scan import pack_spans
+from webspider.utils.digests import sha256
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -285,7 +285,7 @@ class Worker:
         in_place = page.spans is not None
         data = page_to_json(page, in_place)
         # the page item's content_hash, worked out here, off the crawl's core
-        data["sha256"] = hashlib.sha256(body).hexdigest()
+        data["sha256"] = sha256(body).hexdigest()
         answer = {"id": ident, "page": data, "in_place": in_place}
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
