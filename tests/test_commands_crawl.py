@@ -57,7 +57,7 @@ import asyncio, sys, weakref
 from twisted.internet import asyncioreactor
 asyncioreactor.install()
 from twisted.internet import reactor
-from webspider.commands.crawl import TimerSweep
+from webspider.commands.crawl import Housekeeping
 
 timers = []
 left = []
@@ -72,7 +72,7 @@ def downloads():
         call.cancel()
         timers.append(weakref.ref(call))
     if sys.argv[1] == "sweep":
-        TimerSweep().start()
+        Housekeeping().start()
 
 def count():
     left.append(sum(ref() is not None for ref in timers))
@@ -89,7 +89,7 @@ print(left[0])
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("mode", "left"), [("sweep", 0), ("none", 500)])
-def test_the_timer_sweep_lets_the_reactor_drop_cancelled_timers(mode, left):
+def test_housekeeping_lets_the_reactor_drop_cancelled_timers(mode, left):
     done = subprocess.run(
         [sys.executable, "-c", SWEEP_SCRIPT, mode],
         capture_output=True,
