@@ -52,7 +52,7 @@ from webspider.page.links import (
     extract_page,
 )
 from webspider.page.scan import pack_spans
-from webspider.utils.digests import sha256
+from webspider.utils.digests import sha256_hex
 from webspider.utils.memory import release_free_memory
 from webspider.utils.url import canonical_url
 
@@ -288,7 +288,7 @@ class Worker:
         in_place = page.spans is not None
         data = page_to_json(page, in_place)
         # the page item's content_hash, worked out here, off the crawl's core
-        data["sha256"] = sha256(body).hexdigest()
+        data["sha256"] = sha256_hex(body)
         answer = {"id": ident, "page": data, "in_place": in_place}
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
