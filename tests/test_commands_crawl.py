@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 
+import pytest
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from webspider import settings as webspider_settings
@@ -47,3 +50,50 @@ def test_leaving_out_a_component_keeps_the_rest_of_the_list():
     )
     leave_out_components(settings, off)  # twice: nothing more to leave out
     assert settings.getdict("EXTENSIONS_BASE") == extensions
+
+
+SWEEP_SCRIPT = """
+import asyncio, sys, weakref
+from twisted.internet import asyncioreactor
+asyncioreactor.install()
+from twisted.internet import reactor
+from webspider.commands.crawl import Housekeeping
+
+timers = []
+left = []
+
+def nothing():
+    pass
+
+def downloads():
+    # their timers: set, then cancelled when their answer comes
+    for _ in range(500):
+        call = reactor.callLater(600, nothing)
+        call.cancel()
+        timers.append(weakref.ref(call))
+    if sys.argv[1] == "sweep":
+        Housekeeping().start()
+
+def count():
+    left.append(sum(ref() is not None for ref in timers))
+    reactor.stop()
+
+# on asyncio's clock, not Twisted's (whose timers would sweep too)
+loop = asyncio.get_event_loop()
+loop.call_later(0.2, downloads)
+loop.call_later(1.8, count)
+reactor.run()
+print(left[0])
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("mode", "left"), [("sweep", 0), ("none", 500)])
+def test_housekeeping_lets_the_reactor_drop_cancelled_timers(mode, left):
+    done = subprocess.run(
+        [sys.executable, "-c", SWEEP_SCRIPT, mode],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert int(done.stdout) == left

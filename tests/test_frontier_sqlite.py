@@ -717,3 +717,23 @@ def test_records_read_strings_a_state_wrote_as_json(path):
     assert state.records("ns").get("k") == "old text"
     assert list(state.records("ns").items()) == [("k", "old text")]
     state.close()
+
+
+def test_in_lists_come_in_few_lengths():
+    # one prepared statement per text: ten texts, not one per length
+    assert sqliterecords.in_marks([7]) == ("?", [7])
+    assert sqliterecords.in_marks([1, 2, 3]) == ("?,?,?,?", [1, 2, 3, None])
+    texts = {sqliterecords.in_marks(list(range(n)))[0] for n in range(1, 501)}
+    assert len(texts) == 10
+
+
+def test_lookups_of_every_length_find_what_was_seen(path):
+    state = SQLiteState(path)
+    state.add([req(f"p{i}") for i in range(0, 600, 2)])
+    state.commit()
+    state.close()
+    state = SQLiteState(path)  # the filter's hits confirmed by the file
+    for n in (1, 2, 3, 5, 17, 300, 599):
+        keys = [f"http://a.test/p{i}" for i in range(n)]
+        assert state.contains_many(keys) == [i % 2 == 0 for i in range(n)]
+    state.close()

@@ -343,3 +343,44 @@ def test_link_rules_cross_whole():
     assert rules_from_json(json.loads(json.dumps(rules_to_json(LINK_RULES)))) == (
         LINK_RULES
     )
+
+
+#: what the worker needs none of for a site of plain URLs: each is megabytes
+#: of its memory (bench/README.md, "Peak RSS against plain Scrapy's, per
+#: process"); w3lib.url brings urllib.request, http.client, email and ssl
+HEAVY_MODULES = {"asyncio", "email", "hashlib", "ssl", "urllib.request", "w3lib.url"}
+
+
+@pytest.mark.e2e
+def test_the_process_reads_and_stores_pages_without_heavy_modules(tmp_path):
+    mirror = {"root": str(tmp_path), "forbidden": [], "keep_originals": False}
+    # the worker's own loop, then the modules it imported
+    code = (
+        "import sys\n"
+        "from webspider.pageworker.worker import serve\n"
+        "serve(sys.stdin.buffer, sys.stdout.buffer)\n"
+        f"print(sorted({sorted(HEAVY_MODULES)!r} & sys.modules.keys()), file=sys.stderr)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(frame({"op": "init", "rules": None, "mirror": mirror}))
+    process.stdin.write(frame({"op": "parse", "id": 1, "url": URL, "keep": True}, PAGE))
+    process.stdin.flush()
+    reader, answers = FrameReader(), []
+    while not answers:  # the page read, then it is stored
+        answers = reader.feed(process.stdout.read1(1 << 16))
+    process.stdin.write(
+        frame({"op": "store", "id": 1, "key": URL, "path": ["s", "p.html"]})
+    )
+    out, err = process.communicate(timeout=60)
+    answers += reader.feed(out)
+    assert process.returncode == 0
+    assert answers[0][0]["page"]["links"]
+    assert answers[1][0]["used"] == ["s", "p.html"]
+    assert Path(tmp_path, "s", "p.html").exists()
+    assert err.decode().strip() == "[]"

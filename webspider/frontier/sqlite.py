@@ -83,7 +83,7 @@ from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.requestdata import REFERER_HEADER
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
-from webspider.frontier.sqliterecords import SQLiteRecords
+from webspider.frontier.sqliterecords import SQLiteRecords, in_marks
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FINISHED,
@@ -449,10 +449,10 @@ class SQLiteState:
         found: set[str] = set()
         names = self._origin_names
         for start in range(0, len(fps), _BATCH):
-            chunk = fps[start : start + _BATCH]
+            marks, chunk = in_marks(fps[start : start + _BATCH])
             rows = self._db.execute(
-                f"SELECT key, origin FROM url WHERE fp IN"
-                f" ({', '.join('?' * len(chunk))}) AND status IN {_SEEN}",
+                f"SELECT key, origin FROM url WHERE fp IN ({marks})"
+                f" AND status IN {_SEEN}",
                 chunk,
             ).fetchall()
             # nearly every key: its origin's name, then its path

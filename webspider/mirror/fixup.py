@@ -20,7 +20,6 @@ Pure: no Scrapy.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import zlib
 from array import array
@@ -336,6 +335,11 @@ class FixUp:
         Returns ``fixer``, or None once it failed (the rest is done here)."""
         if not chunk:
             return fixer
+        # here, not at the top: the page worker imports this module for
+        # fix_job, and asyncio is ~5 MB of its memory (bench/README.md, "Peak
+        # RSS against plain Scrapy's, per process")
+        import asyncio  # noqa: PLC0415
+
         jobs, targets = self._prepare(chunk)
         results: list[FileFix | None] = [None] * len(jobs)
         low, high = 0, len(jobs)

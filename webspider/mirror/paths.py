@@ -30,11 +30,12 @@ mistaken for a literal one.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from functools import lru_cache
 from urllib.parse import SplitResult, quote, unquote_to_bytes, urlsplit
+
+from webspider.utils.digests import sha256
 
 #: file names longer than this (in UTF-8 bytes) are shortened
 NAME_MAX = 255
@@ -115,7 +116,7 @@ def shorten(name: str, limit: int = NAME_MAX) -> str:
     whole name and its (short) extension."""
     if len(name.encode("utf-8")) <= limit:
         return name
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    digest = sha256(name.encode("utf-8")).hexdigest()[:16]
     stem, dot, ext = name.rpartition(".")
     suffix = f".{ext}" if dot and stem and 0 < len(ext) <= 16 and "%" not in ext else ""
     keep = limit - len(MARK) - len(digest) - len(suffix.encode("utf-8"))

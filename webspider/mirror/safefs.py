@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import stat
 from typing import TYPE_CHECKING
 
@@ -184,7 +183,9 @@ class SafeTree:
                 raise UnsafePathError(f"too many name conflicts at {name!r}")
             used = (*folders, name)
             self._check_forbidden(used)
-            tmp = f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+            # os.urandom, as secrets.token_hex: secrets would import hmac and
+            # with it OpenSSL (webspider.utils.digests)
+            tmp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
             out = os.open(tmp, _NEW_FILE_FLAGS, 0o644, dir_fd=fd)
             try:
                 try:

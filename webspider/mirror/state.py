@@ -52,7 +52,6 @@ import json
 import logging
 from array import array
 from dataclasses import dataclass, field
-from email.utils import formatdate, mktime_tz, parsedate_tz
 from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -261,11 +260,25 @@ def _http_date_stamp(value: str | None) -> int | None:
     the very same string (servers' usual form); None otherwise."""
     if not value or len(value) != 29:
         return None
+    from email.utils import (  # noqa: PLC0415 (see _formatdate)
+        mktime_tz,
+        parsedate_tz,
+    )
+
     parsed = parsedate_tz(value)
     if parsed is None:
         return None
     stamp = int(mktime_tz(parsed))
-    return stamp if formatdate(stamp, usegmt=True) == value else None
+    return stamp if _formatdate(stamp) == value else None
+
+
+def _formatdate(stamp: int) -> str:
+    """A POSIX timestamp as an HTTP date. email.utils is imported here, not
+    at the top: the page worker imports this module (for TargetIndex) and
+    never needs it, and it is ~1.5 MB of a process's memory."""
+    from email.utils import formatdate  # noqa: PLC0415
+
+    return formatdate(stamp, usegmt=True)
 
 
 #: the ETag nginx gives a static file: its mtime (the Last-Modified date's
@@ -347,7 +360,7 @@ def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     }
     modified = fields.get("last_modified")
     out["last_modified"] = (
-        formatdate(modified, usegmt=True) if isinstance(modified, int) else modified
+        _formatdate(modified) if isinstance(modified, int) else modified
     )
     derived = flags >> 3 & 3
     if derived and isinstance(modified, int):
@@ -373,7 +386,7 @@ def _long_form(data: Mapping[str, Any], url: str | None) -> dict[str, Any]:
     if "b" in data:
         out["hash"] = base64.urlsafe_b64decode(data["b"] + "=").hex()
     if isinstance(out.get("last_modified"), int):
-        out["last_modified"] = formatdate(out["last_modified"], usegmt=True)
+        out["last_modified"] = _formatdate(out["last_modified"])
     full = url if url is not None else str(data.get("url"))
     out["path"] = data["p"] if "p" in data else "/".join(url_path(full))
     if "j" in data:

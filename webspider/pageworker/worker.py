@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import json
 import os
 import select
@@ -53,6 +52,8 @@ from webspider.page.links import (
     extract_page,
 )
 from webspider.page.scan import pack_spans
+from webspider.utils.digests import sha256_hex
+from webspider.utils.memory import release_free_memory
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ Reply = tuple[dict[str, Any], bytes]
 #: the bytes of the pages kept for the mirror, at most (beyond, the oldest
 #: are dropped and the crawl stores them itself)
 HELD_BYTES = 256 * 1024 * 1024
+#: frames handled between two returns of freed memory to the system
+RELEASE_EVERY = 1024
 #: the answers written so far wait for the next frame's when it is here
 #: already and is not a page larger than this (one write for both)
 QUICK_BODY = 64 * 1024
@@ -285,7 +288,7 @@ class Worker:
         in_place = page.spans is not None
         data = page_to_json(page, in_place)
         # the page item's content_hash, worked out here, off the crawl's core
-        data["sha256"] = hashlib.sha256(body).hexdigest()
+        data["sha256"] = sha256_hex(body)
         answer = {"id": ident, "page": data, "in_place": in_place}
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
@@ -423,6 +426,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """Answer frames from ``stdin`` on ``stdout`` until the stream ends."""
     worker = Worker()
     inbox = _Inbox(stdin.fileno())
+    handled = 0
     while True:
         # The answers to the frames that came together go in one write: each
         # write wakes the crawl's event loop, a read and a callback there
@@ -444,6 +448,9 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         if reply is not None:
             head, body = frame_head(*reply), reply[1]
             stdout.write(head + body if body else head)
+        handled += 1
+        if not handled % RELEASE_EVERY:
+            release_free_memory()
 
 
 def main() -> int:
@@ -455,6 +462,8 @@ def main() -> int:
     # many small objects, and the modules' never need collecting
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+    # what the imports read and freed (webspider.utils.memory)
+    release_free_memory()
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer)
     except BrokenPipeError:  # the crawl is gone

@@ -10,7 +10,9 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import ParseResult, SplitResult, unquote, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url, safe_url_string
+# w3lib.url is imported where it is used, not here: it imports urllib.request
+# (http.client, email, ssl), ~7 MB of the page worker's memory, which reads
+# most sites' links without it (their URLs take canonical_url's fast path).
 
 #: Schemes webspider ever requests. Everything else (mailto:, javascript:,
 #: data:, file:, ftp:, …) is a link we record at most, never a request.
@@ -144,6 +146,8 @@ def _canonical_query(query: str) -> str:
 
 
 def _slow_canonical_url(url: str) -> str:
+    from w3lib.url import canonicalize_url  # noqa: PLC0415 (see the imports)
+
     canon = canonicalize_url(url)
     if _maybe_session(canon) and _SESSION_RE.search(canon):
         canon = _strip_sessions(canon)
@@ -268,6 +272,8 @@ def normalize_seed(value: str) -> str:
         raise BadURLError(f"invalid start URL {shown!r}: bad host name {host!r}")
     if port == 0:
         raise BadURLError(f"invalid start URL {shown!r}: port 0")
+    from w3lib.url import safe_url_string  # noqa: PLC0415 (see the imports)
+
     url = safe_url_string(raw)
     if not urlsplit(url).path:
         url += "/"

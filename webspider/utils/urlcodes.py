@@ -26,9 +26,9 @@ Pure: standard library only.
 from __future__ import annotations
 
 from binascii import b2a_base64
-from hashlib import blake2b
 from typing import TYPE_CHECKING, Any, Protocol
 
+from webspider.utils.digests import blake2b
 from webspider.utils.sitecodes import SiteCodes
 
 if TYPE_CHECKING:
