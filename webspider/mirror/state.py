@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from webspider.mirror.awaited import NS_AWAITED, Awaited
 from webspider.mirror.paths import url_path
 from webspider.utils.atomic import open_atomic
+from webspider.utils.recent import Recent
 from webspider.utils.sitecodes import site_of
 from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 from webspider.utils.urljoin import UrlJoiner
@@ -649,66 +650,55 @@ class _Index(_BySite):
     every read: the caller may change what it got): 76,441 decodes in a
     4,000-page crawl, and ``MirrorState.targets`` 0.8 s of CPU against 0.3
     remembered (bench/README.md, "The store's work a page, second pass").
-    Two generations of ``WHERE_KEPT`` URLs, as the records'
-    read cache. The crawl process is the only writer of an embedded state
-    and every write of the index goes through here (``put`` forgets the
-    URL, ``clear`` all), so an answer is never stale; a shared (Redis)
-    state's other workers write it too: ``remember=False``, every answer
-    read."""
+    Two generations of ``WHERE_KEPT`` URLs (webspider.utils.recent). The
+    crawl process is the only writer of an embedded state and every write
+    of the index goes through here (``put`` forgets the URL, ``clear``
+    all), so an answer is never stale; a shared (Redis) state's other
+    workers write it too: ``remember=False``, every answer read."""
 
-    __slots__ = ("_old", "_young", "remember")
+    __slots__ = ("recent",)
 
     def __init__(self, records: Records, sites: SiteCodes, remember: bool) -> None:
         super().__init__(records, sites)
-        self.remember = remember
-        self._young: dict[str, str | int | None] = {}
-        self._old: dict[str, str | int | None] = {}
+        self.recent: Recent[str, str | int | None] | None = (
+            Recent(WHERE_KEPT) if remember else None
+        )
 
     def where_many(self, urls: Sequence[str]) -> list[str | int | None]:
         """The ``where_value`` each of ``urls``' index record says (None: it
         has none)."""
-        if not self.remember:
+        recent = self.recent
+        if recent is None:
             return [
                 None if data is None else record_where(data, url)
                 for url, data in zip(urls, self.get_many(urls), strict=True)
             ]
-        young, old = self._young, self._old
-        out: list[str | int | None] = []
-        asked: list[str] = []
-        at: list[int] = []
-        for url in urls:
-            if url in young:
-                out.append(young[url])
-            elif url in old:
-                value = young[url] = old.pop(url)
-                out.append(value)
-            else:
-                at.append(len(out))
-                asked.append(url)
-                out.append(None)
+        out, at, asked = recent.lookup(urls)
         if asked:
-            for i, url, data in zip(at, asked, self.get_many(asked), strict=True):
-                value = None if data is None else record_where(data, url)
-                out[i] = young[url] = value
-            if len(young) >= WHERE_KEPT:
-                self._old = young
-                self._young = {}
+            recent.fill(
+                out,
+                at,
+                asked,
+                [
+                    None if data is None else record_where(data, url)
+                    for url, data in zip(asked, self.get_many(asked), strict=True)
+                ],
+            )
         return out
 
     def put(self, url: str, value: Any) -> None:
-        self._young.pop(url, None)
-        self._old.pop(url, None)
+        if self.recent is not None:
+            self.recent.forget((url,))
         super().put(url, value)
 
     def delete(self, urls: Sequence[str]) -> None:
-        for url in urls:
-            self._young.pop(url, None)
-            self._old.pop(url, None)
+        if self.recent is not None:
+            self.recent.forget(urls)
         super().delete(urls)
 
     def clear(self) -> None:
-        self._young.clear()
-        self._old.clear()
+        if self.recent is not None:
+            self.recent.clear()
         super().clear()
 
 

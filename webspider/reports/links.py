@@ -69,6 +69,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from webspider.records import flag_text, flags_of, records_or_memory
+from webspider.utils.recent import Recent
 from webspider.utils.urlcodes import UrlCodes, url_id, url_ids
 from webspider.utils.waitinglinks import NS_WAITING, REPORTS
 
@@ -148,45 +149,28 @@ class _States:
     cost its id (a BLAKE2b) and a read of the records: half of ``flush``
     in a profile, which takes 0.4 s of CPU instead of 0.65 a 4,000-page
     crawl remembered (bench/README.md, "The store's work a page, second
-    pass"). Two generations of ``STATES_KEPT`` URLs.
+    pass"). Two generations of ``STATES_KEPT`` URLs (webspider.utils.recent).
     Every write of the namespace goes through here (the ledger's), and on
     an embedded state the crawl process is its only writer, so what is
     remembered is what is stored; a shared (Redis) state's other workers
     write it too: ``remember=False``, every state read."""
 
-    __slots__ = ("_old", "_young", "records", "remember")
+    __slots__ = ("recent", "records")
 
     def __init__(self, records: Records, remember: bool) -> None:
         self.records = records
-        self.remember = remember
-        self._young: dict[str, Any] = {}
-        self._old: dict[str, Any] = {}
+        self.recent: Recent[str, Any] | None = Recent(STATES_KEPT) if remember else None
 
     def get(self, key: str) -> Any | None:
         return self.get_many([key])[0]
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
-        if not self.remember:
+        recent = self.recent
+        if recent is None:
             return self.records.get_many(url_ids(keys))
-        young, old = self._young, self._old
-        out: list[Any | None] = []
-        asked: list[str] = []
-        at: list[int] = []
-        for key in keys:
-            if key in young:
-                out.append(young[key])
-            elif key in old:
-                state = young[key] = old.pop(key)
-                out.append(state)
-            else:
-                at.append(len(out))
-                asked.append(key)
-                out.append(None)
+        out, at, asked = recent.lookup(keys)
         if asked:
-            states = self.records.get_many(url_ids(asked))
-            for i, key, state in zip(at, asked, states, strict=True):
-                out[i] = young[key] = state
-            self._turn()
+            recent.fill(out, at, asked, self.records.get_many(url_ids(asked)))
         return out
 
     def put(self, key: str, state: int) -> None:
@@ -197,21 +181,12 @@ class _States:
         self.records.put_many(
             list(zip(url_ids(keys), [state for _, state in items], strict=True))
         )
-        if self.remember:
-            young, old = self._young, self._old
-            for key, state in items:
-                old.pop(key, None)
-                young[key] = state
-            self._turn()
-
-    def _turn(self) -> None:
-        if len(self._young) >= STATES_KEPT:
-            self._old = self._young
-            self._young = {}
+        if self.recent is not None:
+            self.recent.keep(items)
 
     def clear(self) -> None:
-        self._young.clear()
-        self._old.clear()
+        if self.recent is not None:
+            self.recent.clear()
         self.records.clear()
 
 
