@@ -669,22 +669,17 @@ class _Index(_BySite):
         has none)."""
         recent = self.recent
         if recent is None:
-            return [
-                None if data is None else record_where(data, url)
-                for url, data in zip(urls, self.get_many(urls), strict=True)
-            ]
+            return self._read_where(urls)
         out, at, asked = recent.lookup(urls)
         if asked:
-            recent.fill(
-                out,
-                at,
-                asked,
-                [
-                    None if data is None else record_where(data, url)
-                    for url, data in zip(asked, self.get_many(asked), strict=True)
-                ],
-            )
+            recent.fill(out, at, asked, self._read_where(asked))
         return out
+
+    def _read_where(self, urls: Sequence[str]) -> list[str | int | None]:
+        return [
+            None if data is None else record_where(data, url)
+            for url, data in zip(urls, self.get_many(urls), strict=True)
+        ]
 
     def put(self, url: str, value: Any) -> None:
         if self.recent is not None:
