@@ -113,7 +113,7 @@ def test_a_started_sync_covers_what_is_written_until_sync(tmp_path):
     pages = PagesFile(path)
     pages.write([pages.line({"n": 1})])
     pages.start_sync()
-    pages.start_sync()  # one at a time: the second waits for sync
+    pages.start_sync()  # one at a time: the second does nothing
     first = path.stat().st_size
     pages.write([pages.line({"n": 2})])
     length = pages.sync()
