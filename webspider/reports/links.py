@@ -84,8 +84,11 @@ DEFAULT_MAX_REFERRERS = 1000
 #: links held in memory before they are looked up and written (see flush)
 FLUSH_LINKS = 5000
 #: targets whose state a generation of the ledger's memory holds (two
-#: generations; ~120 bytes each: the URL, the dict's slot)
-STATES_KEPT = 4096
+#: generations; ~125 bytes each: the URL, the dict's slot). A site whose
+#: pages link anywhere in it asks for its every URL again and again: 4,096
+#: missed most of a 10,000-page site's, and the misses were most of
+#: ``flush`` (bench/README.md, "What grows with the site")
+STATES_KEPT = 16384
 
 NS_LINKS = "reports.link_states"
 #: the referrers' namespace (shared with the mirror: webspider.utils.waitinglinks)

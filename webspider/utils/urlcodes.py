@@ -41,8 +41,11 @@ _ID_BYTES = 9
 ID_LENGTH = 12
 #: the characters of a code at least
 CODE_LENGTH = 4
-#: codes a CodeBook remembers in a generation (two generations)
-REMEMBERED = 4096
+#: codes a CodeBook remembers in a generation (two generations; ~180
+#: bytes each: the URL, its code, the dict's slot): as many as the link
+#: ledger's states (webspider.reports.links.STATES_KEPT), for the same
+#: targets
+REMEMBERED = 16384
 _URL_SAFE = str.maketrans("+/", "-_")
 
 #: the crawl's shared codes (``UrlCodes``)
