@@ -97,8 +97,9 @@ _BATCH = 1000
 #: latest): ~100 bytes each
 ABSENT_KEPT = 4096
 #: URLs whose file's place a generation of the index's memory holds (two
-#: generations; ~150-190 bytes each: the URL, its place, the dict's slot):
-#: as many as the link ledger's states (webspider.reports.links.STATES_KEPT)
+#: generations; ~125 bytes each: the URL, the dict's slot, and its place,
+#: nearly always 1, the URL's own path): as many as the link ledger's
+#: states (webspider.reports.links.STATES_KEPT)
 WHERE_KEPT = 16384
 
 Segments = tuple[str, ...]
