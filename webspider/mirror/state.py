@@ -278,9 +278,9 @@ def _formatdate(stamp: int) -> str:
     """A POSIX timestamp as an HTTP date. email.utils is imported here, not
     at the top: the page worker imports this module (for TargetIndex) and
     never needs it, and it is ~1.5 MB of a process's memory. Cached: a
-    site's files share a few dates, and every record read back formats its
-    own (~25 µs; a sixth of the mirror's end-of-crawl passes on
-    PostgreSQL's docs, 1,172 records read twice)."""
+    site's files share a few dates, and every record read back formatted
+    its own (6 µs; py-spy put a sixth of the mirror's end of the crawl on
+    PostgreSQL's docs there, its 1,172 records read two or three times)."""
     from email.utils import formatdate  # noqa: PLC0415
 
     return formatdate(stamp, usegmt=True)
