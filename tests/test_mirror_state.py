@@ -54,6 +54,28 @@ def test_entries_paths_and_aliases(store):
     assert [e.url for e in state] == ["http://h/B", "http://h/a"]
 
 
+def test_unseen_are_the_entries_a_finished_run_marks_gone(store):
+    state = MirrorState(store, "/m")
+    state.put(entry("http://h/old", "h/old.html", run=1))
+    state.put(entry("http://h/gone", "h/gone.html", run=1, gone=True))
+    state.put(entry("http://h/now", "h/now.html", run=2))
+    state.put(entry("http://h/first", "h/first.html"))  # run 0: left out of its record
+    state.put(entry("http://h/x", "h/x", run=2, converted=True, etag='"e"'))
+    unseen = list(state.unseen(2))
+    assert [e.url for e in unseen] == ["http://h/first", "http://h/old"]
+    assert unseen[1] == state.entry("http://h/old")
+    assert [e.url for e in state.unseen(0)] == [
+        "http://h/now",
+        "http://h/old",
+        "http://h/x",
+    ]
+    # what iterating every entry and checking each gives, on any state
+    for run in (0, 1, 2, 3):
+        assert list(state.unseen(run)) == [
+            e for e in state if not e.gone and e.run != run
+        ]
+
+
 def test_targets_is_a_snapshot_of_what_a_page_links_to(store):
     state = MirrorState(store, "/m")
     state.put(entry("http://h/a", "h/a.html"))

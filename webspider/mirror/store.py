@@ -415,15 +415,12 @@ class MirrorStore:
             )
         finished = reason == "finished"
         if finished:
-            gone = 0
-            for entry in state:
-                if not entry.gone and entry.run != self.run:
-                    entry.gone = True
-                    state.update(entry)
-                    self.record_change(entry.url, GONE, entry.path)
-                    gone += 1
-                    if commit is not None and gone % FIX_UP_COMMIT == 0:
-                        commit()
+            for gone, entry in enumerate(state.unseen(self.run), 1):
+                entry.gone = True
+                state.update(entry)
+                self.record_change(entry.url, GONE, entry.path)
+                if commit is not None and gone % FIX_UP_COMMIT == 0:
+                    commit()
         state.end(finished)
         try:
             state.export(self.state_path)
