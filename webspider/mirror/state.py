@@ -323,8 +323,12 @@ _POSITIONS = (
 )
 _POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
 #: where the content type is in the record, and the path
+_RUN_AT = 2
+_FLAGS_AT = 3
 _TYPE_AT = 5
 _PATH_AT = 9
+#: the ``flags`` bit of a gone entry (``Entry.index_json``)
+_GONE_FLAG = 2
 #: (content type, kind, encoding) of most files: the record holds the
 #: number (its index, for good: records name them) in place of the three
 #: (``,0`` for ``,"text/html","html","utf-8"``: 25 characters a page less)
@@ -1045,10 +1049,10 @@ class MirrorState:
         for url, data in self.index.items():
             if type(data) is list:
                 size = len(data)
-                if (data[2] if size > 2 else 0) == run:
+                if (data[_RUN_AT] if size > _RUN_AT else 0) == run:
                     continue
-                flags = data[3] if size > 3 else 0
-                if type(flags) is int and flags & 2:
+                flags = data[_FLAGS_AT] if size > _FLAGS_AT else 0
+                if type(flags) is int and flags & _GONE_FLAG:
                     continue
             entry = Entry.from_json(data, url)
             if not entry.gone and entry.run != run:
