@@ -399,22 +399,82 @@ def components(raw: Path) -> tuple[dict[str, int], int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1])), total
 
 
+class WorkerProfiles(threading.Thread):
+    """py-spy attached to each page worker the crawl starts, as it starts.
+
+    ``py-spy record --subprocesses`` sometimes never samples the worker (0
+    of 2,881 samples on pgdocs, 2026-12-03): a py-spy of its own per worker
+    does. Their raw stacks go into the crawl's file, each line under a
+    ``process PID:"webspider.pageworker.worker"`` frame, as
+    ``--subprocesses`` writes them."""
+
+    def __init__(self, root: int, raw: Path) -> None:
+        super().__init__(daemon=True)
+        self.tree = TreeRss(root)
+        self.raw = raw
+        self.spies: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.02):
+            for pid in self.tree._tree():
+                if pid in self.spies:
+                    continue
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"webspider.pageworker.worker" not in cmdline:
+                    continue
+                out = self.raw.with_name(f"{self.raw.name}.worker-{pid}")
+                spy = subprocess.Popen(
+                    ["py-spy", "record", "-r", "250", "-f", "raw",
+                     "--pid", str(pid), "-o", str(out)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                self.spies[pid] = (spy, out)
+
+    def stop(self) -> None:
+        """Wait for each worker's py-spy (it ends with its worker) and
+        append its stacks to the crawl's file."""
+        self._done.set()
+        self.join()
+        with self.raw.open("a") as merged:
+            for pid, (spy, out) in self.spies.items():
+                try:
+                    spy.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    spy.terminate()
+                    spy.wait()
+                if not out.exists():
+                    continue
+                head = f'process {pid}:"webspider.pageworker.worker";'
+                for line in out.read_text(errors="replace").splitlines():
+                    if line:
+                        merged.write(head + line + "\n")
+                out.unlink()
+
+
 def profile_run(served: Served, mode: str, args: argparse.Namespace) -> dict[str, Any]:
-    """One crawl under py-spy (both processes sampled 250 times a second
-    while on a CPU); the shares of its samples, scaled to the CPU time the
-    crawl's processes used (os.wait4)."""
+    """One crawl under py-spy (250 samples a second while on a CPU: the
+    crawl's process, and its page worker by ``WorkerProfiles``); the shares
+    of its samples, scaled to the CPU time the crawl's processes used
+    (os.wait4)."""
     raw = args.out / f"{args.name}-{served.site.name}-{mode}.pyspy.txt"
     with tempfile.TemporaryDirectory(prefix="webspider-small-prof-") as tmp:
         cmd = make_command(mode, served, Path(tmp), args)
         assert cmd is not None
-        argv = ["py-spy", "record", "-r", "250", "-f", "raw", "--subprocesses",
+        argv = ["py-spy", "record", "-r", "250", "-f", "raw",
                 "-o", str(raw), "--", *cmd.argv]  # fmt: skip
         served.site.mark()
         proc = subprocess.Popen(
             argv, cwd=cmd.cwd, env=cmd.env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
+        workers = WorkerProfiles(proc.pid, raw)
+        workers.start()
         _pid, _status, rusage = os.wait4(proc.pid, 0)
+        workers.stop()
         time.sleep(0.05)
     cpu = rusage.ru_utime + rusage.ru_stime  # py-spy's own CPU included
     served_reqs = served.site.requests()
