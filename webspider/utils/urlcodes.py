@@ -29,6 +29,7 @@ from binascii import b2a_base64
 from typing import TYPE_CHECKING, Any, Protocol
 
 from webspider.utils.digests import blake2b
+from webspider.utils.recent import Recent
 from webspider.utils.sitecodes import SiteCodes
 
 if TYPE_CHECKING:
@@ -131,12 +132,11 @@ class CodeBook:
     """``give`` and ``find`` codes in ``records``, remembering the last ones
     (see the module docstring); ``forget`` when the namespace is cleared."""
 
-    __slots__ = ("_old", "_young", "records")
+    __slots__ = ("recent", "records")
 
     def __init__(self, records: CodeRecords) -> None:
         self.records = records
-        self._young: dict[str, str] = {}
-        self._old: dict[str, str] = {}
+        self.recent: Recent[str, str] = Recent(REMEMBERED)
 
     def give(self, urls: Sequence[str], short: Callable[[str], str]) -> dict[str, str]:
         """The code of each of ``urls``, given to those that have none:
@@ -148,31 +148,20 @@ class CodeBook:
         return self._codes(urls, short, give=False)
 
     def forget(self) -> None:
-        self._young.clear()
-        self._old.clear()
+        self.recent.clear()
 
     def _codes(
         self, urls: Sequence[str], short: Callable[[str], str], give: bool
     ) -> dict[str, str]:
-        young, old = self._young, self._old
-        code_of: dict[str, str] = {}
-        values: dict[str, str] = {}
-        for url in urls:
-            code = young.get(url)
-            if code is None:
-                code = old.get(url)
-                if code is None:
-                    values[url] = short(url)
-                    continue
-                young[url] = code
-            code_of[url] = code
-        if values:
-            found = _codes(self.records, values, give)
+        known, _, missing = self.recent.lookup(urls)
+        code_of = {
+            url: code for url, code in zip(urls, known, strict=True) if code is not None
+        }
+        if missing:
+            # only codes are remembered: a URL without one is asked again
+            found = _codes(self.records, {url: short(url) for url in missing}, give)
             code_of.update(found)
-            young.update(found)
-        if len(young) >= REMEMBERED:
-            self._old = young
-            self._young = {}
+            self.recent.keep(found.items())
         return code_of
 
 
