@@ -402,6 +402,25 @@ def test_batched_confirmation_with_collisions(path, monkeypatch):
     state.close()
 
 
+def test_links_to_pages_queued_here_are_answered_without_a_query(path):
+    state = SQLiteState(path)
+    state.add([req("a"), req("b")])
+    statements: list[str] = []
+    state._db.set_trace_callback(statements.append)
+    keys = ["http://a.test/" + k for k in ["b", "a", "new", "b"]]
+    assert state.contains_many(keys) == [True, True, False, True]
+    assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    state._db.set_trace_callback(None)
+    state.close()
+    # a reopened state knows them from its file: one query confirms them
+    again = SQLiteState(path)
+    again._db.set_trace_callback(statements.append)
+    assert again.contains_many(keys) == [True, True, False, True]
+    assert [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    again._db.set_trace_callback(None)
+    again.close()
+
+
 def test_a_held_lock_is_kept_by_a_look_and_released_by_the_crawls_state(path):
     hold_lock(path)  # the crawl command's check
     SQLiteState(path, release_leases=False).close()  # its look at the state

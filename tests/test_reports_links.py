@@ -7,6 +7,7 @@ import json
 from tests.support.records import reopen
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.frontier.sqlite import SQLiteState
+from webspider.page.links import Link
 from webspider.records import flagged
 from webspider.reports.links import (
     NAMESPACES,
@@ -58,6 +59,28 @@ def test_one_referrer_per_page_and_a_page_read_twice_adds_nothing(store):
         ("p1", "first", "a"),
         ("p2", "t", "a"),
     ]
+
+
+def test_a_parsed_page_is_recorded_as_its_link_tuples_are(store):
+    links = [
+        Link("http://s/x", "page", "a", "X"),
+        Link("http://s/logo.png", "requisite", "img", "Logo"),
+        Link("http://s/x", "page", "img", "second"),  # the first one counts
+    ]
+    keys = [link.url for link in links]
+    by_parsed = LinkLedger(store)
+    by_parsed.add_parsed("p1", keys, links)
+    by_tuples = LinkLedger()
+    by_tuples.add_page(
+        "p1", [(k, link.text, link.tag) for k, link in zip(keys, links, strict=True)]
+    )
+    for ledger in (by_parsed, by_tuples):
+        for key in keys:
+            ledger.broken(key, broken(key))
+    assert list(by_parsed.records()) == list(by_tuples.records())
+    [logo, x] = by_parsed.records()
+    assert logo["referrers"] == [{"url": "p1", "text": "Logo", "tag": "img"}]
+    assert x["referrers"] == [{"url": "p1", "text": "X", "tag": "a"}]
 
 
 def test_good_targets_drop_their_referrers_and_later_links_cost_nothing(store):

@@ -147,22 +147,26 @@ def _connected(sender: Any, signal: Any) -> bool:
     return False
 
 
-#: code object of a receiver -> the keyword arguments it is given (None: all,
-#: it takes ``**kwargs``): what pydispatch's robustApply works out per call
-_ACCEPTS: dict[CodeType, frozenset[str] | None] = {}
+#: id of the code object of a receiver -> (the code, the keyword arguments it
+#: is given; None: all, it takes ``**kwargs``): what pydispatch's robustApply
+#: works out per call. Keyed by id, not by the code: a code object's hash is
+#: worked out from its contents (name, bytecode, constants…) on every call,
+#: which cost more than the rest of ``apply``; the code is held in the value,
+#: so its id is never reused by another object.
+_ACCEPTS: dict[int, tuple[CodeType, frozenset[str] | None]] = {}
 _VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS
 
 
 def _accepts(code: CodeType, start: int) -> frozenset[str] | None:
-    accepts = _ACCEPTS.get(code, _ACCEPTS)
-    if accepts is _ACCEPTS:
+    held = _ACCEPTS.get(id(code))
+    if held is None:
         accepts = (
             None
             if code.co_flags & _VARKEYWORDS
             else frozenset(code.co_varnames[start : code.co_argcount])
         )
-        _ACCEPTS[code] = accepts
-    return accepts  # type: ignore[return-value]
+        _ACCEPTS[id(code)] = held = (code, accepts)
+    return held[1]
 
 
 def apply(receiver: Any, named: dict[str, Any]) -> Any:
@@ -285,6 +289,20 @@ def _plain(receiver: Any) -> bool:
     return kind is FunctionType and not receiver.__code__.co_flags & _ASYNC_FLAGS
 
 
+#: the asyncio reactor was found installed (it stays for the process's life)
+_ASYNCIO: list[bool] = []
+
+
+def _asyncio_available() -> bool:
+    """``is_asyncio_available()``, asked of the reactor once it said yes."""
+    if _ASYNCIO:
+        return True
+    if is_asyncio_available():
+        _ASYNCIO.append(True)
+        return True
+    return False
+
+
 async def send_catch_log_async(
     signal: Any, sender: Any, **named: Any
 ) -> list[tuple[Any, Any]]:
@@ -301,10 +319,11 @@ async def send_catch_log_async(
     receivers = live_receivers(sender, signal)
     if not receivers:
         return []
-    if not all(map(_plain, receivers)) or not is_asyncio_available():
+    if not all(map(_plain, receivers)) or not _asyncio_available():
         return await scrapy_send_catch_log_async(signal, sender, **named)
     dont_log = named.pop("dont_log", ())
-    dont_log = tuple(dont_log) if isinstance(dont_log, Sequence) else (dont_log,)
+    if type(dont_log) is not tuple:  # an ABC check a send, when it is not
+        dont_log = tuple(dont_log) if isinstance(dont_log, Sequence) else (dont_log,)
     spider = named.get("spider")
     named = {"signal": signal, "sender": sender, **named}
     results: list[tuple[Any, Any]] = []

@@ -39,9 +39,12 @@ Exact: a row is found by its fingerprint (the index gives every row of it),
 and its key compared, so two keys sharing a fingerprint are two rows. In
 memory, a KeyFilter of the seen keys
 (webspider.frontier.keyfilter: 8 to 12 bytes a key) answers "not seen"
-without touching the file; a hit is confirmed against the row (and
-confirmed keys are cached, since the same navigation links recur on every
-page). The filter is rebuilt from the keys when the state is opened.
+without touching the file; a hit is confirmed against the row. Confirmed
+keys are cached (the last 16,384 at most, ``_CONFIRMED_MAX``), and so are
+the keys queued here, which are seen from then on: the same navigation links
+recur on every page, and most other links point at pages queued lately, so
+a page's links seen already cost no query. The filter is rebuilt from the
+keys when the state is opened.
 
 Leases are rows of status 2; their deadlines live in memory: the embedded
 state has one holder, and when it dies every lease is returned at once
@@ -76,6 +79,8 @@ import os
 import sqlite3
 import time
 from collections import Counter
+from itertools import compress
+from operator import not_
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -431,18 +436,20 @@ class SQLiteState:
         return self._counts[QUEUED] + len(self._leases) + self._counts[DONE]
 
     def contains_many(self, keys: Sequence[str]) -> list[bool]:
-        # A page's links at once. The filter answers most of them (the new
-        # links) in one loop; those it may hold are taken from the cache of
-        # confirmed keys, and the rest confirmed in one query.
-        answers = self._filter.maybe_many(keys)
-        if True not in answers:
-            return answers
+        # A page's links at once. Most are links already seen (the links
+        # every page repeats, the pages queued lately): the cache of
+        # confirmed keys answers them in one C-level pass; the filter then
+        # answers most of the rest (the new links) in one loop, and those it
+        # may hold are confirmed in one query.
         confirmed = self._confirmed
-        todo = [
-            i for i, maybe in enumerate(answers) if maybe and keys[i] not in confirmed
-        ]
-        if not todo:
+        answers = list(map(confirmed.__contains__, keys))
+        if False not in answers:
             return answers
+        rest = list(compress(range(len(answers)), map(not_, answers)))
+        maybe = self._filter.maybe_many([keys[i] for i in rest])
+        if True not in maybe:
+            return answers
+        todo = list(compress(rest, maybe))
         unsure = [keys[i] for i in todo]
         fps = fingerprints(unsure).tolist()
         # every seen row of those fingerprints (two keys may share one)
@@ -552,6 +559,9 @@ class SQLiteState:
         self._counts[status] += 1
         if status == QUEUED:
             self._filter.add(key)
+            # seen from now on (a queued row is never unseen again): a link
+            # to it found later is answered from memory, not by a query
+            self._confirm(key)
             self._queued_by_origin[origin] += 1
 
     def _values(self, request: StoredRequest, fp: int, status: int) -> tuple[Any, ...]:

@@ -133,13 +133,7 @@ class BrokenLinks:
         # held until the crawl state commits (LinkLedger.flush): looked up
         # and written with the other pages of the commit
         keys = page.link_keys()
-        self.ledger.add_page(
-            referrer,
-            [
-                (key, link.text, link.tag)
-                for link, key in zip(page.links, keys, strict=True)
-            ],
-        )
+        self.ledger.add_parsed(referrer, keys, page.links)
         if not self.stored:
             self.ledger.flush()  # in memory: nothing to batch
         anchors = self.anchors

@@ -274,6 +274,22 @@ class LinkLedger:
         for key, text, tag in links:
             if key not in first:
                 first[key] = text if tag == "a" else f"\0{tag}\0{text}"
+        self._hold(referrer, first)
+
+    def add_parsed(
+        self, referrer: str, keys: Sequence[str], links: Sequence[Any]
+    ) -> None:
+        """``add_page`` of a parsed page's links (objects with ``text`` and
+        ``tag``, webspider.page.links.Link) and their keys, in one pass: no
+        tuple a link (the crawl's spider hands every page's links here)."""
+        first: dict[str, str] = {}
+        for key, link in zip(keys, links, strict=True):
+            if key not in first:
+                tag = link.tag
+                first[key] = link.text if tag == "a" else f"\0{tag}\0{link.text}"
+        self._hold(referrer, first)
+
+    def _hold(self, referrer: str, first: dict[str, str]) -> None:
         if not first:
             return
         self._held.append((referrer, first))
