@@ -140,3 +140,38 @@ async def test_never_writes_over_the_crawls_own_files(tmp_path, server):
     assert b"evil" not in feed.read_bytes()
     assert feed.read_text().count("\n") == 2  # the two items
     assert result.stats["webspider/mirror/refused_count"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_a_folder_replaced_by_a_symlink_during_the_crawl_is_refused(
+    tmp_path, server
+):
+    """The mirror plans a file's path with the folders it walked before
+    (SafeTree.plan keeps them); a folder swapped for a symlink meanwhile is
+    still refused by the write, and nothing lands outside the mirror."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    site = tmp_path / "out" / "mirror" / f"site.test_{server.port}"
+
+    def answer(seen):
+        if seen.path == "/robots.txt":
+            return Page(b"", status=404)
+        if seen.path == "/":
+            return Page(html('<a href="/sub/1.html">1</a>'))
+        n = int(seen.path.removeprefix("/sub/").removesuffix(".html"))
+        if n == 4 and (site / "sub").is_dir() and not (site / "sub").is_symlink():
+            # the mirror has walked sub/ by now (2.html, 3.html planned)
+            (site / "sub").rename(site / "old")
+            (site / "sub").symlink_to(victim)
+        return Page(html(f'<a href="/sub/{n + 1}.html">next</a>' if n < 6 else "end"))
+
+    server.answer = answer
+    result = await crawl(tmp_path, start_urls=server.url("/"))
+    assert list(victim.iterdir()) == []
+    assert (site / "sub").is_symlink()
+    # 3.html's write may come after the swap (the crawl asks for 4.html once
+    # it parsed 3.html): every page from the swap on is refused, at the write
+    # or already at the plan, and none is lost silently
+    written = sorted(p.name for p in (site / "old").iterdir())
+    assert written in (["1.html", "2.html", "3.html"], ["1.html", "2.html"])
+    assert result.stats["webspider/mirror/refused_count"] == 6 - len(written)

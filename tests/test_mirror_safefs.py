@@ -2,6 +2,7 @@ import os
 
 import pytest
 
+from webspider.mirror import safefs
 from webspider.mirror.safefs import (
     TEMP_PREFIX,
     SafeTree,
@@ -217,3 +218,65 @@ def test_a_kills_temporary_files_are_removed_and_nothing_else(tmp_path):
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
     assert left == [f"{TEMP_PREFIX}link", "a", "a/page.html"]
     assert outside.read_text() == "kept"
+
+
+# -- plan keeps the folders it walked (one system call a file, not five) ------------
+# A folder replaced after plan walked it is not seen by the plans that
+# follow (until forget_plans); write walks every folder again, never
+# through a link, and its caller records the path write used.
+
+
+def test_plan_after_a_folder_became_a_symlink_write_still_refuses(tree, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    tree.write(("h", "sub", "1.html"), b"1")
+    assert tree.plan(("h", "sub", "2.html")) == ("h", "sub", "2.html")
+    os.rename(tmp_path / "mirror/h/sub", tmp_path / "mirror/h/old")
+    (tmp_path / "mirror/h/sub").symlink_to(victim)
+    # the kept walk does not see the link; the write does, and refuses it
+    assert tree.plan(("h", "sub", "3.html")) == ("h", "sub", "3.html")
+    with pytest.raises(UnsafePathError):
+        tree.write(("h", "sub", "3.html"), b"evil")
+    assert list(victim.iterdir()) == []
+    tree.forget_plans()
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "sub", "3.html"))
+    assert list(victim.iterdir()) == []
+
+
+def test_plan_after_a_folder_became_a_file(tree, tmp_path):
+    tree.write(("h", "a", "1.html"), b"1")
+    assert tree.plan(("h", "a", "2.html")) == ("h", "a", "2.html")
+    os.rename(tmp_path / "mirror/h/a", tmp_path / "mirror/h/old")
+    (tmp_path / "mirror/h/a").write_bytes(b"a file now")
+    assert tree.plan(("h", "a", "2.html")) == ("h", "a", "2.html")  # kept walk
+    assert tree.write(("h", "a", "2.html"), b"2") == ("h", "a%~d", "2.html")
+    tree.forget_plans()
+    assert tree.plan(("h", "a", "3.html")) == ("h", "a%~d", "3.html")
+    assert (tmp_path / "mirror/h/a").read_bytes() == b"a file now"
+
+
+def test_plan_in_a_kept_folder_sees_its_names_each_time(tree, tmp_path):
+    """Only the folders' walk is kept: the file's own name is looked at on
+    every plan (a folder or a symlink put there since is seen)."""
+    tree.write(("h", "a", "1.html"), b"1")
+    assert tree.plan(("h", "a", "x")) == ("h", "a", "x")
+    (tmp_path / "mirror/h/a/x").mkdir()
+    assert tree.plan(("h", "a", "x")) == ("h", "a", "x%~f")
+    (tmp_path / "mirror/h/a/y").symlink_to(tmp_path)
+    with pytest.raises(UnsafePathError):
+        tree.plan(("h", "a", "y"))
+    assert tree.plan(("h", "a", "1.html")) == ("h", "a", "1.html")
+
+
+def test_plan_keeps_a_bounded_number_of_folders(tmp_path, monkeypatch):
+    monkeypatch.setattr(safefs, "PLANNED_FOLDERS", 3)
+    fds = set(os.listdir("/proc/self/fd"))
+    tree = SafeTree(tmp_path / "m")
+    for i in range(10):
+        tree.write(("h", str(i), "x"), b"x")
+        assert tree.plan(("h", str(i), "y")) == ("h", str(i), "y")
+        assert tree.plan(("h", str(i), "x")) == ("h", str(i), "x")
+        assert len(tree._planned) <= 3
+    tree.close()
+    assert set(os.listdir("/proc/self/fd")) == fds

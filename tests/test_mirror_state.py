@@ -3,6 +3,7 @@ from array import array
 from urllib.parse import urljoin
 
 from tests.support.records import store as store  # noqa: PLC0414
+from webspider.mirror import state as state_module
 from webspider.mirror.paths import url_path
 from webspider.mirror.state import (
     WHERE_KEPT,
@@ -203,6 +204,81 @@ def test_a_remembered_place_follows_the_index(store):
     many = [f"http://h/p{i}" for i in range(2 * WHERE_KEPT + 1)]
     assert state.targets(["http://h/a", *many]).where == {"http://h/a": 1}
     assert state.targets(["http://h/a"]).where == {"http://h/a": 1}
+
+
+class Reads:
+    """A Records that counts its reads (and reads, writes as ``records``)."""
+
+    def __init__(self, records):
+        self.records = records
+        self.count = 0
+
+    def get(self, key):
+        self.count += 1
+        return self.records.get(key)
+
+    def get_many(self, keys):
+        self.count += 1
+        return self.records.get_many(keys)
+
+    def __getattr__(self, name):
+        return getattr(self.records, name)
+
+
+def test_a_url_remembered_without_a_place_has_no_entry(store):
+    # its links were looked up (targets) before the page came: its entry is
+    # not read, and once written it is where the record says, unread too
+    state = MirrorState(store, "/m")
+    reads = state.index.records = Reads(state.index.records)
+    assert state.targets(["http://h/a", "http://h/b"]).where == {}
+    assert reads.count == 1
+    assert state.entry("http://h/a") is None
+    assert reads.count == 1
+    state.put(entry("http://h/a", "h/moved/a"))
+    assert state.targets(["http://h/a"]).where == {"http://h/a": "h/moved/a"}
+    assert reads.count == 1
+    assert state.entry("http://h/a").path == ("h", "moved", "a")  # read
+    state.update(entry("http://h/b", "h/b"))
+    assert state.entry("http://h/b").path == ("h", "b")
+    assert state.targets(["http://h/b"]).where == {"http://h/b": 1}
+    # not remembered (never asked): read, and right
+    assert state.entry("http://h/c") is None
+    state.clear()
+    assert state.entry("http://h/a") is None
+
+
+def test_redirects_are_known_in_memory_while_they_are_few(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(state_module, "ALIASES_KEPT", 2)
+    file = tmp_path / "mirror-state.jsonl"
+    state = MirrorState(store, "/m")
+    state.begin(file, continued=False)
+    state.put(entry("http://h/a", "h/a"))
+    reads = state.alias_records = Reads(state.alias_records)
+    assert state.targets(["http://h/old", "http://h/a"]).aliases == {}
+    state.alias("http://h/old", "http://h/a")
+    found = state.targets(["http://h/old", "http://h/x"])
+    assert found.aliases == {"http://h/old": "http://h/a"}
+    assert found.where == {"http://h/a": 1}
+    assert state.get("http://h/old").path == ("h", "a")
+    assert reads.count == 0
+    # a resumed crawl finds them in the records
+    file.write_text('{"mirror_root": "/m", "version": 1}\n')
+    again = MirrorState(store, "/m")
+    again.begin(file, continued=True)
+    assert again.targets(["http://h/old"]).aliases == {"http://h/old": "http://h/a"}
+    # past ALIASES_KEPT: read from the records, still right
+    state.alias("http://h/o2", "http://h/a")
+    state.alias("http://h/o3", "http://h/a")
+    assert state._all_aliases is None
+    assert state.targets(["http://h/old", "http://h/o3", "http://h/x"]).aliases == {
+        "http://h/old": "http://h/a",
+        "http://h/o3": "http://h/a",
+    }
+    assert reads.count > 0
+    # a shared state's other workers write them too: always read
+    shared = MirrorState(store, "/m", shared=True)
+    shared.begin(file, continued=True)
+    assert shared._all_aliases is None
 
 
 def test_a_shared_states_places_are_read_every_time(store):

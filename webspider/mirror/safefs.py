@@ -37,6 +37,8 @@ _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CL
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: how many times a name is re-suffixed before giving up (a hostile tree)
 _MAX_CONFLICTS = 4
+#: folders whose walk ``plan`` keeps (an open fd each), at most
+PLANNED_FOLDERS = 64
 TEMP_PREFIX = "%~tmp"
 #: a separator or a control character (NUL included) in a name: one regex
 #: search per segment rather than a Python test per character
@@ -75,11 +77,22 @@ class SafeTree:
         #: paths (relative to the root) the tree never writes at or below:
         #: the crawl's own state when the user put it inside the mirror
         self.forbidden = tuple(forbidden)
+        #: folders ``plan`` walked to the end: the folders asked for → an fd
+        #: of the folder reached and the names used (see ``plan``)
+        self._planned: dict[Segments, tuple[int, Segments]] = {}
 
     def close(self) -> None:
+        self.forget_plans()
         if self._root_fd >= 0:
             os.close(self._root_fd)
             self._root_fd = -1
+
+    def forget_plans(self) -> None:
+        """Walk every folder again at the next ``plan``: a write used
+        another path than planned, or was refused (the tree changed)."""
+        planned, self._planned = self._planned, {}
+        for fd, _ in planned.values():
+            os.close(fd)
 
     def remove_temporaries(self) -> int:
         """Delete the temporary files (``TEMP_PREFIX``) a write killed between
@@ -205,12 +218,26 @@ class SafeTree:
 
     def plan(self, segments: Segments) -> Segments:
         """The path ``write`` would use now (conflict suffixes applied),
-        without creating anything."""
+        without creating anything.
+
+        The walk to a folder that exists is kept (an fd of the folder and
+        the names used, ``PLANNED_FOLDERS`` of them), so planning another
+        file in it costs one system call, not five: a folder replaced after
+        it was walked (by a symlink, a file, or removed) is not seen by the
+        plans that follow, until ``forget_plans``. Only ``write`` decides
+        where bytes go: it walks every folder again, never through a link,
+        and the caller records the path it used (and forgets the plans when
+        it differs, or when the write was refused)."""
         check_segments(segments)
+        folders = segments[:-1]
+        kept = self._planned.get(folders)
+        if kept is not None:
+            fd, used_folders = kept
+            return (*used_folders, self._plan_name(fd, segments[-1], used_folders))
         fd = os.dup(self._root_fd)
         used: list[str] = []
         try:
-            for segment in segments[:-1]:
+            for segment in folders:
                 new_fd, name = self._open_folder(fd, segment, used, create=False)
                 if new_fd is None:
                     # nothing here yet: the rest is created as named
@@ -218,20 +245,32 @@ class SafeTree:
                 os.close(fd)
                 fd = new_fd
                 used.append(name)
-            name = segments[-1]
-            for _ in range(_MAX_CONFLICTS):
-                try:
-                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    break
-                if stat.S_ISLNK(st.st_mode):
-                    raise UnsafePathError(f"symlink refused: {'/'.join([*used, name])}")
-                if not stat.S_ISDIR(st.st_mode):
-                    break
-                name = conflict_name(name, "f")
-            return (*used, name)
+            used_folders = tuple(used)
+            planned = (*used_folders, self._plan_name(fd, segments[-1], used_folders))
+            if len(self._planned) >= PLANNED_FOLDERS:
+                self.forget_plans()
+            self._planned[folders] = (fd, used_folders)
+            fd = -1
+            return planned
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
+
+    @staticmethod
+    def _plan_name(fd: int, name: str, folders: Segments) -> str:
+        """The name ``write`` would give the file ``name`` in the folder
+        ``fd`` (``folders``): suffixed when a folder holds it."""
+        for _ in range(_MAX_CONFLICTS):
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                break
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafePathError(f"symlink refused: {'/'.join((*folders, name))}")
+            if not stat.S_ISDIR(st.st_mode):
+                break
+            name = conflict_name(name, "f")
+        return name
 
     def read(self, segments: Segments) -> bytes | None:
         """The bytes of a regular file at ``segments``; None when it is not

@@ -96,6 +96,11 @@ _BATCH = 1000
 #: URLs fetched and not mirrored that MirrorState keeps in memory (the
 #: latest): ~100 bytes each
 ABSENT_KEPT = 4096
+#: redirects (``mirror.alias``) MirrorState keeps in memory, all of them
+#: or none (~200 bytes each): while it holds every one, a URL not in it has
+#: none, and ``targets`` need not ask the records for the links that have
+#: no file
+ALIASES_KEPT = 4096
 #: URLs whose file's place a generation of the index's memory holds (two
 #: generations; ~125 bytes each: the URL, the dict's slot, and its place,
 #: nearly always 1, the URL's own path): as many as the link ledger's
@@ -662,9 +667,11 @@ class _Index(_BySite):
     remembered (bench/README.md, "The store's work a page, second pass").
     Two generations of ``WHERE_KEPT`` URLs (webspider.utils.recent). The
     crawl process is the only writer of an embedded state and every write
-    of the index goes through here (``put`` forgets the URL, ``clear``
-    all), so an answer is never stale; a shared (Redis) state's other
-    workers write it too: ``remember=False``, every answer read."""
+    of the index goes through here (``put`` remembers the URL's new place,
+    ``delete`` forgets the URL, ``clear`` all), so an answer is never stale,
+    and a URL remembered without a place has no record (``get`` need not
+    read it); a shared (Redis) state's other workers write it too:
+    ``remember=False``, every answer read."""
 
     __slots__ = ("recent",)
 
@@ -691,9 +698,22 @@ class _Index(_BySite):
             for url, data in zip(urls, self.get_many(urls), strict=True)
         ]
 
+    def get(self, url: str) -> Any | None:
+        """``url``'s record; not read when it is remembered to have none (a
+        page's own URL was nearly always asked for as another page's link
+        before it is fetched: a read of the records saved a page)."""
+        recent = self.recent
+        if recent is not None:
+            known, _, asked = recent.lookup((url,))
+            if not asked and known[0] is None:
+                return None
+        return super().get(url)
+
     def put(self, url: str, value: Any) -> None:
         if self.recent is not None:
-            self.recent.forget((url,))
+            # where the record says the file is, remembered: the links to
+            # the page read from here (a dict look-up) rather than the file
+            self.recent.keep(((url, record_where(value, url)),))
         super().put(url, value)
 
     def delete(self, urls: Sequence[str]) -> None:
@@ -745,6 +765,10 @@ class MirrorState:
         self.meta = store.records(NS_RUN)
         self.awaited = Awaited(store)
         self.aliases = _Aliases(self.alias_records)
+        #: every record of ``alias_records`` (URL → target), while there are
+        #: at most ALIASES_KEPT; None: not known (read the records). Filled
+        #: by ``begin``; not on a shared state (other workers write them).
+        self._all_aliases: dict[str, str] | None = None
         #: canonical URLs this process saw fetched and not mirrored, for
         #: good (``mark_absent``): the last ABSENT_KEPT, in memory only
         #: (after a resume, or past them, links to the others wait for the
@@ -779,6 +803,11 @@ class MirrorState:
         self.run = run if goes_on else run + 1
         self.finished = False
         self.meta.put("run", {"run": self.run, "finished": False, "root": self.root})
+        self._all_aliases = None
+        if not self.shared and self.alias_records.count() <= ALIASES_KEPT:
+            self._all_aliases = {
+                url: str(target) for url, target in self.alias_records.items()
+            }
         return self.run, goes_on
 
     def end(self, finished: bool) -> None:
@@ -795,6 +824,8 @@ class MirrorState:
         ):
             records.clear()
         self.awaited.clear()
+        if self._all_aliases is not None:
+            self._all_aliases = {}
 
     # -- reading ---------------------------------------------------------------------
     def entry(self, url: str) -> Entry | None:
@@ -806,7 +837,7 @@ class MirrorState:
         """Where ``url`` (or the URL it redirected to) is stored."""
         found, path = url, self.where(url)
         if path is None:
-            target = self.alias_records.get(url)
+            target = self._alias(url)
             if target is not None:
                 found, path = str(target), self.where(target)
         return None if path is None else Target(split(where_path(found, path)))
@@ -849,13 +880,19 @@ class MirrorState:
             else:
                 where[key] = value
         if missing:
-            aliases = {
-                key: str(target)
-                for key, target in zip(
-                    missing, self.alias_records.get_many(missing), strict=True
-                )
-                if target is not None
-            }
+            known = self._all_aliases
+            if known is None:
+                aliases = {
+                    key: str(target)
+                    for key, target in zip(
+                        missing, self.alias_records.get_many(missing), strict=True
+                    )
+                    if target is not None
+                }
+            elif known:
+                aliases = {key: known[key] for key in missing if key in known}
+            else:
+                aliases = {}
             found.aliases = aliases
             absent = self.absent
             if absent:
@@ -1032,8 +1069,21 @@ class MirrorState:
         return moved
 
     def alias(self, url: str, target: str) -> None:
-        if url != target and self.alias_records.get(url) != target:
+        if url != target and self._alias(url) != target:
             self.alias_records.put(url, target)
+            known = self._all_aliases
+            if known is not None:
+                known[url] = target
+                if len(known) > ALIASES_KEPT:
+                    self._all_aliases = None  # read from the records from now on
+
+    def _alias(self, url: str) -> str | None:
+        """The URL ``url`` redirected to, if it did."""
+        known = self._all_aliases
+        if known is not None:
+            return known.get(url)
+        found = self.alias_records.get(url)
+        return None if found is None else str(found)
 
     def __iter__(self) -> Iterator[Entry]:
         """Every entry (without ``pending``/``kept``), streamed in URL order."""

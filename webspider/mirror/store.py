@@ -697,7 +697,10 @@ class MirrorStore:
         """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
-        entry.path = used  # differs when the tree changed under us
+        if used != entry.path and self.tree is not None:
+            # the tree changed under us: the folders planned are walked again
+            self.tree.forget_plans()
+        entry.path = used
         reserved = self._placed.pop(entry.url, None)
         placed = reserved[1] if reserved is not None and reserved[0] == used else None
         spans: tuple[int, array[int]] | None = None
@@ -754,6 +757,8 @@ class MirrorStore:
     def abandon(self, entry: Entry) -> None:
         """``entry``'s file could not be written: links must not lead there."""
         assert self.state is not None
+        if self.tree is not None:
+            self.tree.forget_plans()  # refused: the tree may have changed
         self._placed.pop(entry.url, None)
         if entry.url in self._replacing:
             self.state.release(entry, self._replacing.pop(entry.url))
