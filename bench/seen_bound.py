@@ -23,11 +23,20 @@ sizes:
   lays it out;
 - ``by-fp``: a table keyed by (fingerprint, id), ``WITHOUT ROWID`` (one
   descent a key).
+
+And, below any store, the floor of reading one key a cold hit at all: the
+keys appended to a flat file (a length byte, then the key), their offsets
+held in memory as a filter's slots would have to hold them, each asked key
+read back and compared — ``flat-pread`` with ``os.pread`` (one system call
+a key, from the OS's page cache), ``flat-mmap`` as a slice of a memory map
+of the file (no system call, but every page of the file a check touches
+counts in the process's RSS).
 """
 
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
 import random
 import sqlite3
@@ -89,13 +98,71 @@ def lookups(path: Path, fps: list[int], batch: int) -> float:
     return len(fps) / elapsed
 
 
+def flat_lookups(path: Path, asked: list[tuple[int, bytes]], mapped: bool) -> float:
+    """Keys read back and compared a second of process time: ``asked`` is
+    (offset, key) pairs, the offset of the key's length byte."""
+    fd = os.open(path, os.O_RDONLY)
+    found = 0
+    try:
+        if mapped:
+            with mmap.mmap(fd, 0, prot=mmap.PROT_READ) as view:
+                start = time.process_time()
+                for offset, key in asked:
+                    size = view[offset]
+                    found += view[offset + 1 : offset + 1 + size] == key
+                elapsed = time.process_time() - start
+        else:
+            pread = os.pread
+            start = time.process_time()
+            for offset, key in asked:
+                record = pread(fd, len(key) + 1, offset)
+                found += record[0] == len(key) and record[1:] == key
+            elapsed = time.process_time() - start
+    finally:
+        os.close(fd)
+    assert found == len(asked), (found, len(asked))
+    return len(asked) / elapsed
+
+
+def flat(tmp: str, rows: list[tuple], rnd: random.Random, checks: int) -> None:
+    path = Path(tmp) / "keys.bin"
+    offsets = []
+    keys = []
+    with path.open("wb") as file:
+        at = 0
+        for _, _, text in rows:
+            key = text.encode()
+            offsets.append(at)
+            keys.append(key)
+            file.write(bytes((len(key),)) + key)
+            at += 1 + len(key)
+    size = os.path.getsize(path)
+    for name, mapped in (("flat-pread", False), ("flat-mmap", True)):
+        best = 0.0
+        for _ in range(3):
+            picked = rnd.sample(range(len(rows)), checks)
+            asked = [(offsets[i], keys[i]) for i in picked]
+            best = max(best, flat_lookups(path, asked, mapped))
+        print(f"| {name} | - | {size / len(rows):.0f} | {best:,.0f} |")
+    path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--checks", type=int, default=200_000)
     parser.add_argument("--batch", type=int, default=35)
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument(
+        "--layouts",
+        default="state,by-fp,flat",
+        help="which to measure, of state, by-fp, flat (default: all)",
+    )
     args = parser.parse_args()
+    layouts = set(args.layouts.split(","))
+    unknown = layouts - {*_LAYOUTS, "flat"}
+    if unknown:
+        parser.error(f"unknown layout(s): {', '.join(sorted(unknown))}")
     rnd = random.Random(args.seed)
     rows = [
         (rnd.getrandbits(63), i + 1, f"/d{i % 97}/p{i:07d}/s-{rnd.randrange(10**6)}")
@@ -106,6 +173,8 @@ def main() -> None:
     print("|---|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as tmp:
         for layout in _LAYOUTS:
+            if layout not in layouts:
+                continue
             for page_size in (1024, 4096):
                 path = Path(tmp) / f"{layout}-{page_size}.db"
                 build(path, layout, page_size, rows)
@@ -118,6 +187,8 @@ def main() -> None:
                     f"| {layout} | {page_size} | {size / args.urls:.0f} | {best:,.0f} |"
                 )
                 path.unlink()
+        if "flat" in layouts:
+            flat(tmp, rows, rnd, args.checks)
 
 
 if __name__ == "__main__":
