@@ -179,21 +179,7 @@ class SafeTree:
         check_segments(segments)
         self._check_forbidden(segments)
         with self._folder(segments[:-1], create=True) as (fd, folders):
-            name = segments[-1]
-            for _ in range(_MAX_CONFLICTS):
-                try:
-                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    break
-                if stat.S_ISREG(st.st_mode):
-                    break
-                if stat.S_ISLNK(st.st_mode):
-                    raise UnsafePathError(
-                        f"symlink refused: {'/'.join((*folders, name))}"
-                    )
-                name = conflict_name(name, "f")
-            else:
-                raise UnsafePathError(f"too many name conflicts at {name!r}")
+            name = self._file_name(fd, segments[-1], folders)
             used = (*folders, name)
             self._check_forbidden(used)
             # os.urandom, as secrets.token_hex: secrets would import hmac and
@@ -233,7 +219,7 @@ class SafeTree:
         kept = self._planned.get(folders)
         if kept is not None:
             fd, used_folders = kept
-            return (*used_folders, self._plan_name(fd, segments[-1], used_folders))
+            return (*used_folders, self._file_name(fd, segments[-1], used_folders))
         fd = os.dup(self._root_fd)
         used: list[str] = []
         try:
@@ -246,7 +232,7 @@ class SafeTree:
                 fd = new_fd
                 used.append(name)
             used_folders = tuple(used)
-            planned = (*used_folders, self._plan_name(fd, segments[-1], used_folders))
+            planned = (*used_folders, self._file_name(fd, segments[-1], used_folders))
             if len(self._planned) >= PLANNED_FOLDERS:
                 self.forget_plans()
             self._planned[folders] = (fd, used_folders)
@@ -257,20 +243,22 @@ class SafeTree:
                 os.close(fd)
 
     @staticmethod
-    def _plan_name(fd: int, name: str, folders: Segments) -> str:
-        """The name ``write`` would give the file ``name`` in the folder
-        ``fd`` (``folders``): suffixed when a folder holds it."""
+    def _file_name(fd: int, name: str, folders: Segments) -> str:
+        """The name the file ``name`` gets in the folder ``fd`` (``folders``),
+        for ``write`` and ``plan`` alike: itself when free or a regular file
+        (replaced), suffixed when anything else holds it (a folder), never
+        through a symlink."""
         for _ in range(_MAX_CONFLICTS):
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
-                break
+                return name
+            if stat.S_ISREG(st.st_mode):
+                return name
             if stat.S_ISLNK(st.st_mode):
                 raise UnsafePathError(f"symlink refused: {'/'.join((*folders, name))}")
-            if not stat.S_ISDIR(st.st_mode):
-                break
             name = conflict_name(name, "f")
-        return name
+        raise UnsafePathError(f"too many name conflicts at {name!r}")
 
     def read(self, segments: Segments) -> bytes | None:
         """The bytes of a regular file at ``segments``; None when it is not
