@@ -126,10 +126,12 @@ _WAITING = (None, _PENDING, _ALIASED)
 Referrer = tuple[str, str, str]
 
 
-def _value(text: str, tag: str) -> str:
-    """The text of a referrer row: the link's text alone for the usual
-    ``<a>`` (a parsed text never holds NUL: HTML parsers replace it)."""
-    return text if tag == "a" else f"\0{tag}\0{text}"
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """A link as ``add_page`` is told it: what ``add_parsed`` reads of one."""
+
+    text: str
+    tag: str
 
 
 def _text_tag(value: str) -> tuple[str, str]:
@@ -270,18 +272,22 @@ class LinkLedger:
     def add_page(self, referrer: str, links: Iterable[tuple[str, str, str]]) -> None:
         """Record the links of page ``referrer``: (target key, text, tag) each.
         Held in memory until ``flush``."""
-        first: dict[str, str] = {}
-        for key, text, tag in links:
-            if key not in first:
-                first[key] = text if tag == "a" else f"\0{tag}\0{text}"
-        self._hold(referrer, first)
+        said = list(links)
+        self.add_parsed(
+            referrer,
+            [key for key, _, _ in said],
+            [_Said(text, tag) for _, text, tag in said],
+        )
 
     def add_parsed(
         self, referrer: str, keys: Sequence[str], links: Sequence[Any]
     ) -> None:
         """``add_page`` of a parsed page's links (objects with ``text`` and
         ``tag``, webspider.page.links.Link) and their keys, in one pass: no
-        tuple a link (the crawl's spider hands every page's links here)."""
+        tuple a link (the crawl's spider hands every page's links here).
+        A referrer row's text is the link's text alone for the usual ``<a>``,
+        else NUL, the tag, NUL, the text (a parsed text never holds NUL: HTML
+        parsers replace it; ``_text_tag`` reads it back)."""
         first: dict[str, str] = {}
         for key, link in zip(keys, links, strict=True):
             if key not in first:
