@@ -889,10 +889,8 @@ class MirrorState:
                     )
                     if target is not None
                 }
-            elif known:
-                aliases = {key: known[key] for key in missing if key in known}
             else:
-                aliases = {}
+                aliases = {key: known[key] for key in missing if key in known}
             found.aliases = aliases
             absent = self.absent
             if absent:
