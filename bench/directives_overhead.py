@@ -23,8 +23,8 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware  # noqa: E402
 from scrapy.utils.misc import build_from_crawler  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
-from webspider.page.response import parsed_page  # noqa: E402
 from webspider.directives.middleware import PageDirectivesMiddleware  # noqa: E402
+from webspider.page.response import parsed_page  # noqa: E402
 from webspider.spiders.webspider import WebSpider  # noqa: E402
 
 EVERY = int(sys.argv[1]) if len(sys.argv) > 1 else 0

@@ -32,10 +32,10 @@ from scrapy.utils.misc import build_from_crawler  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
 from webspider import signals  # noqa: E402
+from webspider.directives.middleware import PageDirectivesMiddleware  # noqa: E402
+from webspider.page.response import parsed_page  # noqa: E402
 from webspider.reports.brokenlinks import BrokenLinks  # noqa: E402
 from webspider.reports.skippedlog import SkippedLog  # noqa: E402
-from webspider.page.response import parsed_page  # noqa: E402
-from webspider.directives.middleware import PageDirectivesMiddleware  # noqa: E402
 from webspider.spiders.webspider import WebSpider  # noqa: E402
 from webspider.utils.url import canonical_url  # noqa: E402
 

@@ -120,8 +120,9 @@ def markdown(summary: dict[str, Any], info: dict[str, str]) -> str:
                 if m["timeouts"]:
                     exits += f" ({m['timeouts']} timed out)"
                 lines.append(
-                    f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} | {m['cpu_pct']:.0f} "
-                    f"| {m['pages_per_s']:.0f} | {m['maxrss_mb']:.0f} | {m['pages_ok']:.0f} "
+                    f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} "
+                    f"| {m['cpu_pct']:.0f} | {m['pages_per_s']:.0f} "
+                    f"| {m['maxrss_mb']:.0f} | {m['pages_ok']:.0f} "
                     f"| {m['distinct_urls']:.0f} | {m['requests']:.0f} "
                     f"| {m['first_request_s']:.2f} | {m['after_last_s']:.2f} "
                     f"| {m['runs']} | {exits} |"
@@ -167,10 +168,10 @@ def write_json(
 
 def chart(path: Path, summary: dict[str, Any], info: dict[str, str]) -> None:
     try:
-        import matplotlib
+        import matplotlib  # noqa: PLC0415 (optional: bench/requirements.txt)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # noqa: PLC0415
     except ImportError:
         print("bench: no chart (pip install -r bench/requirements.txt)")
         return

@@ -10,9 +10,9 @@ them arrive); 2% of the URLs are broken. Then the worst case: no outcome known.
 """
 
 import random
-import sys
 import time
 import tracemalloc
+
 from webspider.reports.links import LinkLedger, Outcome
 from webspider.utils.url import canonical_url
 
@@ -21,7 +21,7 @@ def site(pages, links_per_page, nav):
     random.seed(1)
     urls = [f"https://docs.example.org/3/library/mod{i}.html" for i in range(pages)]
     out = []
-    for i, u in enumerate(urls):
+    for u in urls:
         targets = urls[:nav] + random.sample(urls, links_per_page - nav)
         out.append((u, [(t, f"link text {j}", "a") for j, t in enumerate(targets)]))
     return urls, out
@@ -33,7 +33,7 @@ for pages, lpp, nav in ((555, 55, 40), (5000, 100, 60), (20000, 60, 40)):
     tracemalloc.start()
     ledger = LinkLedger()
     t0 = time.perf_counter()
-    for i, (u, links) in enumerate(graph):
+    for u, links in graph:
         ledger.good(canonical_url(u))
         ledger.add_page(u, [(canonical_url(t), text, tag) for t, text, tag in links])
     for u in urls[::50]:  # 2% broken
@@ -43,7 +43,8 @@ for pages, lpp, nav in ((555, 55, 40), (5000, 100, 60), (20000, 60, 40)):
     tracemalloc.stop()
     n = pages * lpp
     print(
-        f"{pages} pages, {n} link instances: {dt * 1e9 / n:.0f} ns/link (incl. canonical_url cache), "
+        f"{pages} pages, {n} link instances: {dt * 1e9 / n:.0f} ns/link "
+        "(incl. canonical_url cache), "
         f"ledger+cache peak {peak / 1e6:.1f} MB, pending {ledger.pending_count()}"
     )
     # worst case: nothing resolved yet (every link pending)
@@ -54,15 +55,17 @@ for pages, lpp, nav in ((555, 55, 40), (5000, 100, 60), (20000, 60, 40)):
     cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(
-        f"   worst case (no outcome known): {cur / 1e6:.1f} MB = {cur / n:.0f} B/link instance"
+        f"   worst case (no outcome known): {cur / 1e6:.1f} MB = "
+        f"{cur / n:.0f} B/link instance"
     )
 
 print(
-    "--- time without tracemalloc, canonical_url cache warm (the spider computed it already)"
+    "--- time without tracemalloc, canonical_url cache warm "
+    "(the spider computed it already)"
 )
 for pages, lpp, nav in ((555, 55, 40), (20000, 60, 40)):
     urls, graph = site(pages, lpp, nav)
-    for u, links in graph:
+    for _u, links in graph:
         for t, _, _ in links:
             canonical_url(t)
     ledger = LinkLedger()

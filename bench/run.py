@@ -297,7 +297,8 @@ def _crawl_once(
     )
     print(
         f"   round {rnd + 1} {name:<10} wall {m.wall_s:7.2f}s cpu {m.cpu_s:7.2f}s "
-        f"rss {m.maxrss_mb:6.0f}MB  requests {m.requests:6d} distinct {m.distinct_urls:6d}"
+        f"rss {m.maxrss_mb:6.0f}MB  requests {m.requests:6d} "
+        f"distinct {m.distinct_urls:6d}"
         f" first {extra.get('first_request_s', 0):5.2f}s"
         f" after last {extra.get('after_last_s', 0):5.2f}s",
         file=sys.stderr,
@@ -340,8 +341,9 @@ def machine_info(project: Path) -> dict[str, str]:
         mem = f"{kb / 1024 / 1024:.1f} GiB"
     except (OSError, ValueError, IndexError):
         pass
-    import lxml.etree
-    import scrapy
+    # versions of the parts measured, read only when the results are written
+    import lxml.etree  # noqa: PLC0415
+    import scrapy  # noqa: PLC0415
 
     commit = _cmd_version(["git", "-C", str(project), "log", "-1", "--format=%h %s"])
     nginx = sites_mod.find_nginx()
