@@ -52,6 +52,20 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ("-a", "start_urls=http://a.test/", "-a", "log_skipped=perhaps"),
             ("log_skipped", "perhaps"),
         ),
+        # README: on/off values are 1/0 or true/false; any other number was
+        # taken for "on" without a word (int("2") is true)
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "robots=2"),
+            ("robots (ROBOTSTXT_OBEY)", "1/0, true/false", "'2'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "mirror=0", "-a", "defer=-1"),
+            ("defer (WEBSPIDER_DEPTH_DEFER)", "'-1'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "WEBSPIDER_MIRROR_UPDATE=10"),
+            ("WEBSPIDER_MIRROR_UPDATE", "'10'"),
+        ),
         (
             (
                 "-a",

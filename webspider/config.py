@@ -102,12 +102,16 @@ def get_bool(settings: BaseSettings, name: str, default: bool | None = None) -> 
     the default is the one webspider.settings lists."""
     if default is None:
         default = bool(listed_default(name, False))
-    try:
+    raw = settings.get(name, default)
+    # Scrapy's getbool takes any number (bool(int("2"))): a 2 or a -1 would
+    # silently mean "on"
+    if isinstance(raw, (str, int, float)) and raw in _BOOLEANS:
         return settings.getbool(name, default)
-    except ValueError:
-        raise ConfigError(
-            f"{label(name)} must be 1/0, true/false, got {settings.get(name)!r}"
-        ) from None
+    raise ConfigError(f"{label(name)} must be 1/0, true/false, got {raw!r}")
+
+
+#: the on/off values a setting may have (True == 1 and False == 0 are in it)
+_BOOLEANS = frozenset({True, False, "1", "0", "true", "false", "True", "False"})
 
 
 def get_int(
