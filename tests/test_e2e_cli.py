@@ -109,6 +109,33 @@ def test_bad_input_is_one_clear_line(tmp_path, args, fragments):
     assert not out.exists()  # nothing written
 
 
+def test_an_empty_output_is_refused(tmp_path):
+    # it silently meant the default folder, output/ in the project
+    proc = run_crawl("-a", "start_urls=http://a.test/", "-a", "output=")
+    assert_one_line_error(proc, "output", "empty")
+
+
+@pytest.mark.parametrize("folder", ["output", "mirror"])
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, server, folder):
+    # the mirror was made only once the crawl had started: a traceback per
+    # page, no line in pages.jsonl, and exit status 0
+    server.add("/", html('<a href="/a">a</a>'))
+    server.add("/a", html("a"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = tmp_path / "out"
+    args = {"output": str(out), "mirror": str(tmp_path / "mirror")}
+    args[folder] = str(blocker / folder)
+    proc = run_crawl(
+        "-a",
+        f"start_urls={server.url('/')}",
+        *(x for name, value in args.items() for x in ("-a", f"{name}={value}")),
+    )
+    assert_one_line_error(proc, folder, str(blocker / folder), "cannot be made")
+    assert server.requested() == []
+    assert not out.exists()
+
+
 def test_empty_url_file_is_named(tmp_path):
     empty = tmp_path / "urls.txt"
     empty.write_text("# nothing here\n")

@@ -272,7 +272,14 @@ def get_output_dir(settings: BaseSettings) -> Path:
 
 
 def _output_dir(settings: BaseSettings) -> Path:
-    raw = settings.get("WEBSPIDER_OUTPUT") or defaults.WEBSPIDER_OUTPUT
+    raw = settings.get("WEBSPIDER_OUTPUT")
+    if raw is None:
+        raw = defaults.WEBSPIDER_OUTPUT
+    if not str(raw).strip():
+        # it meant the default folder, without a word
+        raise ConfigError(
+            f"output must not be empty (the default is {defaults.WEBSPIDER_OUTPUT})"
+        )
     path = Path(str(raw)).expanduser()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output {str(raw)!r} exists and is not a folder")

@@ -14,13 +14,20 @@ from typing import TYPE_CHECKING
 from webspider import settings as defaults
 from webspider.addresses.options import AddressOptions
 from webspider.bounds.options import BoundsOptions
-from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
+from webspider.config import (
+    ConfigError,
+    CrawlConfig,
+    get_bool,
+    get_float,
+    get_int,
+    get_output_dir,
+)
 from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
-from webspider.frontier.options import DepthOptions
+from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
-from webspider.mirror.options import MirrorOptions
+from webspider.mirror.options import MirrorOptions, get_mirror_dir
 from webspider.page.options import PageOptions
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.politeness.options import PolitenessOptions
@@ -68,6 +75,28 @@ def check_typed_settings(settings: BaseSettings) -> None:
             get_float(settings, name, default)
 
 
+def check_folders(settings: BaseSettings) -> None:
+    """The output folder and the mirror can be made: a mirror that could not
+    was found only once the crawl ran (a traceback a page, nothing in
+    pages.jsonl, exit status 0). Made here, once every other setting passed.
+    A worker of a shared crawl writes into a folder of its own, chosen after
+    these checks: its mirror is made when the crawl opens."""
+    output = get_output_dir(settings)
+    folders = [("output", output)]
+    mirror = get_mirror_dir(settings)
+    if mirror is not None and not StateOptions.of(settings).shared:
+        # a mirror apart from the output first: refused, it leaves no output
+        inside = output.resolve() in mirror.resolve().parents
+        folders.insert(len(folders) if inside else 0, ("mirror", mirror))
+    for name, folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"{name} {str(folder)!r} cannot be made: {exc.strerror or exc}"
+            ) from None
+
+
 #: the checks ``check_settings`` runs, in order; each raises ConfigError
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_known_settings,
@@ -86,6 +115,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
+    check_folders,
     # last: it opens the crawl state (after every other check passed)
     check_crawl_state,
 ]
