@@ -18,6 +18,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.support.crawl import crawl
 from tests.test_e2e_reports import build_site
 from webspider import settings as defaults
+from webspider.config import SPIDER_ARGUMENTS
 from webspider.items import PageItem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,19 @@ def test_every_setting_webspider_reads_is_in_the_settings_table():
         read.update(re.findall(r"[\"'](WEBSPIDER_[A-Z0-9_]+)[\"']", path.read_text()))
     assert sorted(read - table) == []
     assert sorted(table - read) == []
+
+
+def test_every_spider_argument_is_in_the_arguments_table():
+    rows = {}
+    for line in section(
+        "## Spider arguments", "## Bad input and exit status"
+    ).splitlines():
+        if line.startswith("| `"):
+            cells = re.split(r"(?<!\\)\|", line)
+            setting = re.findall(r"`([^`]+)`", cells[2])
+            for name in re.findall(r"`([^`]+)`", cells[1]):
+                rows[name] = setting
+    assert {name: [setting] for name, setting in SPIDER_ARGUMENTS.items()} == rows
 
 
 def test_every_item_field_is_in_the_item_fields_table():
