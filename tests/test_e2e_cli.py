@@ -66,6 +66,22 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ("-a", "start_urls=http://a.test/", "-s", "WEBSPIDER_MIRROR_UPDATE=10"),
             ("WEBSPIDER_MIRROR_UPDATE", "'10'"),
         ),
+        # an empty value silently meant the default
+        (("-a", "start_urls=http://a.test/", "-a", "scope="), ("scope", "''")),
+        # one of the two was dropped without a word
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "url=http://b.test/"),
+            ("start_urls", "url", "one of"),
+        ),
+        # Scrapy's own numbers, read after the checks: a traceback (exit 1)
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "CONCURRENT_REQUESTS=abc"),
+            ("CONCURRENT_REQUESTS", "whole number", "'abc'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "DOWNLOAD_DELAY=x"),
+            ("DOWNLOAD_DELAY", "number", "'x'"),
+        ),
         (
             (
                 "-a",

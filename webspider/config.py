@@ -86,6 +86,12 @@ def apply_spider_arguments(settings: BaseSettings, kwargs: dict[str, Any]) -> No
             f"unknown spider argument{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(unknown)} (known: {known})"
         )
+    if "start_urls" in kwargs and "url" in kwargs:
+        # one would replace the other without a word
+        raise ConfigError(
+            "give one of start_urls and url (its alias), not both: "
+            "-a start_urls=https://a.org/,https://b.org/"
+        )
     for name in list(kwargs):
         if name in SPIDER_ARGUMENTS:
             settings.set(SPIDER_ARGUMENTS[name], kwargs.pop(name), ARGUMENT_PRIORITY)

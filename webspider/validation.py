@@ -97,6 +97,37 @@ def check_folders(settings: BaseSettings) -> None:
             ) from None
 
 
+#: Scrapy's numeric settings webspider sets or reads (README, "Scrapy settings
+#: webspider sets"), with their least value: Scrapy reads them once the crawl
+#: has started, where a malformed one was a traceback (exit status 1)
+SCRAPY_NUMBERS: dict[str, tuple[type, int]] = {
+    "CONCURRENT_REQUESTS": (int, 1),
+    "CONCURRENT_REQUESTS_PER_DOMAIN": (int, 1),
+    "CONCURRENT_ITEMS": (int, 1),
+    "DOWNLOAD_DELAY": (float, 0),
+    "DOWNLOAD_TIMEOUT": (float, 0),
+    "DOWNLOAD_MAXSIZE": (int, 0),
+    "DOWNLOAD_WARNSIZE": (int, 0),
+    "RETRY_TIMES": (int, 0),
+    "REDIRECT_MAX_TIMES": (int, 0),
+    "URLLENGTH_LIMIT": (int, 0),
+    "CLOSESPIDER_TIMEOUT": (float, 0),
+    "CLOSESPIDER_ITEMCOUNT": (int, 0),
+    "CLOSESPIDER_PAGECOUNT": (int, 0),
+    "CLOSESPIDER_ERRORCOUNT": (int, 0),
+}
+
+
+def check_scrapy_numbers(settings: BaseSettings) -> None:
+    for name, (kind, least) in SCRAPY_NUMBERS.items():
+        if settings.get(name) is None:
+            continue
+        if kind is int:
+            get_int(settings, name, minimum=least)
+        else:
+            get_float(settings, name, minimum=least)
+
+
 #: the checks ``check_settings`` runs, in order; each raises ConfigError
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_known_settings,
@@ -115,6 +146,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
+    check_scrapy_numbers,
     check_folders,
     # last: it opens the crawl state (after every other check passed)
     check_crawl_state,
