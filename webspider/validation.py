@@ -11,6 +11,8 @@ import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from scrapy.utils.job import job_dir
+
 from webspider import settings as defaults
 from webspider.addresses.options import AddressOptions
 from webspider.bounds.options import BoundsOptions
@@ -27,6 +29,8 @@ from webspider.directives.options import DirectivesOptions
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
+from webspider.frontier.sqlite import StateLockedError, hold_lock
+from webspider.keys import OUTPUT_STATE_FILE
 from webspider.mirror.options import MirrorOptions, get_mirror_dir
 from webspider.page.options import PageOptions
 from webspider.pageworker.options import PageWorkerOptions
@@ -94,6 +98,18 @@ def check_folders(settings: BaseSettings) -> None:
         except OSError as exc:
             raise ConfigError(
                 f"{name} {str(folder)!r} cannot be made: {exc.strerror or exc}"
+            ) from None
+    if not StateOptions.of(settings).shared and job_dir(settings):
+        # The state's lock keeps a second crawl off the state; with JOBDIR the
+        # state is elsewhere, and a second crawl into this output replaced
+        # pages.jsonl under the first: the lock the output's own state would
+        # have is held as well, until this process ends.
+        try:
+            hold_lock(output / OUTPUT_STATE_FILE)
+        except StateLockedError:
+            raise ConfigError(
+                f"output {str(output)!r}: another crawl is writing into it; "
+                "wait for it to end, or crawl into another output folder"
             ) from None
 
 
