@@ -52,6 +52,36 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ("-a", "start_urls=http://a.test/", "-a", "log_skipped=perhaps"),
             ("log_skipped", "perhaps"),
         ),
+        # README: on/off values are 1/0 or true/false; any other number was
+        # taken for "on" without a word (int("2") is true)
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "robots=2"),
+            ("robots (ROBOTSTXT_OBEY)", "1/0, true/false", "'2'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "mirror=0", "-a", "defer=-1"),
+            ("defer (WEBSPIDER_DEPTH_DEFER)", "'-1'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "WEBSPIDER_MIRROR_UPDATE=10"),
+            ("WEBSPIDER_MIRROR_UPDATE", "'10'"),
+        ),
+        # an empty value silently meant the default
+        (("-a", "start_urls=http://a.test/", "-a", "scope="), ("scope", "''")),
+        # one of the two was dropped without a word
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "url=http://b.test/"),
+            ("start_urls", "url", "one of"),
+        ),
+        # Scrapy's own numbers, read after the checks: a traceback (exit 1)
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "CONCURRENT_REQUESTS=abc"),
+            ("CONCURRENT_REQUESTS", "whole number", "'abc'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "DOWNLOAD_DELAY=x"),
+            ("DOWNLOAD_DELAY", "number", "'x'"),
+        ),
         (
             (
                 "-a",
@@ -93,6 +123,33 @@ def test_bad_input_is_one_clear_line(tmp_path, args, fragments):
     proc = run_crawl("-a", f"output={out}", *args)
     assert_one_line_error(proc, *fragments)
     assert not out.exists()  # nothing written
+
+
+def test_an_empty_output_is_refused(tmp_path):
+    # it silently meant the default folder, output/ in the project
+    proc = run_crawl("-a", "start_urls=http://a.test/", "-a", "output=")
+    assert_one_line_error(proc, "output", "empty")
+
+
+@pytest.mark.parametrize("folder", ["output", "mirror"])
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, server, folder):
+    # the mirror was made only once the crawl had started: a traceback per
+    # page, no line in pages.jsonl, and exit status 0
+    server.add("/", html('<a href="/a">a</a>'))
+    server.add("/a", html("a"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = tmp_path / "out"
+    args = {"output": str(out), "mirror": str(tmp_path / "mirror")}
+    args[folder] = str(blocker / folder)
+    proc = run_crawl(
+        "-a",
+        f"start_urls={server.url('/')}",
+        *(x for name, value in args.items() for x in ("-a", f"{name}={value}")),
+    )
+    assert_one_line_error(proc, folder, str(blocker / folder), "cannot be made")
+    assert server.requested() == []
+    assert not out.exists()
 
 
 def test_empty_url_file_is_named(tmp_path):

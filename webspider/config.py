@@ -86,6 +86,12 @@ def apply_spider_arguments(settings: BaseSettings, kwargs: dict[str, Any]) -> No
             f"unknown spider argument{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(unknown)} (known: {known})"
         )
+    if "start_urls" in kwargs and "url" in kwargs:
+        # one would replace the other without a word
+        raise ConfigError(
+            "give one of start_urls and url (its alias), not both: "
+            "-a start_urls=https://a.org/,https://b.org/"
+        )
     for name in list(kwargs):
         if name in SPIDER_ARGUMENTS:
             settings.set(SPIDER_ARGUMENTS[name], kwargs.pop(name), ARGUMENT_PRIORITY)
@@ -102,12 +108,16 @@ def get_bool(settings: BaseSettings, name: str, default: bool | None = None) -> 
     the default is the one webspider.settings lists."""
     if default is None:
         default = bool(listed_default(name, False))
-    try:
+    raw = settings.get(name, default)
+    # Scrapy's getbool takes any number (bool(int("2"))): a 2 or a -1 would
+    # silently mean "on"
+    if isinstance(raw, (str, int, float)) and raw in _BOOLEANS:
         return settings.getbool(name, default)
-    except ValueError:
-        raise ConfigError(
-            f"{label(name)} must be 1/0, true/false, got {settings.get(name)!r}"
-        ) from None
+    raise ConfigError(f"{label(name)} must be 1/0, true/false, got {raw!r}")
+
+
+#: the on/off values a setting may have (True == 1 and False == 0 are in it)
+_BOOLEANS = frozenset({True, False, "1", "0", "true", "false", "True", "False"})
 
 
 def get_int(
@@ -268,7 +278,14 @@ def get_output_dir(settings: BaseSettings) -> Path:
 
 
 def _output_dir(settings: BaseSettings) -> Path:
-    raw = settings.get("WEBSPIDER_OUTPUT") or defaults.WEBSPIDER_OUTPUT
+    raw = settings.get("WEBSPIDER_OUTPUT")
+    if raw is None:
+        raw = defaults.WEBSPIDER_OUTPUT
+    if not str(raw).strip():
+        # it meant the default folder, without a word
+        raise ConfigError(
+            f"output must not be empty (the default is {defaults.WEBSPIDER_OUTPUT})"
+        )
     path = Path(str(raw)).expanduser()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output {str(raw)!r} exists and is not a folder")

@@ -11,16 +11,27 @@ import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from scrapy.utils.job import job_dir
+
 from webspider import settings as defaults
 from webspider.addresses.options import AddressOptions
 from webspider.bounds.options import BoundsOptions
-from webspider.config import ConfigError, CrawlConfig, get_bool, get_float, get_int
+from webspider.config import (
+    ConfigError,
+    CrawlConfig,
+    get_bool,
+    get_float,
+    get_int,
+    get_output_dir,
+)
 from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
-from webspider.frontier.options import DepthOptions
+from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
-from webspider.mirror.options import MirrorOptions
+from webspider.frontier.sqlite import StateLockedError, hold_lock
+from webspider.keys import OUTPUT_STATE_FILE
+from webspider.mirror.options import MirrorOptions, get_mirror_dir
 from webspider.page.options import PageOptions
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.politeness.options import PolitenessOptions
@@ -68,6 +79,71 @@ def check_typed_settings(settings: BaseSettings) -> None:
             get_float(settings, name, default)
 
 
+def check_folders(settings: BaseSettings) -> None:
+    """The output folder and the mirror can be made: a mirror that could not
+    was found only once the crawl ran (a traceback a page, nothing in
+    pages.jsonl, exit status 0). Made here, once every other setting passed.
+    A worker of a shared crawl writes into a folder of its own, chosen after
+    these checks: its mirror is made when the crawl opens."""
+    output = get_output_dir(settings)
+    folders = [("output", output)]
+    mirror = get_mirror_dir(settings)
+    if mirror is not None and not StateOptions.of(settings).shared:
+        # a mirror apart from the output first: refused, it leaves no output
+        inside = output.resolve() in mirror.resolve().parents
+        folders.insert(len(folders) if inside else 0, ("mirror", mirror))
+    for name, folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"{name} {str(folder)!r} cannot be made: {exc.strerror or exc}"
+            ) from None
+    if not StateOptions.of(settings).shared and job_dir(settings):
+        # The state's lock keeps a second crawl off the state; with JOBDIR the
+        # state is elsewhere, and a second crawl into this output replaced
+        # pages.jsonl under the first: the lock the output's own state would
+        # have is held as well, until this process ends.
+        try:
+            hold_lock(output / OUTPUT_STATE_FILE)
+        except StateLockedError:
+            raise ConfigError(
+                f"output {str(output)!r}: another crawl is writing into it; "
+                "wait for it to end, or crawl into another output folder"
+            ) from None
+
+
+#: Scrapy's numeric settings webspider sets or reads (README, "Scrapy settings
+#: webspider sets"), with their least value: Scrapy reads them once the crawl
+#: has started, where a malformed one was a traceback (exit status 1)
+SCRAPY_NUMBERS: dict[str, tuple[type, int]] = {
+    "CONCURRENT_REQUESTS": (int, 1),
+    "CONCURRENT_REQUESTS_PER_DOMAIN": (int, 1),
+    "CONCURRENT_ITEMS": (int, 1),
+    "DOWNLOAD_DELAY": (float, 0),
+    "DOWNLOAD_TIMEOUT": (float, 0),
+    "DOWNLOAD_MAXSIZE": (int, 0),
+    "DOWNLOAD_WARNSIZE": (int, 0),
+    "RETRY_TIMES": (int, 0),
+    "REDIRECT_MAX_TIMES": (int, 0),
+    "URLLENGTH_LIMIT": (int, 0),
+    "CLOSESPIDER_TIMEOUT": (float, 0),
+    "CLOSESPIDER_ITEMCOUNT": (int, 0),
+    "CLOSESPIDER_PAGECOUNT": (int, 0),
+    "CLOSESPIDER_ERRORCOUNT": (int, 0),
+}
+
+
+def check_scrapy_numbers(settings: BaseSettings) -> None:
+    for name, (kind, least) in SCRAPY_NUMBERS.items():
+        if settings.get(name) is None:
+            continue
+        if kind is int:
+            get_int(settings, name, minimum=least)
+        else:
+            get_float(settings, name, minimum=least)
+
+
 #: the checks ``check_settings`` runs, in order; each raises ConfigError
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_known_settings,
@@ -86,6 +162,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ReportOptions.from_settings,
     get_dropped_seeds,
     check_typed_settings,
+    check_scrapy_numbers,
+    check_folders,
     # last: it opens the crawl state (after every other check passed)
     check_crawl_state,
 ]

@@ -7,11 +7,13 @@ for each would bury the log), then one line saying further hosts are only
 counted. Every skip is counted in the stats by webspider.skips. With
 ``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``) it also writes one JSON line
 per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
-``wget --rejected-log`` gives its users.
+``wget --rejected-log`` gives its users. A resumed crawl appends to the file
+its earlier parts wrote (each URL still once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import IO, TYPE_CHECKING
@@ -20,7 +22,7 @@ from scrapy import signals as scrapy_signals
 
 from webspider import signals
 from webspider.config import get_output_dir
-from webspider.keys import SKIPPED_FILE
+from webspider.keys import SKIPPED_FILE, STATS_STATE_RESUMED
 from webspider.reports.options import ReportOptions
 from webspider.skips import STATS_PREFIX
 from webspider.utils.url import host_of
@@ -45,6 +47,9 @@ class SkippedLog:
         self._written: set[str] = set()
         self._file: IO[str] | None = None
         crawler.signals.connect(self.urls_skipped, signal=signals.urls_skipped)
+        crawler.signals.connect(
+            self.crawl_state_opened, signal=signals.crawl_state_opened
+        )
         crawler.signals.connect(self.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=scrapy_signals.spider_closed)
 
@@ -52,8 +57,30 @@ class SkippedLog:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def crawl_state_opened(self) -> None:
+        """A resumed crawl goes on with the file of its earlier parts (it was
+        written anew, and their skips lost): their URLs are not written
+        again, and a line cut short by a kill is dropped."""
+        stats = self.crawler.stats
+        if self.write and stats is not None and stats.get_value(STATS_STATE_RESUMED):
+            self._file = self._reopen()
+
+    def _reopen(self) -> IO[str]:
+        try:
+            with self.path.open("rb") as f:
+                kept = f.read()
+        except FileNotFoundError:
+            kept = b""
+        kept = kept[: kept.rfind(b"\n") + 1]
+        for line in kept.splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                self._written.add(json.loads(line)["url"])
+        file = self.path.open("a", encoding="utf-8", buffering=1)
+        file.truncate(len(kept))
+        return file
+
     def spider_opened(self) -> None:
-        if self.write:
+        if self.write and self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Line-buffered: the file is complete up to the last skip even if
             # the crawl is killed.

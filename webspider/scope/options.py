@@ -24,8 +24,9 @@ SCOPE_ALIASES = {"local": "host"}
 
 
 def get_scope(settings: BaseSettings) -> str:
-    raw = str(settings.get("WEBSPIDER_SCOPE") or defaults.WEBSPIDER_SCOPE)
-    raw = raw.strip().lower()
+    given = settings.get("WEBSPIDER_SCOPE")
+    # an empty -a scope= is refused, not taken for the default
+    raw = str(defaults.WEBSPIDER_SCOPE if given is None else given).strip().lower()
     scope = SCOPE_ALIASES.get(raw, raw)
     if scope not in SCOPES:
         accepted = ", ".join([*SCOPES, *SCOPE_ALIASES])
