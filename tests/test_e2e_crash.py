@@ -389,3 +389,44 @@ def test_other_start_urls_and_a_corrupt_state_are_refused(tmp_path, server):
     finish(server, out, "-a", "restart=1")
     assert Counter(server.requested_pages()) == Counter(set(site))
     assert_complete(server, out, site)
+
+
+def test_another_depth_cap_and_a_pages_file_written_over_are_refused(tmp_path, server):
+    """A crawl with its state in JOBDIR, killed; the same command with another
+    depth cap is refused (what is queued was capped at the first one); then
+    another crawl writes into the same output (its own state there) and
+    replaces pages.jsonl: the killed crawl's command is refused, not run on
+    the other crawl's file with its own pages lost (exit 0 before)."""
+    site = tree()
+    site.serve(server)
+    moments = Moments(server)
+    out = tmp_path / "out"
+    job = ("-s", f"JOBDIR={tmp_path / 'job'}")
+    crawl = start(server, out, *job)
+    moments.arm(crawl, nth_page(60))
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    committed = (out / "pages.jsonl").read_bytes()
+    assert committed  # 60 pages served: committed every 32 done
+    args = command(server, out, *job)[7:]
+    refused = run_crawl(*args, "-a", "max_depth=1")
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "another depth cap (max_depth=none, given 1)" in line, line
+    assert "restart=1" in line
+    # another crawl into the output, from another page, with no JOBDIR
+    other = list(command(server, out)[7:])
+    other[other.index(f"url={server.url('/')}")] = f"url={server.url('/p/2')}"
+    done = run_crawl(*other)
+    assert done.returncode == 0, done.stderr
+    assert (out / "pages.jsonl").read_bytes() != committed
+    served = len(server.requested_pages())
+    refused = run_crawl(*args)
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert str(out / "pages.jsonl") in line and "not the file this crawl wrote" in line
+    assert len(server.requested_pages()) == served  # nothing crawled
+    server.clear()
+    finish(server, out, *job, "-a", "restart=1")
+    assert Counter(server.requested_pages()) == Counter(set(site))
+    assert_complete(server, out, site)

@@ -7,6 +7,7 @@ from scrapy.settings import Settings
 
 from webspider import settings as defaults
 from webspider.config import ConfigError
+from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.resume import (
     check_crawl_state,
     open_crawl_state,
@@ -14,6 +15,7 @@ from webspider.frontier.resume import (
 )
 from webspider.frontier.sqlite import SQLiteState
 from webspider.frontier.state import META_FINISHED, StoredRequest
+from webspider.keys import PAGES_FILE
 
 
 def settings(tmp_path, url="http://a.test/", **more):
@@ -85,6 +87,66 @@ def test_other_start_urls_or_scope_are_refused(tmp_path, changed):
     )
     assert not resumed
     state.close()
+
+
+def test_another_depth_cap_is_refused(tmp_path):
+    # queued at the old cap, deferred at the new one: half applied
+    interrupted(tmp_path, WEBSPIDER_DEPTH_MAX=2)
+    for other, given in ((1, "1"), (None, "none")):
+        with pytest.raises(
+            ConfigError,
+            match=rf"another depth cap \(max_depth=2, given {given}\).*restart=1",
+        ):
+            check_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX=other))
+        with pytest.raises(ConfigError, match="another depth cap"):
+            open_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX=other))
+    check_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX="2"))
+    state, resumed = open_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX=2))
+    assert resumed
+    state.set_meta(META_FINISHED, "1")
+    state.close()
+    # a finished crawl: the next one may have any cap
+    check_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX=5))
+    state, resumed = open_crawl_state(settings(tmp_path, WEBSPIDER_DEPTH_MAX=5))
+    assert not resumed
+    state.close()
+    with pytest.raises(ConfigError, match=r"max_depth=5, given none"):
+        check_crawl_state(settings(tmp_path))
+
+
+def interrupted_with_pages(tmp_path, lines):
+    """A crawl that committed ``lines`` of pages.jsonl, as the scheduler
+    does, then stopped."""
+    state, _ = open_crawl_state(settings(tmp_path))
+    pages = PagesFile(tmp_path / "out" / PAGES_FILE)
+    pages.write(lines)
+    state.set_offset(PAGES_FILE, pages.sync())
+    state.set_meta(META_PAGES_TAIL, pages.tail())
+    state.commit()
+    pages.write([b'{"url": "http://a.test/not-committed"}\n'])
+    pages.close()
+    state.close()
+    return tmp_path / "out" / PAGES_FILE
+
+
+def test_a_pages_file_written_over_since_is_refused(tmp_path):
+    lines = [b'{"url": "http://a.test/%d"}\n' % i for i in range(3)]
+    path = interrupted_with_pages(tmp_path, lines)
+    kept = path.read_bytes()
+    check_crawl_state(settings(tmp_path))  # this crawl's own, a line after it
+    other = [b'{"url": "http://b.test/%d"}\n' % i for i in range(5)]
+    for written_over in (b"".join(lines[:2]), b"", b"".join(other)):
+        path.write_bytes(written_over)  # cut, emptied, another crawl's (longer)
+        with pytest.raises(
+            ConfigError, match=r"pages\.jsonl: not the file this crawl wrote.*restart=1"
+        ):
+            check_crawl_state(settings(tmp_path))
+    path.unlink()
+    with pytest.raises(ConfigError, match="not the file this crawl wrote"):
+        check_crawl_state(settings(tmp_path))
+    check_crawl_state(settings(tmp_path, WEBSPIDER_STATE_RESTART=True))
+    path.write_bytes(kept)  # put back
+    check_crawl_state(settings(tmp_path))
 
 
 def test_after_a_finished_crawl_a_new_one(tmp_path):

@@ -7,7 +7,10 @@ is committed in the crawl state in the same transaction as those pages'
 acks. A resumed crawl first truncates the file to the committed length — a
 partial last line from a kill goes with it — so each page is in the file
 exactly once however often the crawl was killed: pages done after the last
-commit are fetched again, and their lines written then.
+commit are fetched again, and their lines written then. With the length goes
+a digest of the file's last committed line (``tail``), so that a file another
+crawl wrote over since is told apart from this crawl's, however long it is
+(webspider.frontier.resume refuses to continue then).
 
 The fsync runs beside the commit's other work: ``start_sync`` flushes the
 lines and fsyncs them in a thread (``os.fsync`` waits for the disk without
@@ -26,6 +29,7 @@ written.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import logging
 import os
@@ -44,6 +48,33 @@ logger = logging.getLogger(__name__)
 
 
 _PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageItem))
+
+#: the crawl state's meta name of the digest ``tail`` gives (an embedded
+#: state's: a shared one's workers each write their own file)
+META_PAGES_TAIL = "tail:pages.jsonl"
+
+#: bytes of the last line ``tail`` digests, at most
+_TAIL = 256
+
+
+def tail_digest(data: bytes) -> str:
+    """What ``tail`` says of the bytes that end the file: their length and
+    SHA-1."""
+    return f"{len(data)}:{hashlib.sha1(data).hexdigest()}"
+
+
+def tail_matches(path: Path, offset: int, tail: str) -> bool:
+    """Whether the file at ``path`` holds, just before ``offset``, the bytes
+    ``tail`` (a ``tail_digest``) describes."""
+    size, _, _ = tail.partition(":")
+    try:
+        n = int(size)
+        with path.open("rb") as fh:
+            fh.seek(offset - n)
+            data = fh.read(n)
+    except (OSError, ValueError):
+        return False
+    return tail_digest(data) == tail
 
 
 class PagesFile:
@@ -76,6 +107,8 @@ class PagesFile:
         self._syncing: Future[None] | None = None
         self._syncing_to = offset
         self._fsync: ThreadPoolExecutor | None = None
+        #: the last line written since ``tail`` was last asked
+        self._last = b""
 
     def line(self, item: Any) -> bytes:
         """``item`` as one JSON line: the exporter's bytes. A PageItem (no
@@ -95,6 +128,17 @@ class PagesFile:
     def write(self, lines: list[bytes]) -> None:
         for line in lines:
             self._fh.write(line)
+        if lines:
+            self._last = lines[-1]
+
+    def tail(self) -> str | None:
+        """The digest (``tail_digest``) of the last line written since this
+        was last asked, up to its last 256 bytes; None when none was."""
+        last = self._last
+        if not last:
+            return None
+        self._last = b""
+        return tail_digest(last[-_TAIL:])
 
     def start_sync(self) -> None:
         """Flush what was written and fsync it in a thread (``sync`` waits

@@ -10,8 +10,11 @@ it finds is refused before it starts (``check_crawl_state``, run by the
 crawl command; one line, exit 2): a state another crawl holds (the lock,
 which the check takes and keeps until the process ends, so that two crawls
 started at once cannot both pass it), a
-corrupt or truncated file, one of another format version, or an unfinished
-crawl of other start URLs or scope.
+corrupt or truncated file, one of another format version, an unfinished
+crawl of other start URLs or scope, or of another depth cap (``max_depth``:
+what is queued was capped at the old one, so the new one would be half
+applied), and a ``pages.jsonl`` shorter than the state says it is (replaced
+since, by another crawl into the output: the pages it held would be lost).
 
 "Finished" is the crawl's close reason ``finished``; any other end (Ctrl-C,
 a ``CLOSESPIDER_*`` limit, a kill) leaves the crawl to be continued.
@@ -37,7 +40,8 @@ from typing import TYPE_CHECKING
 from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
-from webspider.frontier.options import StateOptions
+from webspider.frontier.options import DepthOptions, StateOptions
+from webspider.frontier.pages import META_PAGES_TAIL, tail_matches
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import (
     META_FINGERPRINT,
@@ -45,7 +49,7 @@ from webspider.frontier.state import (
     META_RUN,
     StateError,
 )
-from webspider.keys import OUTPUT_STATE_FILE, STATE_FILE
+from webspider.keys import OUTPUT_STATE_FILE, PAGES_FILE, STATE_FILE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -60,6 +64,10 @@ SCOPE_SETTINGS = (
     "WEBSPIDER_EXCLUDE_RE",
     "WEBSPIDER_PREFIXES_CASE_SENSITIVE",
 )
+
+
+#: the depth cap the crawl was started with ("": none), in the state's meta
+META_MAX_DEPTH = "max_depth"
 
 
 def state_path(settings: BaseSettings) -> Path:
@@ -86,6 +94,50 @@ def crawl_fingerprint(settings: BaseSettings) -> str:
         default=str,
     )
     return hashlib.sha256(data.encode()).hexdigest()
+
+
+def depth_cap(settings: BaseSettings) -> str:
+    """The crawl's depth cap as the state keeps it ("": none)."""
+    options = DepthOptions.of(settings)
+    cap = options.max_depth if options.enabled else None
+    return "" if cap is None else str(cap)
+
+
+def _other_crawl(state: SQLiteState | RedisState, settings: BaseSettings) -> str:
+    """Why ``state``, unfinished, is not this crawl's to continue ("": it is)."""
+    stored = state.get_meta(META_FINGERPRINT)
+    if stored is not None and stored != crawl_fingerprint(settings):
+        return "an unfinished crawl of other start URLs or scope"
+    cap = state.get_meta(META_MAX_DEPTH)  # None: a state made before it was kept
+    if cap is not None and cap != depth_cap(settings):
+        return (
+            "an unfinished crawl of another depth cap "
+            f"(max_depth={cap or 'none'}, given {depth_cap(settings) or 'none'})"
+        )
+    return ""
+
+
+def _check_pages(state: SQLiteState, settings: BaseSettings) -> None:
+    """A ``pages.jsonl`` shorter than the state says, or whose last committed
+    line is not the one the state knows, was written over since the crawl
+    stopped (another crawl into this output): continuing would lose the
+    pages it held, and keep the other crawl's lines."""
+    committed = state.get_offset(PAGES_FILE)
+    if not committed or settings.getdict("FEEDS"):
+        return
+    path = get_output_dir(settings) / PAGES_FILE
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    tail = state.get_meta(META_PAGES_TAIL)  # None: a state made before it was kept
+    written_over = tail is not None and not tail_matches(path, committed, tail)
+    if size < committed or written_over:
+        raise ConfigError(
+            f"{path}: not the file this crawl wrote (replaced or cut since it "
+            f"stopped: {size} bytes, {committed} committed); put it back to "
+            "continue the crawl, or start over with -a restart=1"
+        )
 
 
 def _refusal(path: Path, why: str) -> ConfigError:
@@ -127,12 +179,12 @@ def _check_shared(settings: BaseSettings) -> None:
     try:
         if restart(settings) or state.get_meta(META_FINISHED) == "1":
             return
-        stored = state.get_meta(META_FINGERPRINT)
-        if stored is not None and stored != crawl_fingerprint(settings):
+        why = _other_crawl(state, settings)
+        if why:
             raise ConfigError(
-                f"{state.where}: a crawl of other start URLs or scope has this "
-                "name; give this one another WEBSPIDER_STATE_KEY, or start over "
-                "with -a restart=1"
+                f"{state.where}: {why.replace('an unfinished crawl', 'a crawl')} "
+                "has this name; give this one another WEBSPIDER_STATE_KEY, or start "
+                "over with -a restart=1"
             )
     finally:
         state.close()
@@ -146,6 +198,8 @@ def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
     stored = state.get_meta(META_FINGERPRINT)
     resumed = stored is not None
     state.set_meta(META_FINGERPRINT, fingerprint)
+    if not resumed:
+        state.set_meta(META_MAX_DEPTH, depth_cap(settings))
     if not resumed and state.get_meta(META_RUN) is None:
         state.set_meta(META_RUN, "1")
     return state, resumed
@@ -185,9 +239,10 @@ def check_crawl_state(settings: BaseSettings) -> None:
     try:
         if restart(settings) or state.get_meta(META_FINISHED) == "1":
             return
-        stored = state.get_meta(META_FINGERPRINT)
-        if stored is not None and stored != crawl_fingerprint(settings):
-            raise _refusal(path, "an unfinished crawl of other start URLs or scope")
+        why = _other_crawl(state, settings)
+        if why:
+            raise _refusal(path, why)
+        _check_pages(state, settings)
     finally:
         state.close()
 
@@ -216,13 +271,13 @@ def open_crawl_state(
             path, fresh=True, commit_interval=interval, commit_acks=acks
         )
         state.set_meta(META_RUN, str(run))
-    fingerprint = crawl_fingerprint(settings)
-    stored = state.get_meta(META_FINGERPRINT)
-    if stored is not None and stored != fingerprint:
+    why = _other_crawl(state, settings)
+    if why:
         state.close()
-        raise _refusal(path, "an unfinished crawl of other start URLs or scope")
-    resumed = stored is not None
-    state.set_meta(META_FINGERPRINT, fingerprint)
+        raise _refusal(path, why)
+    resumed = state.get_meta(META_FINGERPRINT) is not None
+    state.set_meta(META_FINGERPRINT, crawl_fingerprint(settings))
+    state.set_meta(META_MAX_DEPTH, depth_cap(settings))
     state.set_meta(META_RUN, str(int(state.get_meta(META_RUN) or 0) + 1))
     state.commit()
     return state, resumed

@@ -90,7 +90,7 @@ from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
 from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
-from webspider.frontier.pages import PagesFile
+from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import open_crawl_state
 from webspider.frontier.state import META_FINISHED, StoredRequest
@@ -604,6 +604,9 @@ class StateScheduler(BaseScheduler):
         )
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
+            tail = self.pages.tail()
+            if tail is not None and not self.shared:
+                self.state.set_meta(META_PAGES_TAIL, tail)
         if not self.shared:
             seen = self.stats.get_value(STATS_URLS_SEEN, 0)
             self.state.set_meta(META_URLS_SEEN, str(seen))
