@@ -14,6 +14,7 @@ import hashlib
 import json
 import pickle
 import signal
+import socket
 import subprocess
 import time
 from collections import Counter
@@ -241,6 +242,32 @@ def test_a_bad_state_url_is_one_line_and_hides_the_password(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
     assert "s3cret" not in result.stderr + result.stdout
     assert "user:***@" in result.stderr
+
+
+def test_a_redis_that_does_not_answer_at_start_is_one_line(server, tmp_path):
+    """A wrong port: refused before the crawl (exit 2, one line), where the
+    worker waited for it without end after one log line."""
+    tree().serve(server)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = subprocess.run(
+        scrapy_command(
+            *("-a", f"url={server.url('/')}", "-a", f"output={tmp_path / 'out'}"),
+            *("-s", f"WEBSPIDER_STATE=redis://127.0.0.1:{port}/0"),
+        ),
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("webspider: error: ")
+    assert f"redis://127.0.0.1:{port}/0" in line and "does not answer" in line
+    assert server.requested_pages() == []  # nothing crawled
 
 
 def test_a_state_of_the_old_layout_is_refused_then_started_over(

@@ -38,7 +38,10 @@ by a scrapy-redis worker, a stray value) is dropped and logged once — never
 unpickled or evaluated.
 
 Redis unreachable or restarted: every call waits and retries with backoff
-(one log line when Redis goes away, one when it is back). A script whose
+(one log line when Redis goes away, one when it is back). Except before the
+crawl starts (``reach_within``: the crawl command's check): a Redis that does
+not answer then is most likely a wrong address, and the crawl is refused
+with one line rather than left waiting for it without end. A script whose
 reply was lost is run again, which is safe: ``add`` of a key already added
 says "seen", an ack of an ended lease does nothing, ``next_round`` is keyed
 on the round, and a lease whose reply was lost comes back at its deadline.
@@ -151,6 +154,7 @@ class RedisState:
         commit_interval: float = 1.0,
         commit_acks: int = 32,
         client: redis.Redis | None = None,
+        reach_within: float | None = None,
     ) -> None:
         self.where = f"{mask_password(url)} (crawl {name})"
         try:
@@ -197,11 +201,35 @@ class RedisState:
         #: False only to look before starting over (a state of another
         #: format is then deleted, not read)
         self._check_format_on_open = check_format
+        if reach_within is not None:
+            self._reach(reach_within)
         if fresh:
             self._delete_all()
         self._open()
 
     # -- talking to Redis ---------------------------------------------------------
+    def _reach(self, seconds: float) -> None:
+        """Redis answers within ``seconds`` (tried again with backoff), else
+        StateError. Any other error is left to the first call."""
+        deadline = time.monotonic() + seconds
+        delay = 0.1
+        while True:
+            try:
+                self.redis.ping()
+            except _TRANSIENT as exc:
+                if time.monotonic() + delay > deadline:
+                    raise StateError(
+                        f"{self.where}: Redis does not answer ({type(exc).__name__}) "
+                        f"after {seconds:g} s; start redis-server there, or correct "
+                        "WEBSPIDER_STATE"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            except redis.RedisError:
+                pass  # it answered (a password refused, …): the first call says so
+            return
+
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)`` after the pending record writes (in the order this
         worker made them), waiting for Redis while it is away. One of this

@@ -153,8 +153,16 @@ def state_name(settings: BaseSettings) -> str:
     return key or f"webspider-{crawl_fingerprint(settings)[:16]}"
 
 
+#: seconds the check before a shared crawl waits for Redis to answer at all
+REDIS_REACH_SECONDS = 10.0
+
+
 def _open_shared(
-    settings: BaseSettings, *, fresh: bool = False, check_format: bool = True
+    settings: BaseSettings,
+    *,
+    fresh: bool = False,
+    check_format: bool = True,
+    reach_within: float | None = None,
 ) -> RedisState:
     # redis-py is optional: imported only when a shared state is asked for
     from webspider.frontier.redisstate import RedisState  # noqa: PLC0415
@@ -168,6 +176,7 @@ def _open_shared(
             worker=worker_name(get_output_dir(settings)),
             fresh=fresh,
             check_format=check_format,
+            reach_within=reach_within,
         )
     except StateError as exc:
         raise ConfigError(str(exc)) from None
@@ -175,7 +184,12 @@ def _open_shared(
 
 def _check_shared(settings: BaseSettings) -> None:
     # a crawl that starts over may find a state of another format: deleted
-    state = _open_shared(settings, check_format=not restart(settings))
+    # a Redis that does not answer before the crawl starts is most likely a
+    # wrong address: refused, not waited for without end (the crawl, once
+    # running, waits for a Redis that went away)
+    state = _open_shared(
+        settings, check_format=not restart(settings), reach_within=REDIS_REACH_SECONDS
+    )
     try:
         if restart(settings) or state.get_meta(META_FINISHED) == "1":
             return
