@@ -659,6 +659,8 @@ class SQLiteState:
             for origin in origins:
                 if len(leases) >= n:
                     break
+                if self._queued_by_origin[origin] <= 0:
+                    continue  # leased all it had queued: no query to say so
                 taken = self._lease_origin(
                     origin, min(quota, n - len(leases)), deadline, strict, max_depth
                 )
