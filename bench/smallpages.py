@@ -19,7 +19,9 @@ Contenders, in alternating order round after round:
 * ``floor``: bench/floor_spider.py, which requests the list of every URL
   the site serves (its files; for ``synth`` also the 300 URLs that 404) and
   parses nothing: Scrapy's engine floor;
-* ``wget``: ``wget --mirror``.
+* ``wget``: ``wget --mirror``;
+* ``floorstate`` (on demand): the floor spider over webspider's crash-safe
+  scheduler and state (``SCHEDULER`` = StateScheduler) and nothing else.
 
 Each run is a child process measured with ``os.wait4`` (wall, user + sys of
 it and of every process it waited for, peak RSS of its tree); the CPU of
