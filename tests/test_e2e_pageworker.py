@@ -84,12 +84,16 @@ def site(server):
     )
     server.add("/caf%C3%A9.html", html("café"))
     # encodings the Content-Type does not say, worked out by the worker as
-    # Scrapy would (webspider.page.encoding): a <meta charset>, and none
+    # Scrapy would (webspider.page.encoding): a <meta charset>, and none;
+    # each links a page of its own (one linked from two pages would have
+    # either as its referer, by the crawl's order)
+    server.add("/m%C3%A9ta.html", html("méta"))
+    server.add("/pl%C3%A9in.html", html("plein"))
     server.add(
         "/meta.html",
         Page(
             html(
-                '<a href="/caf\xe9.html">café</a>',
+                '<a href="/m\xe9ta.html">méta</a>',
                 title="Fête",
                 head='<meta charset="iso-8859-1">',
             ).encode("latin-1"),
@@ -100,7 +104,7 @@ def site(server):
         "/plain.html",
         Page(
             html(
-                '<a href="/caf\xe9.html">café, crème brûlée, déjà vu</a> ' * 8,
+                '<a href="/pl\xe9in.html">café, crème brûlée, déjà vu</a> ' * 8,
                 title="Fête — à la française",
             ).encode("cp1252"),
             content_type="text/html",
