@@ -19,7 +19,9 @@ Contenders, in alternating order round after round:
 * ``floor``: bench/floor_spider.py, which requests the list of every URL
   the site serves (its files; for ``synth`` also the 300 URLs that 404) and
   parses nothing: Scrapy's engine floor;
-* ``wget``: ``wget --mirror``.
+* ``wget``: ``wget --mirror``;
+* ``floorstate`` (on demand): the floor spider over webspider's crash-safe
+  scheduler and state (``SCHEDULER`` = StateScheduler) and nothing else.
 
 Each run is a child process measured with ``os.wait4`` (wall, user + sys of
 it and of every process it waited for, peak RSS of its tree); the CPU of
@@ -128,6 +130,17 @@ def _floor(workdir: Path, urls: list[str]) -> contenders.Command:
     )  # fmt: skip
 
 
+def _floor_state(workdir: Path, urls: list[str], project: Path) -> contenders.Command:
+    """The floor spider over webspider's crash-safe scheduler and crawl state
+    (``SCHEDULER`` = StateScheduler, its state in the run's folder) and
+    nothing else of webspider: what the durable state alone adds a page."""
+    cmd = _floor(workdir, urls)
+    cmd.env = contenders._python_env(project)
+    cmd.argv += ["-s", "SCHEDULER=webspider.frontier.scheduler.StateScheduler",
+                 "-s", f"WEBSPIDER_OUTPUT={workdir / 'out'}"]  # fmt: skip
+    return cmd
+
+
 def make_command(
     name: str, served: Served, workdir: Path, args: argparse.Namespace
 ) -> contenders.Command | None:
@@ -145,6 +158,8 @@ def make_command(
         return cmd
     if name == "floor":
         cmd = _floor(workdir, served.urls)
+    elif name == "floorstate":
+        cmd = _floor_state(workdir, served.urls, args.project)
     elif name == "nomirror":
         cmd = contenders.webspider(url, workdir, args.project)
         cmd.argv += ["-a", "mirror=0"]
@@ -156,7 +171,7 @@ def make_command(
     if name in ("webspider", "nomirror"):
         for setting in args.set:
             cmd.argv += ["-s", setting]
-    if name == "floor":
+    if name in ("floor", "floorstate"):
         for setting in args.floor_set:
             cmd.argv += ["-s", setting]
     return cmd
@@ -523,10 +538,49 @@ def summarize(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
+def per_round(runs: list[Run], site: str) -> list[str]:
+    """Each contender's wall and crawl-process CPU (all processes but the
+    page worker) over the floor's of the same round, round by round: the
+    machine's speed moves between rounds more than the contenders differ."""
+    floors = {r.round: r for r in runs if r.site == site and r.contender == "floor"}
+    if not floors:
+        return []
+    lines = [
+        "Over the same round's floor (wall; the crawl's process CPU, all "
+        "processes but the page worker), round by round, and the medians:",
+        "",
+        "| contender | wall / floor | median | crawl process CPU / floor | median "
+        "| crawl process CPU ms/page, median |",
+        "|---|---|--:|---|--:|--:|",
+    ]
+    names: list[str] = []
+    for r in runs:
+        if r.site == site and r.contender not in names:
+            names.append(r.contender)
+    for name in names:
+        rs = [r for r in runs if r.site == site and r.contender == name]
+        pairs = [(r, floors[r.round]) for r in rs if r.round in floors]
+        if not pairs:
+            continue
+        walls = [r.wall_s / f.wall_s for r, f in pairs]
+        cpus = [(r.cpu_s - r.helper_cpu_s) / f.cpu_s for r, f in pairs]
+        per_page = statistics.median(
+            1000 * (r.cpu_s - r.helper_cpu_s) / r.pages_ok for r in rs if r.pages_ok
+        ) if any(r.pages_ok for r in rs) else 0.0  # fmt: skip
+        lines.append(
+            f"| {name} | {', '.join(f'{w:.2f}' for w in walls)} | "
+            f"{statistics.median(walls):.2f} | "
+            f"{', '.join(f'{c:.2f}' for c in cpus)} | "
+            f"{statistics.median(cpus):.2f} | {per_page:.2f} |"
+        )
+    return [*lines, ""]
+
+
 def markdown(
     summary: dict[str, dict[str, dict[str, float]]],
     profiles: list[dict[str, Any]],
     info: dict[str, str],
+    runs: list[Run] | None = None,
 ) -> str:
     lines = [
         "# Small pages: webspider against Scrapy's floor, plain Scrapy and wget",
@@ -553,6 +607,7 @@ def markdown(
                 f"{m['fixup_s']:.2f} | {m['runs']:.0f} |"
             )
         lines.append("")
+        lines += per_round(runs or [], site)
     if profiles:
         lines += [
             "## Where webspider's CPU goes (py-spy, both processes)",
@@ -589,14 +644,18 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-ALL_CONTENDERS = ("webspider", "nomirror", "baseline", "floor", "wget")
+ALL_CONTENDERS = ("webspider", "nomirror", "baseline", "floor", "floorstate", "wget")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--sites", type=_csv, default=["synth", "pgdocs"])
-    p.add_argument("--contenders", type=_csv, default=list(ALL_CONTENDERS))
+    p.add_argument(
+        "--contenders",
+        type=_csv,
+        default=["webspider", "nomirror", "baseline", "floor", "wget"],
+    )
     p.add_argument("--pages", type=int, default=10_000, help="synth site size")
     p.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-scale"))
     p.add_argument("--project", type=Path, default=HERE.parent)
@@ -682,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     info["duration"] = f"{time.time() - started:.0f} s"
     info["load average at start / end"] = f"{load_start} / {_loadavg()}"
     summary = summarize(runs)
-    md = markdown(summary, profiles, info)
+    md = markdown(summary, profiles, info, runs)
     (args.out / f"{args.name}.md").write_text(md)
     (args.out / f"{args.name}.json").write_text(
         json.dumps(

@@ -27,7 +27,8 @@ WORKER_ON = {"WEBSPIDER_PAGE_WORKER": True}
 def site(server):
     """Pages that exercise what the worker does: relative, root-relative and
     absolute links, fragments, a redirect, a missing page, <base>, CSS with
-    url(), a query, a UTF-16 page and one in Latin-1. Pages that arrive
+    url(), a query, a UTF-16 page, one in Latin-1, and two whose Content-Type
+    names no charset (a <meta charset>, and none at all). Pages that arrive
     before the worker is up are read by the crawl's own process, and these
     tests are about the worker: their spiders start once it is up
     (WorkerFirstSpider)."""
@@ -38,7 +39,8 @@ def site(server):
                 '<a href="a.html#x">a</a> <a href="/dir/">dir</a> '
                 f'<a href="{server.url("/abs")}">abs</a> <a href="/moved">moved</a> '
                 '<a href="/gone.html">gone</a> <a href="/q?b=2&amp;a=1">q</a> '
-                '<a href="/utf16.html">u</a> <a href="/latin.html">l</a>',
+                '<a href="/utf16.html">u</a> <a href="/latin.html">l</a> '
+                '<a href="/meta.html">m</a> <a href="/plain.html">p</a>',
                 head='<link rel="stylesheet" href="/s.css">',
             ),
             delay=1.0,
@@ -81,6 +83,33 @@ def site(server):
         ),
     )
     server.add("/caf%C3%A9.html", html("café"))
+    # encodings the Content-Type does not say, worked out by the worker as
+    # Scrapy would (webspider.page.encoding): a <meta charset>, and none;
+    # each links a page of its own (one linked from two pages would have
+    # either as its referer, by the crawl's order)
+    server.add("/m%C3%A9ta.html", html("méta"))
+    server.add("/pl%C3%A9in.html", html("plein"))
+    server.add(
+        "/meta.html",
+        Page(
+            html(
+                '<a href="/m\xe9ta.html">méta</a>',
+                title="Fête",
+                head='<meta charset="iso-8859-1">',
+            ).encode("latin-1"),
+            content_type="text/html",
+        ),
+    )
+    server.add(
+        "/plain.html",
+        Page(
+            html(
+                '<a href="/pl\xe9in.html">café, crème brûlée, déjà vu</a> ' * 8,
+                title="Fête — à la française",
+            ).encode("cp1252"),
+            content_type="text/html",
+        ),
+    )
 
 
 def mirror(result):

@@ -421,6 +421,64 @@ def test_links_to_pages_queued_here_are_answered_without_a_query(path):
     again.close()
 
 
+def test_a_lease_that_takes_all_an_origin_has_queued_asks_once(path):
+    # Scrapy hands the scheduler a crawl's start requests one at a time, and
+    # each is leased as it comes: one query for it, none to find nothing more
+    state = SQLiteState(path)
+    selects: list[str] = []
+    state._db.set_trace_callback(
+        lambda sql: selects.append(sql) if sql.lstrip().startswith("SELECT") else None
+    )
+    for name in ("a", "b", "c"):
+        state.add([req(name)])
+        [lease] = state.lease(16, deadline=1e12)
+        assert lease.request.url == "http://a.test/" + name
+    assert state.lease(16, deadline=1e12) == []
+    assert len(selects) == 3
+    # an origin with more queued than the lease takes is asked again
+    state.add([req(f"more{i}") for i in range(20)])
+    selects.clear()
+    assert len(state.lease(16, deadline=1e12)) == 16
+    assert len(state.lease(16, deadline=1e12)) == 4
+    assert len(selects) == 2
+    state._db.set_trace_callback(None)
+    state.close()
+
+
+class _Statements:
+    """A connection that notes each statement and its bound values."""
+
+    def __init__(self, db):
+        self.db = db
+        self.seen: list[tuple[str, tuple]] = []
+
+    def execute(self, sql, params=()):
+        self.seen.append((sql, tuple(params)))
+        return self.db.execute(sql, params)
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+def test_the_lease_query_names_the_queued_status_for_its_partial_index(path):
+    # url_queued is a partial index (WHERE status = 1): a status given as a
+    # bound value made SQLite prepare the query again on every lease
+    state = SQLiteState(path)
+    state.add([req("a"), req("b")])
+    noted = _Statements(state._db)
+    state._db = noted
+    [lease] = state.lease(1, deadline=1e12)
+    assert lease.request.url == "http://a.test/a"
+    [(sql, params)] = [(q, p) for q, p in noted.seen if q.lstrip().startswith("SELECT")]
+    assert f"u.status = {sqlite_state.QUEUED} AND" in sql
+    assert len(params) == 2  # the origin and the limit: no status bound
+    assert "url_queued" in " ".join(
+        str(row) for row in noted.db.execute("EXPLAIN QUERY PLAN " + sql, params)
+    )
+    state._db = noted.db
+    state.close()
+
+
 def test_a_held_lock_is_kept_by_a_look_and_released_by_the_crawls_state(path):
     hold_lock(path)  # the crawl command's check
     SQLiteState(path, release_leases=False).close()  # its look at the state

@@ -27,6 +27,7 @@ from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine, _Slot
 from scrapy.crawler import CrawlerRunner
+from scrapy.http import TextResponse
 from scrapy.settings import Settings
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
@@ -48,6 +49,8 @@ from webspider.internals import (
     check_internals,
     engine_closing,
     engine_slot,
+    give_encoding,
+    given_encoding,
     internals_message,
     missing_internals,
     process_slot_queue,
@@ -297,6 +300,21 @@ def test_a_slot_with_a_latercall_starts_nothing():
         hold.cancel()
         set_slot_latercall(slot, None)
         downloader.close()
+
+
+@shape_of("TextResponse._encoding")
+def test_a_response_given_an_encoding_reads_as_made_with_it():
+    body = '<meta charset="koi8-r"><p>\xe9</p>'.encode("cp1252")
+    made = TextResponse("http://a.test/", body=body, encoding="cp1252")
+    assert given_encoding(made) == "cp1252"
+    plain = TextResponse("http://a.test/", body=body)
+    assert given_encoding(plain) is None
+    assert plain.encoding == "koi8-r"  # worked out from the bytes
+    given = TextResponse("http://a.test/", body=body)
+    give_encoding(given, "cp1252")
+    assert given.encoding == "cp1252"
+    assert given.text == made.text == '<meta charset="koi8-r"><p>\xe9</p>'
+    assert given.replace(url="http://b.test/").encoding == "cp1252"
 
 
 @shape_of("BaseRunSpiderCommand._create_crawler")

@@ -4,9 +4,12 @@ a new crawl from zero, tables read while the state is open."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 from scrapy import Request
+from scrapy.http import HtmlResponse
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
@@ -15,6 +18,7 @@ from tests.support.records import store as store  # noqa: PLC0414
 from webspider import signals
 from webspider.items import PageItem
 from webspider.keys import STATS_PAGES, STATS_STATE_RESUMED
+from webspider.page.response import remember_response
 from webspider.reports.brokenlinks import BrokenLinks
 from webspider.reports.crawlreport import CrawlReport, carried
 from webspider.spiders.webspider import WebSpider
@@ -100,3 +104,22 @@ def test_the_files_are_written_from_the_state_before_it_closes(tmp_path, store):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["broken"]["total"] == 1
     assert "http://s/gone" in (tmp_path / "report.html").read_text()
+
+
+def test_a_page_held_until_the_commit_does_not_keep_its_response(tmp_path, store):
+    # the item keeps its response (and body) alive while it lives
+    # (webspider.page.response.remember_response): the report keeps what it
+    # counts of it, not the item
+    crawler, report, _ = opened(store, tmp_path)
+    response = HtmlResponse("http://s/big", body=b"x" * 100_000)
+    item = PageItem(url=response.url, depth=1, size=len(response.body))
+    remember_response(item, response)
+    gone = weakref.ref(response)
+    report.item_seen(item)
+    del item, response
+    gc.collect()
+    assert gone() is None  # before the commit
+    crawler.signals.send_catch_log(signals.crawl_state_committing, records=store)
+    summary = report.summary("finished")
+    assert summary.pages == 1
+    assert report.report(summary).largest == [(100_000, "http://s/big", None)]

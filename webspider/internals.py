@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Downloader, Slot
     from scrapy.core.engine import ExecutionEngine, _Slot
-    from scrapy.http import Response
+    from scrapy.http import Response, TextResponse
     from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
 
@@ -161,6 +161,14 @@ INTERNALS: tuple[Internal, ...] = (
         kind=ATTRIBUTE,
         why="a Retry-After pause holds the download slot",
         used_in=("politeness/middleware.py",),
+    ),
+    Internal(
+        owner="scrapy.http.response.text:TextResponse",
+        name="_encoding",
+        kind=ATTRIBUTE,
+        why="the page worker works a page's encoding out off the crawl's core "
+        "and the response is given it",
+        used_in=("pageworker/client.py",),
     ),
     Internal(
         owner="scrapy.commands:BaseRunSpiderCommand",
@@ -291,6 +299,22 @@ def requests_in_progress(engine: ExecutionEngine | None) -> Set[Request]:
     # once its response is handed over.
     slot = engine_slot(engine)
     return slot.inprogress if slot is not None else frozenset()
+
+
+def given_encoding(response: TextResponse) -> str | None:
+    # The encoding the response was made with (``encoding=``); None: Scrapy
+    # works it out from the bytes (a scan of the body for a <meta charset>,
+    # at worst a decode) on every read of ``encoding`` that misses its
+    # memos. No public view tells the two apart.
+    return response._encoding
+
+
+def give_encoding(response: TextResponse, encoding: str) -> None:
+    # ``encoding`` as if the response had been made with it: Scrapy's own
+    # answer for its bytes, worked out elsewhere (webspider.page.encoding,
+    # in the page worker). ``encoding``, ``text`` and ``replace`` then use it
+    # as they would have used what they work out.
+    response._encoding = encoding
 
 
 def engine_closing(engine: ExecutionEngine | None) -> bool:

@@ -163,6 +163,17 @@ _ROW = (
     " u.referer, u.extra, r.url, r.key, r.origin"
     " FROM url u LEFT JOIN url r ON r.id = u.referer"
 )
+#: an origin's next queued rows. The status is written in the statement,
+#: not bound: the partial index url_queued (WHERE status = 1) then serves
+#: it as prepared. With the status bound, SQLite prepared the statement
+#: again on every run, to check that the value allows the index: 150-200
+#: µs a query against 20-26 (bench/README.md, branch speed17), once a
+#: lease, which is once a request when Scrapy hands the scheduler a
+#: crawl's start requests one at a time
+_LEASE = (
+    f"SELECT {_ROW} WHERE u.status = {QUEUED} AND u.origin = ?"
+    " ORDER BY u.depth, u.priority DESC, u.id LIMIT ?"
+)
 #: what may follow an origin's name in a key stored without it
 _AFTER_ORIGIN = frozenset(("", "/", "?", "#"))
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -659,6 +670,8 @@ class SQLiteState:
             for origin in origins:
                 if len(leases) >= n:
                     break
+                if self._queued_by_origin[origin] <= 0:
+                    continue  # leased all it had queued: no query to say so
                 taken = self._lease_origin(
                     origin, min(quota, n - len(leases)), deadline, strict, max_depth
                 )
@@ -677,11 +690,7 @@ class SQLiteState:
     ) -> list[Lease]:
         depths = self._leased_depths.get(origin)
         shallowest = min(depths) if depths else None
-        rows = self._db.execute(
-            f"SELECT {_ROW} WHERE u.status = ? AND u.origin = ?"
-            " ORDER BY u.depth, u.priority DESC, u.id LIMIT ?",
-            (QUEUED, origin, limit),
-        ).fetchall()
+        rows = self._db.execute(_LEASE, (origin, limit)).fetchall()
         leases = []
         for row in rows:
             depth = row[4]

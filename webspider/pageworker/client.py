@@ -41,7 +41,9 @@ from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
 
+from webspider.internals import give_encoding, given_encoding
 from webspider.mirror.links import Conversion
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, UnsafePathError
@@ -452,22 +454,28 @@ class PageWorker:
         read it; it keeps the page for the mirror when ``keep``. None: read
         it here."""
         ident = next(self._ids)
-        encoding = getattr(response, "encoding", None)
-        reply = await self._ask(
-            {
-                "op": "parse",
-                "id": ident,
-                "url": response.url,
-                "encoding": encoding,
-                "kind": kind,
-                "keep": keep,
-            },
-            response.body,
-        )
+        assert isinstance(response, TextResponse)  # a page_kind
+        encoding = given_encoding(response)
+        header = {
+            "op": "parse",
+            "id": ident,
+            "url": response.url,
+            "encoding": encoding,
+            "kind": kind,
+            "keep": keep,
+        }
+        if encoding is None:
+            # the worker works it out (Scrapy's way: webspider.page.encoding)
+            content_type = response.headers.get(b"Content-Type") or b""
+            header["content_type"] = content_type.decode("latin-1")
+        reply = await self._ask(header, response.body)
         if reply is None:
             self._inc(f"{STATS_FALLBACK}/parse")
             return None
         answer = reply[0]
+        if encoding is None:
+            encoding = answer["encoding"]
+            give_encoding(response, encoding)
         page = page_from_json(response.url, answer["page"])
         if answer["in_place"]:
             # offsets of link texts in these very bytes (read when asked)

@@ -43,6 +43,7 @@ from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, UnsafePathError
 from webspider.mirror.state import TargetIndex, pack_restore
+from webspider.page.encoding import body_encoding
 from webspider.page.links import (
     LINK_RULES,
     Link,
@@ -278,6 +279,11 @@ class Worker:
 
     def parse(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
         url, encoding, ident = header["url"], header.get("encoding"), header["id"]
+        found = None
+        if encoding is None and "content_type" in header:
+            # the response was made without an encoding: Scrapy's answer,
+            # worked out here (webspider.page.encoding), and handed back
+            encoding = found = body_encoding(body, header["content_type"])
         if header.get("kind") == CSS:
             page = extract_css(body, url, encoding, max_links=self.max_links)
         else:
@@ -290,6 +296,8 @@ class Worker:
         # the page item's content_hash, worked out here, off the crawl's core
         data["sha256"] = sha256_hex(body)
         answer = {"id": ident, "page": data, "in_place": in_place}
+        if found is not None:
+            answer["encoding"] = found
         if header.get("keep") and self.tree is not None:
             self.held[ident] = _Held(url, body, encoding, page)
             self.held_bytes += len(body)

@@ -89,6 +89,9 @@ logger = logging.getLogger(__name__)
 
 
 _STATUS_PREFIX = "downloader/response_status_count/"
+#: what CrawlReport keeps of a page until the commit: its URL, depth, round,
+#: size and media type
+_Held = tuple[str, int, int, int, "str | None"]
 
 NS_PAGES = "reports.pages"
 NS_TOTALS = "reports.totals"
@@ -198,8 +201,10 @@ class CrawlReport:
         self._own = "" if worker is None else f"@{worker}"
         #: distinct pages, the whole crawl
         self.pages = int(self._totals.get("pages") or 0)
-        #: pages seen since the last commit, not written yet (_write_held)
-        self._held: list[PageItem] = []
+        #: pages seen since the last commit, not written yet (_write_held):
+        #: what the report keeps of each, not the item, which keeps its
+        #: response (and body) alive (webspider.page.response) until then
+        self._held: list[_Held] = []
         #: hold them until the commit (a crawl state): written with the
         #: acknowledgements of their pages, in two calls for all (one
         #: round trip each on Redis, where four a page cost a third of a
@@ -237,13 +242,15 @@ class CrawlReport:
             return
         self._held = []
         counts: dict[str, int] = {}
-        code_of = self._codes.give([item.url for item in held])
-        new = self._pages.put_new_many([(code_of[item.url], 1) for item in held])
-        for item, fresh in zip(held, new, strict=True):
+        code_of = self._codes.give([page[0] for page in held])
+        new = self._pages.put_new_many([(code_of[page[0]], 1) for page in held])
+        for (url, depth, round_, size, content_type), fresh in zip(
+            held, new, strict=True
+        ):
             if fresh:  # not fetched again after a kill
-                for key in ("pages", f"depth/{item.depth}", f"round/{item.round}"):
+                for key in ("pages", f"depth/{depth}", f"round/{round_}"):
                     counts[key] = counts.get(key, 0) + 1
-                self._largest(item)
+                self._largest(size, url, content_type)
         if counts:
             self.pages = self._totals.incr_many(counts)["pages"]
         else:  # all fetched again after a kill: counted already
@@ -311,7 +318,9 @@ class CrawlReport:
             return
         if self._hold:
             # written with the page's acknowledgement (crawl_state_committing)
-            self._held.append(item)
+            self._held.append(
+                (item.url, item.depth, item.round, item.size, item.content_type)
+            )
             self.pages += 1  # for the progress line; exact once written
             return
         code = self._codes.give([item.url])[item.url]
@@ -321,11 +330,11 @@ class CrawlReport:
         self.pages = totals.incr("pages")
         totals.incr(f"depth/{item.depth}")
         totals.incr(f"round/{item.round}")
-        self._largest(item)
+        self._largest(item.size, item.url, item.content_type)
 
-    def _largest(self, item: PageItem) -> None:
+    def _largest(self, size: int, url: str, content_type: str | None) -> None:
         if self.keep_largest:
-            entry = (item.size, item.url, item.content_type)
+            entry = (size, url, content_type)
             if len(self.largest) < self.keep_largest:
                 heapq.heappush(self.largest, entry)
             elif entry > self.largest[0]:
