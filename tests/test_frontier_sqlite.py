@@ -24,6 +24,7 @@ from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER
+from webspider.records import flag_text, flagged, flags_of
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -99,16 +100,16 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
-    # whole URL, format 4 kept a page's place in mirror.where: never misread
-    # as format 5's
+    # whole URL, format 4 kept a page's place in mirror.where, format 5 the
+    # waiting links in the record table: never misread as format 6's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 5"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 6"):
         SQLiteState(path)
 
 
@@ -756,3 +757,93 @@ def test_lookups_of_every_length_find_what_was_seen(path):
         keys = [f"http://a.test/p{i}" for i in range(n)]
         assert state.contains_many(keys) == [i % 2 == 0 for i in range(n)]
     state.close()
+
+
+def test_waiting_links_are_packed_codes_and_flags_folded_into_the_type(path):
+    """links.waiting (format 6): a 4-character URL code is 3 bytes, the
+    flags are the value's SQLite type (no byte of their own), rows come back
+    in their keys' order, and what no fast form holds is written out."""
+    rng = random.Random(6)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    codes = ["----", "____", "AAAA", "zzzz", "0-_a"]
+    codes += ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(300)]
+    codes = sorted(set(codes))
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        rows = [
+            (f"{t}\n{p}", bits, text)
+            for t, p, bits, text in [
+                (rng.choice(codes), rng.choice(codes), bits, None if bits == 1 else "x")
+                for bits in [rng.choice((1, 2, 3)) for _ in range(2000)]
+            ]
+        ]
+        waiting.flag_many(rows)
+        odd = [
+            ("AAAAA\nBBBB", 2, "a 5-character code"),  # a TEXT code
+            ("AAA+\nBBBB", 2, "not a code character"),
+            ("\u00e9\u00e9\u00e9\u00e9\nBBBB", 2, "not ASCII"),
+            ("CCCC\nDDDD", 2, "lone \udc80 surrogate"),
+            ("CCCC\nEEEE", 1, "the mirror's bit with a text"),
+            ("CCCC\nFFFF", 3, ""),
+            ("CCCC\nGGGG", 2, ""),
+            ("CCCC\nHHHH", 5, "bits 1 and 4"),
+        ]
+        waiting.flag_many(odd)
+        state.commit()
+        expected: dict[str, str] = {}
+        for key, bits, text in rows + odd:
+            old = expected.get(key)
+            kept = flag_text(old) if old else ""
+            expected[key] = flagged(
+                bits | (flags_of(old) if old else 0), kept if text is None else text
+            )
+        got = list(waiting.items())
+        assert dict(got) == expected
+        # the key order, except that a code kept as TEXT sorts first
+        texts = [k for k, _ in got if not _packed(k.partition("\n")[0])]
+        assert [k for k, _ in got] == sorted(texts) + sorted(set(expected) - set(texts))
+        assert waiting.get("CCCC\nDDDD") == flagged(2, "lone \udc80 surrogate")
+        db = state._db
+        kinds = dict(
+            db.execute(
+                "SELECT typeof(target) || typeof(page) || length(target), COUNT(*) "
+                "FROM waiting GROUP BY 1"
+            ).fetchall()
+        )
+        assert kinds["blobblob3"] == len(expected) - 3
+        assert kinds["textblob5"] == 1 and kinds["textblob4"] == 2
+        one_bit = db.execute(
+            "SELECT typeof(value), COUNT(*) FROM waiting WHERE length(CAST(value"
+            " AS BLOB)) <= 1 GROUP BY 1"
+        ).fetchall()
+        mirror_only = sum(1 for v in expected.values() if v == "1")
+        assert mirror_only > 300
+        assert ("integer", mirror_only) in one_bit
+        stored = [
+            db.execute(
+                "SELECT typeof(value), value FROM waiting WHERE target = ? AND page = ?",
+                (sqliterecords._pack_code("CCCC"), sqliterecords._pack_code(page)),
+            ).fetchone()
+            for page in ("FFFF", "GGGG", "HHHH")
+        ]
+        assert stored == [("blob", b""), ("text", ""), ("blob", b"\xff5bits 1 and 4")]
+        # the flags cleared in SQL keep what the other feature needs
+        waiting.unflag_prefix("CCCC\n", 1)
+        assert waiting.get("CCCC\nEEEE") is None
+        assert waiting.get("CCCC\nFFFF") == flagged(2, "")
+        assert waiting.get("CCCC\nHHHH") == flagged(4, "bits 1 and 4")
+        waiting.unflag_prefix("CCCC\n", 2)
+        assert list(waiting.items("CCCC\n")) == [
+            ("CCCC\nHHHH", flagged(4, "bits 1 and 4"))
+        ]
+        with pytest.raises(ValueError, match="<target>"):
+            waiting.count("CCCC")
+        with pytest.raises(ValueError, match="flagged records only"):
+            waiting.put("CCCC\nIIII", {"a": 1})
+    finally:
+        state.close()
+
+
+def _packed(code: str) -> bool:
+    return not isinstance(sqliterecords._pack_code(code), str)

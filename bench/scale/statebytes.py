@@ -84,6 +84,17 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
                 "ORDER BY 4 DESC"
             )
         ]
+    if "waiting" in names:  # format 6: links.waiting in a table of its own
+        namespaces += [
+            {"name": "links.waiting", "rows": rows, "key": k or 0, "value": v or 0}
+            for rows, k, v in db.execute(
+                "SELECT COUNT(*), SUM(LENGTH(CAST(target AS BLOB)) + "
+                "LENGTH(CAST(page AS BLOB))), SUM(CASE typeof(value) WHEN "
+                "'integer' THEN 0 ELSE LENGTH(CAST(value AS BLOB)) END) FROM waiting"
+            )
+            if rows
+        ]
+        namespaces.sort(key=lambda n: -n["value"] - n["key"])
     queue = [
         {"status": STATUS.get(s, str(s)), "rows": rows, "key": k, "url": u, "extra": e}
         for s, rows, k, u, e in db.execute(

@@ -88,7 +88,7 @@ from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.requestdata import REFERER_HEADER
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
-from webspider.frontier.sqliterecords import SQLiteRecords, in_marks
+from webspider.frontier.sqliterecords import SQLiteRecords, SQLiteWaiting, in_marks
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FINISHED,
@@ -99,6 +99,7 @@ from webspider.frontier.state import (
     StoredRequest,
 )
 from webspider.utils.atomic import fsync_folder
+from webspider.utils.waitinglinks import NS_WAITING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -371,7 +372,7 @@ class SQLiteState:
             )
         if "record" not in tables:  # a state written before records existed
             db.executescript(RECORDS_SCHEMA)
-        self._records: dict[str, SQLiteRecords] = {}
+        self._records: dict[str, SQLiteRecords | SQLiteWaiting] = {}
         self._origin_ids: dict[str, int] = {}
         self._origin_names: dict[int, str] = {}
         for oid, name in db.execute("SELECT id, name FROM origin"):
@@ -835,12 +836,16 @@ class SQLiteState:
         )
 
     # -- records (webspider.records) ---------------------------------------------------
-    def records(self, name: str) -> SQLiteRecords:
+    def records(self, name: str) -> SQLiteRecords | SQLiteWaiting:
         """The namespace of records ``name``, written in this state's
-        transaction."""
+        transaction (``links.waiting`` in a table of its own)."""
         found = self._records.get(name)
         if found is None:
-            found = self._records[name] = SQLiteRecords(self._db, name)
+            found = self._records[name] = (
+                SQLiteWaiting(self._db, name)
+                if name == NS_WAITING
+                else SQLiteRecords(self._db, name)
+            )
         return found
 
     # -- metadata and outputs --------------------------------------------------------

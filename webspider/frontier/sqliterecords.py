@@ -71,10 +71,12 @@ Pure: standard library only.
 from __future__ import annotations
 
 import json
+from binascii import Error as BinasciiError
+from binascii import a2b_base64, b2a_base64
 from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
-from webspider.records import FLAGS_MAX, check_bits, flagged
+from webspider.records import FLAGS_MAX, check_bits, flag_text, flagged, flags_of
 
 if TYPE_CHECKING:
     import sqlite3
@@ -88,6 +90,12 @@ CREATE TABLE IF NOT EXISTS namespace (
 CREATE TABLE IF NOT EXISTS record (
     key TEXT NOT NULL PRIMARY KEY,
     value NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS waiting (
+    target NOT NULL,
+    page NOT NULL,
+    value NOT NULL,
+    PRIMARY KEY (target, page)
 ) WITHOUT ROWID;
 """
 
@@ -578,3 +586,389 @@ class SQLiteRecords:
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
         self._known = set()
+
+
+# -- links.waiting: a table of its own ----------------------------------------------
+#: the characters of a URL code (URL-safe base64), in code point order
+_CODE_CHARS = "".join(
+    sorted("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+)
+#: standard base64's characters in the order of their values
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+#: a code's character → the base64 character of its rank in code point
+#: order (decoded: 6 bits a character, in the code's order); any other
+#: ASCII character → one base64 refuses
+_TO_RANK = {c: "*" for c in range(128)}
+_TO_RANK.update({ord(c): _B64_CHARS[i] for i, c in enumerate(_CODE_CHARS)})
+_FROM_RANK = str.maketrans(_B64_CHARS, _CODE_CHARS)
+#: a packed value's first byte when its flags are written out (see
+#: SQLiteWaiting): never the first byte of UTF-8
+_ESCAPE = 0xFF
+
+
+def _pack_code(code: str) -> str | bytes:
+    """A URL code of 4 characters as 3 bytes (its 24 bits, in an order that
+    keeps the codes'), anything else as itself (a TEXT: SQLite sorts every
+    TEXT before every BLOB)."""
+    if len(code) == 4 and code.isascii():
+        try:
+            return a2b_base64(code.translate(_TO_RANK), strict_mode=True)
+        except BinasciiError:
+            pass
+    return code
+
+
+def _unpack_code(stored: str | bytes) -> str:
+    if type(stored) is bytes:
+        return b2a_base64(stored, newline=False).decode("ascii").translate(_FROM_RANK)
+    return str(stored)
+
+
+def _pack_key(key: str) -> tuple[str | bytes, str | bytes]:
+    head, newline, tail = key.partition("\n")
+    if not newline:
+        raise ValueError(f"{key!r}: a waiting link's key is <target>\\n<page>")
+    return _pack_code(head), _pack_code(tail)
+
+
+def _unpack_key(target: str | bytes, page: str | bytes) -> str:
+    return _unpack_code(target) + "\n" + _unpack_code(page)
+
+
+def _pack_value(bits: int, text: str) -> str | bytes | int:
+    """A flagged row's value, its flags folded into SQLite's type (see
+    SQLiteWaiting)."""
+    if bits == 2 and text.isascii():
+        return text  # the usual link text: no check needed
+    raw = text.encode("utf-8", "surrogatepass")
+    if bits == 3:
+        return raw
+    if bits == 2:
+        try:
+            return raw.decode("utf-8")  # a TEXT must read back as one
+        except UnicodeDecodeError:
+            pass  # a lone surrogate: written out below
+    elif not text:
+        return bits
+    return bytes((_ESCAPE, 48 + bits)) + raw
+
+
+def _unpack_value(stored: str | bytes | int) -> tuple[int, str]:
+    kind = type(stored)
+    if kind is int:
+        return int(stored), ""
+    if kind is str:
+        return 2, str(stored)
+    raw = bytes(stored)  # type: ignore[arg-type]
+    if raw[:1] == b"\xff":
+        return raw[1] - 48, raw[2:].decode("utf-8", "surrogatepass")
+    return 3, raw.decode("utf-8", "surrogatepass")
+
+
+def _left(stored: str | bytes | int, bits: int) -> str | bytes | int | None:
+    """``wl_left``: the value with ``bits`` cleared, None when no flag is left."""
+    flags, text = _unpack_value(stored)
+    flags &= ~bits
+    return _pack_value(flags, text) if flags else None
+
+
+def _merge(
+    stored: str | bytes | int, new: str | bytes | int, keep_text: int
+) -> str | bytes | int:
+    """``wl_merge``: ``stored`` with the flags of ``new`` set, and its text
+    too unless ``keep_text``."""
+    flags, text = _unpack_value(stored)
+    bits, new_text = _unpack_value(new)
+    return _pack_value(flags | bits, text if keep_text else new_text)
+
+
+#: a waiting row's flags, in SQL (see SQLiteWaiting)
+_WFLAGS = (
+    "(CASE typeof(value) WHEN 'integer' THEN value WHEN 'text' THEN 2 ELSE "
+    "iif(substr(value, 1, 1) = x'ff', unicode(CAST(substr(value, 2, 1) AS TEXT)) "
+    "- 48, 3) END)"
+)
+_WFLAG = (
+    "INSERT INTO waiting (target, page, value) VALUES (?, ?, ?) ON CONFLICT "
+    "(target, page) DO UPDATE SET value = wl_merge(value, excluded.value, ?)"
+)
+
+
+class SQLiteWaiting:
+    """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
+    (state format 6): the records interface of a namespace of flagged
+    records (webspider.records), in a third fewer bytes a row than the
+    ``record`` table's (bench/README.md, "The waiting links packed").
+
+    A row is ``(target, page, value)``, keyed by both; the records' key is
+    ``<target>\\n<page>`` (every key has the newline: ValueError else).
+
+    - ``target``, ``page``: a URL code of 4 characters
+      (webspider.utils.urlcodes: nearly every one) as a BLOB of its 24
+      bits, 6 a character in the order of the characters' code points, so
+      that rows sort as their keys do; any other code as TEXT (SQLite sorts
+      TEXT before BLOB: such rows come first). 3 bytes a code where the
+      record table's key took the namespace's character, both codes and the
+      newline: 10.
+    - ``value``: the flags folded into the value's SQLite type, no byte of
+      their own: an INTEGER is flags with no text (the mirror's bit alone:
+      ``1``, which SQLite stores in no byte), a TEXT is the reports' bit
+      with its text, a BLOB not starting with 0xFF the two bits with the
+      text (UTF-8); any other flags with a text (or a text with a lone
+      surrogate under the reports' bit alone) are a BLOB of 0xFF, the
+      flags' character (``chr(48 + bits)``) and the text.
+
+    Prefixes of ``items``, ``count``, ``unflag_prefix(es)`` and
+    ``delete_prefix`` are ``""`` or a group ``"<target>\\n"`` (ValueError
+    else). Values are flagged only: ``put`` and ``put_new`` take a flagged
+    value, ``incr`` is refused. ``flag_many`` holds its rows until the
+    state commits, as ``SQLiteRecords`` does ("Flags written behind").
+    Clearing a range is two statements as in the record table (DELETE the
+    rows left with no flag, UPDATE the others), the flags read in SQL; the
+    values changed and the upserts that meet a row are rewritten by two
+    functions registered on the connection (``wl_left``, ``wl_merge``)."""
+
+    __slots__ = ("_db", "_flags", "name")
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self._db = db
+        self.name = name
+        db.create_function("wl_left", 2, _left, deterministic=True)
+        db.create_function("wl_merge", 3, _merge, deterministic=True)
+        self._flags: dict[str, list[Any]] = {}
+
+    # -- flags ----------------------------------------------------------------------
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        items = list(items)
+        for bits in {bits for _key, bits, _text in items}:
+            check_bits(bits)
+        held = self._flags
+        for key, bits, text in items:
+            row = held.get(key)
+            if row is None:
+                held[key] = [bits, text]
+            else:
+                row[0] |= bits
+                if text is not None:
+                    row[1] = text
+        if len(held) >= FLAGS_HELD:
+            self.write_flags()
+
+    def write_flags(self, within: Set[str] | None = None) -> None:
+        """Write the rows ``flag_many`` holds (those of the groups
+        ``within``, when given)."""
+        held = self._flags
+        if not held:
+            return
+        if within is None:
+            rows = held
+            self._flags = {}
+        else:
+            rows = {}
+            for key in list(held):
+                newline = key.find("\n")
+                if newline >= 0 and key[: newline + 1] in within:
+                    rows[key] = held.pop(key)
+            if not rows:
+                return
+        self._db.executemany(
+            _WFLAG,
+            [
+                (*_pack_key(key), _pack_value(bits, text or ""), text is None)
+                for key, (bits, text) in rows.items()
+            ],
+        )
+
+    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
+        if not self._flags:
+            return
+        groups: set[str] = set()
+        for prefix in prefixes:
+            if not prefix or prefix.find("\n") != len(prefix) - 1:
+                self.write_flags()
+                return
+            groups.add(prefix)
+        self.write_flags(groups)
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        if self._flags:
+            self.write_flags()
+        check_bits(bits)
+        stored = [_pack_key(key) for key in keys if "\n" in key]  # else absent
+        self._db.executemany(
+            f"DELETE FROM waiting WHERE target = ? AND page = ? AND {_WFLAGS} & ~? = 0",
+            [(t, p, bits) for t, p in stored],
+        )
+        self._db.executemany(
+            "UPDATE waiting SET value = wl_left(value, ?) "
+            f"WHERE target = ? AND page = ? AND {_WFLAGS} & ? != 0",
+            [(bits, t, p, bits) for t, p in stored],
+        )
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        check_bits(bits)
+        if prefix:
+            self.unflag_prefixes([prefix], bits)
+            return
+        self.write_flags()
+        self._db.execute(f"DELETE FROM waiting WHERE {_WFLAGS} & ~? = 0", (bits,))
+        self._db.execute(
+            f"UPDATE waiting SET value = wl_left(value, ?) WHERE {_WFLAGS} & ? != 0",
+            (bits, bits),
+        )
+
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        check_bits(bits)
+        if not prefixes:
+            return
+        if "" in prefixes:
+            self.unflag_prefix("", bits)
+            return
+        targets = [(_group(prefix),) for prefix in prefixes]
+        self._write_flags_in(prefixes)
+        self._db.executemany(
+            f"DELETE FROM waiting WHERE target = ? AND {_WFLAGS} & ~? = 0",
+            [(t, bits) for (t,) in targets],
+        )
+        self._db.executemany(
+            "UPDATE waiting SET value = wl_left(value, ?) "
+            f"WHERE target = ? AND {_WFLAGS} & ? != 0",
+            [(bits, t, bits) for (t,) in targets],
+        )
+
+    # -- reads ----------------------------------------------------------------------
+    def get(self, key: str) -> Any | None:
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        if self._flags:
+            self.write_flags()
+        out: list[Any | None] = []
+        execute = self._db.execute
+        for key in keys:
+            try:
+                where = _pack_key(key)
+            except ValueError:
+                out.append(None)  # no such key here
+                continue
+            row = execute(
+                "SELECT value FROM waiting WHERE target = ? AND page = ?", where
+            ).fetchone()
+            out.append(None if row is None else flagged(*_unpack_value(row[0])))
+        return out
+
+    def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        if prefix:
+            target = _group(prefix)
+            first = (
+                "SELECT target, page, value FROM waiting WHERE target = ? "
+                f"ORDER BY page LIMIT {_PAGE}"
+            )
+            more = (
+                "SELECT target, page, value FROM waiting WHERE target = ? "
+                f"AND page > ? ORDER BY page LIMIT {_PAGE}"
+            )
+            args: tuple[Any, ...] = (target,)
+        else:
+            first = (
+                "SELECT target, page, value FROM waiting "
+                f"ORDER BY target, page LIMIT {_PAGE}"
+            )
+            more = (
+                "SELECT target, page, value FROM waiting WHERE (target, page) "
+                f"> (?, ?) ORDER BY target, page LIMIT {_PAGE}"
+            )
+            args = ()
+        if self._flags:
+            self.write_flags()
+        rows = self._db.execute(first, args).fetchall()
+        while rows:
+            for target, page, value in rows:
+                yield _unpack_key(target, page), flagged(*_unpack_value(value))
+            if len(rows) < _PAGE:
+                return
+            if self._flags:  # flagged while the caller iterates
+                self.write_flags()
+            last_target, last_page, _ = rows[-1]
+            after = (last_page,) if prefix else (last_target, last_page)
+            rows = self._db.execute(more, (*args, *after)).fetchall()
+
+    def count(self, prefix: str = "") -> int:
+        if self._flags:
+            self.write_flags()
+        if prefix:
+            (n,) = self._db.execute(
+                "SELECT COUNT(*) FROM waiting WHERE target = ?", (_group(prefix),)
+            ).fetchone()
+        else:
+            (n,) = self._db.execute("SELECT COUNT(*) FROM waiting").fetchone()
+        return int(n)
+
+    # -- plain writes ---------------------------------------------------------------
+    def put(self, key: str, value: Any) -> None:
+        self.put_many([(key, value)])
+
+    def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        if self._flags:
+            self.write_flags()
+        self._db.executemany(
+            "INSERT OR REPLACE INTO waiting (target, page, value) VALUES (?, ?, ?)",
+            [(*_pack_key(key), _flagged_value(value)) for key, value in items],
+        )
+
+    def put_new(self, key: str, value: Any) -> bool:
+        return self.put_new_many([(key, value)])[0]
+
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        if self._flags:
+            self.write_flags()
+        out = []
+        for key, value in items:
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO waiting (target, page, value) VALUES (?, ?, ?)",
+                (*_pack_key(key), _flagged_value(value)),
+            )
+            out.append(cursor.rowcount > 0)
+        return out
+
+    def incr(self, key: str, by: int = 1) -> int:
+        raise ValueError(f"{self.name} holds flagged records only")
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        raise ValueError(f"{self.name} holds flagged records only")
+
+    def delete(self, keys: Iterable[str]) -> None:
+        if self._flags:
+            self.write_flags()
+        self._db.executemany(
+            "DELETE FROM waiting WHERE target = ? AND page = ?",
+            [_pack_key(key) for key in keys if "\n" in key],
+        )
+
+    def delete_prefix(self, prefix: str) -> None:
+        if not prefix:
+            self.clear()
+            return
+        target = _group(prefix)
+        self._write_flags_in((prefix,))
+        self._db.execute("DELETE FROM waiting WHERE target = ?", (target,))
+
+    def clear(self) -> None:
+        self._flags = {}  # written, they would be deleted
+        self._db.execute("DELETE FROM waiting")
+
+
+def _group(prefix: str) -> str | bytes:
+    """The stored target of a group's prefix ``"<target>\\n"``."""
+    if prefix.find("\n") != len(prefix) - 1:
+        raise ValueError(
+            f"{prefix!r}: a prefix of links.waiting is empty or <target>\\n"
+        )
+    return _pack_code(prefix[:-1])
+
+
+def _flagged_value(value: Any) -> str | bytes | int:
+    bits = flags_of(value)
+    if not bits:
+        raise ValueError(f"links.waiting holds flagged records only, not {value!r}")
+    return _pack_value(bits, flag_text(value))
