@@ -759,10 +759,11 @@ def test_lookups_of_every_length_find_what_was_seen(path):
     state.close()
 
 
-def test_waiting_links_are_packed_codes_and_flags_folded_into_the_type(path):
-    """links.waiting (format 6): a 4-character URL code is 3 bytes, the
-    flags are the value's SQLite type (no byte of their own), rows come back
-    in their keys' order, and what no fast form holds is written out."""
+def test_waiting_links_are_packed_in_chunks_by_target(path):
+    """links.waiting (format 6): a target's links share a row (a chunk), a
+    4-character URL code is 3 bytes, the links come back in their keys'
+    order, and what the packed form does not hold (other codes, long or
+    odd texts, other flags) round-trips."""
     rng = random.Random(6)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     codes = ["----", "____", "AAAA", "zzzz", "0-_a"]
@@ -788,7 +789,10 @@ def test_waiting_links_are_packed_codes_and_flags_folded_into_the_type(path):
             ("CCCC\nFFFF", 3, ""),
             ("CCCC\nGGGG", 2, ""),
             ("CCCC\nHHHH", 5, "bits 1 and 4"),
+            ("CCCC\nJJJJ", 2, "a long text " * 40),
+            ("CCCC\nMMMMM", 3, "a 5-character page code"),
         ]
+        odd += [(f"KKKK\n{code}", 3, "link 12") for code in codes[:150]]
         waiting.flag_many(odd)
         state.commit()
         expected: dict[str, str] = {}
@@ -801,34 +805,48 @@ def test_waiting_links_are_packed_codes_and_flags_folded_into_the_type(path):
         got = list(waiting.items())
         assert dict(got) == expected
         # the key order, except that a code kept as TEXT sorts first
-        texts = [k for k, _ in got if not _packed(k.partition("\n")[0])]
-        assert [k for k, _ in got] == sorted(texts) + sorted(set(expected) - set(texts))
+        assert [k for k, _ in got] == sorted(expected, key=_stored_order)
         assert waiting.get("CCCC\nDDDD") == flagged(2, "lone \udc80 surrogate")
         db = state._db
-        kinds = dict(
-            db.execute(
-                "SELECT typeof(target) || typeof(page) || length(target), COUNT(*) "
-                "FROM waiting GROUP BY 1"
-            ).fetchall()
-        )
-        assert kinds["blobblob3"] == len(expected) - 3
-        assert kinds["textblob5"] == 1 and kinds["textblob4"] == 2
-        one_bit = db.execute(
-            "SELECT typeof(value), COUNT(*) FROM waiting WHERE length(CAST(value"
-            " AS BLOB)) <= 1 GROUP BY 1"
+        # a link is its page's 3 bytes, a byte and its text; the target and
+        # the row's overhead are a chunk's, shared by its links
+        stored = db.execute(
+            "SELECT typeof(target), target, first, flags, links FROM waiting"
         ).fetchall()
-        mirror_only = sum(1 for v in expected.values() if v == "1")
-        assert mirror_only > 300
-        assert ("integer", mirror_only) in one_bit
-        stored = [
-            db.execute(
-                "SELECT typeof(value), value FROM waiting WHERE target = ? AND page = ?",
-                (sqliterecords._pack_code("CCCC"), sqliterecords._pack_code(page)),
-            ).fetchone()
-            for page in ("FFFF", "GGGG", "HHHH")
-        ]
-        assert stored == [("blob", b""), ("text", ""), ("blob", b"\xff5bits 1 and 4")]
-        # the flags cleared in SQL keep what the other feature needs
+        assert {kind for kind, *_ in stored} == {"blob", "text"}
+        assert sum(kind == "text" for kind, *_ in stored) == 3  # AAAAA, AAA+, éééé
+        links_of = {
+            (target, first): sqliterecords._decode_links(data)
+            for _, target, first, _, data in stored
+        }
+        firsts = {}  # a target's first chunk holds the pages below its first
+        for _, target, first, *_ in stored:
+            firsts.setdefault(target, first)
+        for (_, target, first, flags, data), links in zip(
+            stored, links_of.values(), strict=True
+        ):
+            assert len(data) <= sqliterecords.CHUNK_BYTES or len(links) == 1
+            union = 0
+            for page, (bits, _text) in links.items():
+                union |= bits
+                if first != firsts[target]:
+                    assert sqliterecords._order(page) >= sqliterecords._order(first)
+            assert flags == union
+        n_links = sum(len(v) for v in links_of.values())
+        assert n_links == len(expected)
+        assert len(stored) < n_links / 4  # chunks: a target's links share a row
+        payload = sum(len(data) for *_, data in stored)
+        texts_bytes = sum(
+            len(flag_text(v).encode("utf-8", "surrogatepass"))
+            for v in expected.values()
+        )
+        # 4 bytes a link and its text (a longer text's length takes a byte
+        # or two more)
+        assert payload <= 4 * n_links + texts_bytes + 2 * sum(
+            len(flag_text(v)) >= 7 for v in expected.values()
+        )
+        assert len(links_of) > len({target for _, target, *_ in stored})  # split
+        # a range cleared keeps what the other feature needs
         waiting.unflag_prefix("CCCC\n", 1)
         assert waiting.get("CCCC\nEEEE") is None
         assert waiting.get("CCCC\nFFFF") == flagged(2, "")
@@ -843,6 +861,11 @@ def test_waiting_links_are_packed_codes_and_flags_folded_into_the_type(path):
             waiting.put("CCCC\nIIII", {"a": 1})
     finally:
         state.close()
+
+
+def _stored_order(key: str) -> tuple[bool, str, bool, str]:
+    target, _, page = key.partition("\n")
+    return _packed(target), target, _packed(page), page
 
 
 def _packed(code: str) -> bool:

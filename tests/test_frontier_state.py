@@ -523,6 +523,8 @@ def test_sqlite_flags_of_two_features_are_written_once_with_the_commit(
         assert statements == []  # held
         state.commit()
         state._db.set_trace_callback(None)
+        # a link appended to its target's chunk (SQLiteWaiting), once with
+        # both bits
         inserts = [s for s in statements if s.startswith("INSERT INTO waiting")]
         assert len(inserts) == 50
         other = sqlite3.connect(tmp_path / "s.sqlite3")  # what is on disk

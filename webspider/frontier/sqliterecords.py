@@ -73,6 +73,7 @@ from __future__ import annotations
 import json
 from binascii import Error as BinasciiError
 from binascii import a2b_base64, b2a_base64
+from collections.abc import Callable
 from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
@@ -93,9 +94,10 @@ CREATE TABLE IF NOT EXISTS record (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS waiting (
     target NOT NULL,
-    page NOT NULL,
-    value NOT NULL,
-    PRIMARY KEY (target, page)
+    first NOT NULL,
+    flags INTEGER NOT NULL,
+    links BLOB NOT NULL,
+    PRIMARY KEY (target, first)
 ) WITHOUT ROWID;
 """
 
@@ -601,9 +603,6 @@ _B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _TO_RANK = {c: "*" for c in range(128)}
 _TO_RANK.update({ord(c): _B64_CHARS[i] for i, c in enumerate(_CODE_CHARS)})
 _FROM_RANK = str.maketrans(_B64_CHARS, _CODE_CHARS)
-#: a packed value's first byte when its flags are written out (see
-#: SQLiteWaiting): never the first byte of UTF-8
-_ESCAPE = 0xFF
 
 
 def _pack_code(code: str) -> str | bytes:
@@ -635,107 +634,354 @@ def _unpack_key(target: str | bytes, page: str | bytes) -> str:
     return _unpack_code(target) + "\n" + _unpack_code(page)
 
 
-def _pack_value(bits: int, text: str) -> str | bytes | int:
-    """A flagged row's value, its flags folded into SQLite's type (see
-    SQLiteWaiting)."""
-    if bits == 2 and text.isascii():
-        return text  # the usual link text: no check needed
-    raw = text.encode("utf-8", "surrogatepass")
-    if bits == 3:
-        return raw
-    if bits == 2:
-        try:
-            return raw.decode("utf-8")  # a TEXT must read back as one
-        except UnicodeDecodeError:
-            pass  # a lone surrogate: written out below
-    elif not text:
-        return bits
-    return bytes((_ESCAPE, 48 + bits)) + raw
+#: a chunk of a target's waiting links is split past this many bytes (a row
+#: of an index B-tree keeps ~230 bytes in its page with 1 KiB pages: more
+#: goes to overflow pages)
+CHUNK_BYTES = 200
+#: chunks read a query while iterating
+_CHUNKS = 64
+
+#: a link in a chunk: page (3 bytes, or a TEXT code) → [flags, text (UTF-8)]
+_Links = dict[Any, list[Any]]
 
 
-def _unpack_value(stored: str | bytes | int) -> tuple[int, str]:
-    kind = type(stored)
-    if kind is int:
-        return int(stored), ""
-    if kind is str:
-        return 2, str(stored)
-    raw = bytes(stored)  # type: ignore[arg-type]
-    if raw[:1] == b"\xff":
-        return raw[1] - 48, raw[2:].decode("utf-8", "surrogatepass")
-    return 3, raw.decode("utf-8", "surrogatepass")
+def _order(page: str | bytes) -> tuple[bool, str | bytes]:
+    """A stored code's place in SQLite's order (every TEXT before every BLOB)."""
+    return type(page) is bytes, page
 
 
-def _left(stored: str | bytes | int, bits: int) -> str | bytes | int | None:
-    """``wl_left``: the value with ``bits`` cleared, None when no flag is left."""
-    flags, text = _unpack_value(stored)
-    flags &= ~bits
-    return _pack_value(flags, text) if flags else None
+def _varint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
 
 
-def _merge(
-    stored: str | bytes | int, new: str | bytes | int, keep_text: int
-) -> str | bytes | int:
-    """``wl_merge``: ``stored`` with the flags of ``new`` set, and its text
-    too unless ``keep_text``."""
-    flags, text = _unpack_value(stored)
-    bits, new_text = _unpack_value(new)
-    return _pack_value(flags | bits, text if keep_text else new_text)
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        n |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return n, at
+        shift += 7
 
 
-#: a waiting row's flags, in SQL (see SQLiteWaiting)
-_WFLAGS = (
-    "(CASE typeof(value) WHEN 'integer' THEN value WHEN 'text' THEN 2 ELSE "
-    "iif(substr(value, 1, 1) = x'ff', unicode(CAST(substr(value, 2, 1) AS TEXT)) "
-    "- 48, 3) END)"
+#: a link's size field (bits 5-7 of its first byte): the text's length up
+#: to 5, ``_NO_TEXT`` (none given: a link appended by ``flag_many`` with no
+#: text keeps the one before it), or ``_LONG`` (6 and more, a varint of the
+#: length past 6 follows)
+_NO_TEXT = 6
+_LONG = 7
+
+
+def _decode_links(data: bytes) -> _Links:
+    """A chunk's links (see SQLiteWaiting) in their pages' order, a page
+    appended twice read as the two appends applied in turn."""
+    out: _Links = {}
+    at, end = 0, len(data)
+    last: Any = None
+    ordered = True
+    while at < end:
+        head = data[at]
+        at += 1
+        page: str | bytes
+        if head & 16:
+            size, at = _read_varint(data, at)
+            page = data[at : at + size].decode("utf-8", "surrogatepass")
+            at += size
+        else:
+            page = data[at : at + 3]
+            at += 3
+        size = head >> 5
+        if size == _NO_TEXT:
+            text = None
+        else:
+            if size == _LONG:
+                more, at = _read_varint(data, at)
+                size = 6 + more
+            text = data[at : at + size]
+            at += size
+        old = out.get(page)
+        if old is None:
+            out[page] = [head & 15, b"" if text is None else text]
+            if ordered and last is not None and _order(page) < _order(last):
+                ordered = False
+            last = page
+        else:
+            old[0] |= head & 15
+            if text is not None:
+                old[1] = text
+    if not ordered:
+        out = {page: out[page] for page in sorted(out, key=_order)}
+    return out
+
+
+def _link_bytes(out: bytearray, page: Any, flags: int, text: bytes | None) -> None:
+    """Append a link to a chunk's bytes ``out``."""
+    if text is None:
+        size = _NO_TEXT
+    else:
+        size = len(text)
+        if size > 5:
+            size = _LONG
+    if type(page) is bytes:
+        out.append(flags | size << 5)
+        out += page
+    else:
+        raw = page.encode("utf-8", "surrogatepass")
+        out.append(flags | 16 | size << 5)
+        _varint(out, len(raw))
+        out += raw
+    if text is not None:
+        if size == _LONG:
+            _varint(out, len(text) - 6)
+        out += text
+
+
+def _encode_links(links: _Links) -> list[tuple[Any, int, bytes]]:
+    """``links`` (in order) as one chunk, or in chunks half full when they
+    pass CHUNK_BYTES (room for the links appended next): (first page, flags,
+    bytes) each, in order. A chunk rewritten smaller is never split: a
+    caller iterating over the chunks does not meet its links again."""
+    encoded = []
+    total = 0
+    for page, (flags, text) in links.items():
+        out = bytearray()
+        _link_bytes(out, page, flags, text)
+        encoded.append((page, flags, out))
+        total += len(out)
+    limit = CHUNK_BYTES // 2 if total > CHUNK_BYTES else total
+    chunks: list[tuple[Any, int, bytes]] = []
+    data = bytearray()
+    first: Any = None
+    union = 0
+    for page, flags, out in encoded:
+        if data and len(data) + len(out) > limit:
+            chunks.append((first, union, bytes(data)))
+            data = bytearray()
+            union = 0
+        if not data:
+            first = page
+        data += out
+        union |= flags
+    if data:
+        chunks.append((first, union, bytes(data)))
+    return chunks
+
+
+#: a link appended to the chunk of its page (SQLiteWaiting._locate), or the
+#: first of a new chunk
+_APPEND = (
+    "INSERT INTO waiting (target, first, flags, links) VALUES (?1, coalesce(("
+    "SELECT first FROM waiting WHERE target = ?1 AND first <= ?2 ORDER BY first "
+    "DESC LIMIT 1), (SELECT first FROM waiting WHERE target = ?1 ORDER BY first "
+    "LIMIT 1), ?2), ?3, ?4) ON CONFLICT (target, first) DO UPDATE SET "
+    "flags = flags | excluded.flags, links = CAST(links || excluded.links AS "
+    "BLOB) "
+    "WHERE wl_grown(target, first, length(links) + length(excluded.links))"
 )
-_WFLAG = (
-    "INSERT INTO waiting (target, page, value) VALUES (?, ?, ?) ON CONFLICT "
-    "(target, page) DO UPDATE SET value = wl_merge(value, excluded.value, ?)"
-)
+
+#: an operation on one link: its entry (None: absent) → (the new entry or
+#: None, whether it changed)
+_Op = Callable[[list[Any] | None], tuple[list[Any] | None, bool]]
+
+
+def _flag_op(bits: int, text: bytes | None) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if old is None:
+            return [bits, text or b""], True
+        new = [old[0] | bits, old[1] if text is None else text]
+        return new, new != old
+
+    return op
+
+
+def _clear_op(bits: int) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if old is None or not old[0] & bits:
+            return old, False
+        left = old[0] & ~bits
+        return ([left, old[1]] if left else None), True
+
+    return op
+
+
+def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if only_new is not None:
+            only_new.append(old is None)
+            if old is not None:
+                return old, False
+        new = [flags, text]
+        return new, new != old
+
+    return op
 
 
 class SQLiteWaiting:
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
     (state format 6): the records interface of a namespace of flagged
-    records (webspider.records), in a third fewer bytes a row than the
-    ``record`` table's (bench/README.md, "The waiting links packed").
+    records (webspider.records), the links of a target packed in chunks —
+    about half the bytes a link of the ``record`` table's one row a link
+    (bench/README.md, "The waiting links packed").
 
-    A row is ``(target, page, value)``, keyed by both; the records' key is
-    ``<target>\\n<page>`` (every key has the newline: ValueError else).
+    A row is a *chunk*: ``(target, first, flags, links)``, keyed by the
+    target and the chunk's first page (a lower bound: the chunk holds the
+    target's links from pages from ``first`` up to the next chunk's),
+    ``flags`` the union of its links' flags, ``links`` the links one after
+    the other in their page's order: a byte (the link's flags in bits 0-3,
+    bit 4 set for a page code kept as text, bits 5-7 the text's length up
+    to 6, 7 for longer), the page (3 bytes; or a varint length and the
+    code's UTF-8), a varint of the length past 7 when it is 7 or more, the
+    text (UTF-8). A chunk is split when it passes CHUNK_BYTES (a link with a
+    longer text stays one chunk). So a link costs its page's code, a byte
+    and its text, and a target's row overhead (~12 bytes) is shared by
+    its links; a record-table row a link cost ~28 bytes on the synthetic
+    site, ~14 here.
 
-    - ``target``, ``page``: a URL code of 4 characters
-      (webspider.utils.urlcodes: nearly every one) as a BLOB of its 24
-      bits, 6 a character in the order of the characters' code points, so
-      that rows sort as their keys do; any other code as TEXT (SQLite sorts
-      TEXT before BLOB: such rows come first). 3 bytes a code where the
-      record table's key took the namespace's character, both codes and the
-      newline: 10.
-    - ``value``: the flags folded into the value's SQLite type, no byte of
-      their own: an INTEGER is flags with no text (the mirror's bit alone:
-      ``1``, which SQLite stores in no byte), a TEXT is the reports' bit
-      with its text, a BLOB not starting with 0xFF the two bits with the
-      text (UTF-8); any other flags with a text (or a text with a lone
-      surrogate under the reports' bit alone) are a BLOB of 0xFF, the
-      flags' character (``chr(48 + bits)``) and the text.
+    Codes: a URL code of 4 characters (webspider.utils.urlcodes: nearly
+    every one) is stored as 3 bytes of its 24 bits, 6 a character in the
+    order of the characters' code points, so that links sort as their keys
+    do; any other as TEXT (SQLite sorts TEXT before BLOB: such targets and
+    pages come first). The records' key is ``<target>\\n<page>`` (every
+    key has the newline: ValueError else; absent for reads and deletes).
 
-    Prefixes of ``items``, ``count``, ``unflag_prefix(es)`` and
-    ``delete_prefix`` are ``""`` or a group ``"<target>\\n"`` (ValueError
-    else). Values are flagged only: ``put`` and ``put_new`` take a flagged
-    value, ``incr`` is refused. ``flag_many`` holds its rows until the
-    state commits, as ``SQLiteRecords`` does ("Flags written behind").
-    Clearing a range is two statements as in the record table (DELETE the
-    rows left with no flag, UPDATE the others), the flags read in SQL; the
-    values changed and the upserts that meet a row are rewritten by two
-    functions registered on the connection (``wl_left``, ``wl_merge``)."""
+    What each operation costs: a link flagged or cleared alone reads its
+    chunk (one query) and writes it; a target's range cleared
+    (``unflag_prefix(es)``) deletes the chunks left with no flag in one
+    statement without reading them (``flags``), and reads and rewrites
+    only the chunks whose links keep another feature's bit. ``flag_many``
+    holds its rows until the state commits, as ``SQLiteRecords`` does
+    ("Flags written behind"), and writes a chunk once for the links of a
+    target in the batch. Prefixes of ``items``, ``count``,
+    ``unflag_prefix(es)`` and ``delete_prefix`` are ``""`` or a group
+    ``"<target>\\n"`` (ValueError else). Values are flagged only: ``put``
+    and ``put_new`` take a flagged value, ``incr`` is refused."""
 
-    __slots__ = ("_db", "_flags", "name")
+    __slots__ = ("_db", "_flags", "_grown", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
         self.name = name
-        db.create_function("wl_left", 2, _left, deterministic=True)
-        db.create_function("wl_merge", 3, _merge, deterministic=True)
+        #: flag_many's rows not written yet: key → [bits, text]
         self._flags: dict[str, list[Any]] = {}
+        #: chunks an append took past CHUNK_BYTES: (target, first)
+        self._grown: list[tuple[Any, Any]] = []
+        db.create_function("wl_grown", 3, self._note_grown)
+
+    def _note_grown(self, target: Any, first: Any, size: int) -> int:
+        """``wl_grown``: note a chunk ``_APPEND`` takes past CHUNK_BYTES."""
+        if size > CHUNK_BYTES:
+            self._grown.append((target, first))
+        return 1
+
+    def _split(self, grown: list[tuple[Any, Any]]) -> None:
+        """Rewrite the chunks ``grown`` in chunks of CHUNK_BYTES at most."""
+        for target, first in dict.fromkeys(grown):
+            row = self._db.execute(
+                "SELECT links FROM waiting WHERE target = ? AND first = ?",
+                (target, first),
+            ).fetchone()
+            if row is not None:
+                self._store(target, first, _decode_links(row[0]))
+
+    # -- the chunks -----------------------------------------------------------------
+    def _change(self, ops: dict[Any, list[tuple[Any, _Op]]]) -> None:
+        """Apply each target's operations on its links (page, op)."""
+        for target, page_ops in ops.items():
+            page_ops.sort(key=lambda item: _order(item[0]))
+            loaded: dict[Any, _Links] = {}
+            dirty: set[Any] = set()
+            for page, op in page_ops:
+                row = self._locate(target, page)
+                first: Any
+                if row is not None:
+                    first = row[0]
+                    if first not in loaded:
+                        loaded[first] = _decode_links(row[1])
+                else:  # none stored: the one made here, if any
+                    first = min(loaded, key=_order) if loaded else None
+                links = None if first is None else loaded[first]
+                old = None if links is None else links.get(page)
+                new, changed = op(old)
+                if not changed:
+                    continue
+                if links is None:
+                    if new is None:
+                        continue
+                    first, links = page, {}
+                    loaded[first] = links
+                if new is None:
+                    del links[page]
+                else:
+                    links[page] = new
+                dirty.add(first)
+            for first in dirty:
+                self._store(target, first, loaded[first])
+
+    def _locate(self, target: Any, page: Any) -> tuple[Any, bytes] | None:
+        """The chunk (first, links) that holds or would hold ``page``'s link
+        to ``target``: the last one whose first page is not after it, else
+        the target's first chunk (which holds the pages below its first:
+        a page below every chunk's makes no new chunk)."""
+        execute = self._db.execute
+        row = execute(
+            "SELECT first, links FROM waiting WHERE target = ? AND first <= ? "
+            "ORDER BY first DESC LIMIT 1",
+            (target, page),
+        ).fetchone()
+        if row is None:
+            row = execute(
+                "SELECT first, links FROM waiting WHERE target = ? "
+                "ORDER BY first LIMIT 1",
+                (target,),
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def _store(self, target: Any, first: Any, links: _Links) -> None:
+        """Write the chunk ``(target, first)`` holding ``links`` (split when
+        too long, deleted when empty)."""
+        if not links:
+            self._db.execute(
+                "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
+            )
+            return
+        chunks = _encode_links(
+            {page: links[page] for page in sorted(links, key=_order)}
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO waiting (target, first, flags, links) "
+            "VALUES (?, ?, ?, ?)",
+            [
+                (target, first if n == 0 else head, union, data)
+                for n, (head, union, data) in enumerate(chunks)
+            ],
+        )
+
+    def _clear_targets(self, targets: list[Any], bits: int) -> None:
+        """Clear ``bits`` of every link of ``targets``."""
+        db = self._db
+        db.executemany(
+            "DELETE FROM waiting WHERE target = ? AND flags & ~? = 0",
+            [(target, bits) for target in targets],
+        )
+        for target in targets:
+            rows = db.execute(
+                "SELECT first, links FROM waiting WHERE target = ? AND flags & ? != 0",
+                (target, bits),
+            ).fetchall()
+            for first, data in rows:
+                self._clear_chunk(target, first, data, bits)
+
+    def _clear_chunk(self, target: Any, first: Any, data: bytes, bits: int) -> None:
+        links = _decode_links(data)
+        kept: _Links = {}
+        for page, (flags, text) in links.items():
+            if flags & ~bits:
+                kept[page] = [flags & ~bits, text]
+        self._store(target, first, kept)
 
     # -- flags ----------------------------------------------------------------------
     def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
@@ -771,13 +1017,22 @@ class SQLiteWaiting:
                     rows[key] = held.pop(key)
             if not rows:
                 return
-        self._db.executemany(
-            _WFLAG,
-            [
-                (*_pack_key(key), _pack_value(bits, text or ""), text is None)
-                for key, (bits, text) in rows.items()
-            ],
-        )
+        # appended to the chunk of their page's range (a new chunk when the
+        # target has none below it), in SQL: no chunk read
+        appends = []
+        for key, (bits, text) in rows.items():
+            target, page = _pack_key(key)
+            raw = None if text is None else text.encode("utf-8", "surrogatepass")
+            out = bytearray()
+            _link_bytes(out, page, bits, raw)
+            appends.append((target, page, bits, bytes(out)))
+        # in order: a target's first link makes its chunk, the next join it
+        appends.sort(key=lambda row: (_order(row[0]), _order(row[1])))
+        grown = self._grown
+        self._db.executemany(_APPEND, appends)
+        if grown:
+            self._grown = []
+            self._split(grown)
 
     def _write_flags_in(self, prefixes: Iterable[str]) -> None:
         if not self._flags:
@@ -790,20 +1045,19 @@ class SQLiteWaiting:
             groups.add(prefix)
         self.write_flags(groups)
 
+    def _by_target(self, keys: Iterable[str], op: _Op) -> dict[Any, list[Any]]:
+        ops: dict[Any, list[tuple[Any, _Op]]] = {}
+        for key in keys:
+            if "\n" in key:  # else absent
+                target, page = _pack_key(key)
+                ops.setdefault(target, []).append((page, op))
+        return ops
+
     def unflag(self, keys: Iterable[str], bits: int) -> None:
         if self._flags:
             self.write_flags()
         check_bits(bits)
-        stored = [_pack_key(key) for key in keys if "\n" in key]  # else absent
-        self._db.executemany(
-            f"DELETE FROM waiting WHERE target = ? AND page = ? AND {_WFLAGS} & ~? = 0",
-            [(t, p, bits) for t, p in stored],
-        )
-        self._db.executemany(
-            "UPDATE waiting SET value = wl_left(value, ?) "
-            f"WHERE target = ? AND page = ? AND {_WFLAGS} & ? != 0",
-            [(bits, t, p, bits) for t, p in stored],
-        )
+        self._change(self._by_target(keys, _clear_op(bits)))
 
     def unflag_prefix(self, prefix: str, bits: int) -> None:
         check_bits(bits)
@@ -811,11 +1065,22 @@ class SQLiteWaiting:
             self.unflag_prefixes([prefix], bits)
             return
         self.write_flags()
-        self._db.execute(f"DELETE FROM waiting WHERE {_WFLAGS} & ~? = 0", (bits,))
-        self._db.execute(
-            f"UPDATE waiting SET value = wl_left(value, ?) WHERE {_WFLAGS} & ? != 0",
-            (bits, bits),
-        )
+        db = self._db
+        db.execute("DELETE FROM waiting WHERE flags & ~? = 0", (bits,))
+        rows = db.execute(
+            "SELECT target, first, links FROM waiting WHERE flags & ? != 0 "
+            f"ORDER BY target, first LIMIT {_CHUNKS}",
+            (bits,),
+        ).fetchall()
+        while rows:
+            for target, first, data in rows:
+                self._clear_chunk(target, first, data, bits)
+            last_target, last_first, _ = rows[-1]
+            rows = db.execute(
+                "SELECT target, first, links FROM waiting WHERE flags & ? != 0 AND "
+                f"(target, first) > (?, ?) ORDER BY target, first LIMIT {_CHUNKS}",
+                (bits, last_target, last_first),
+            ).fetchall()
 
     def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
         check_bits(bits)
@@ -824,17 +1089,9 @@ class SQLiteWaiting:
         if "" in prefixes:
             self.unflag_prefix("", bits)
             return
-        targets = [(_group(prefix),) for prefix in prefixes]
+        targets = list(dict.fromkeys(_group(prefix) for prefix in prefixes))
         self._write_flags_in(prefixes)
-        self._db.executemany(
-            f"DELETE FROM waiting WHERE target = ? AND {_WFLAGS} & ~? = 0",
-            [(t, bits) for (t,) in targets],
-        )
-        self._db.executemany(
-            "UPDATE waiting SET value = wl_left(value, ?) "
-            f"WHERE target = ? AND {_WFLAGS} & ? != 0",
-            [(bits, t, bits) for (t,) in targets],
-        )
+        self._clear_targets(targets, bits)
 
     # -- reads ----------------------------------------------------------------------
     def get(self, key: str) -> Any | None:
@@ -844,65 +1101,56 @@ class SQLiteWaiting:
         if self._flags:
             self.write_flags()
         out: list[Any | None] = []
-        execute = self._db.execute
         for key in keys:
-            try:
-                where = _pack_key(key)
-            except ValueError:
+            if "\n" not in key:
                 out.append(None)  # no such key here
                 continue
-            row = execute(
-                "SELECT value FROM waiting WHERE target = ? AND page = ?", where
-            ).fetchone()
-            out.append(None if row is None else flagged(*_unpack_value(row[0])))
+            target, page = _pack_key(key)
+            row = self._locate(target, page)
+            found = None if row is None else _decode_links(row[1]).get(page)
+            out.append(None if found is None else _value(found))
         return out
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         if prefix:
             target = _group(prefix)
             first = (
-                "SELECT target, page, value FROM waiting WHERE target = ? "
-                f"ORDER BY page LIMIT {_PAGE}"
+                "SELECT target, first, links FROM waiting WHERE target = ? "
+                f"ORDER BY first LIMIT {_CHUNKS}"
             )
             more = (
-                "SELECT target, page, value FROM waiting WHERE target = ? "
-                f"AND page > ? ORDER BY page LIMIT {_PAGE}"
+                "SELECT target, first, links FROM waiting WHERE target = ? "
+                f"AND first > ? ORDER BY first LIMIT {_CHUNKS}"
             )
             args: tuple[Any, ...] = (target,)
         else:
             first = (
-                "SELECT target, page, value FROM waiting "
-                f"ORDER BY target, page LIMIT {_PAGE}"
+                "SELECT target, first, links FROM waiting "
+                f"ORDER BY target, first LIMIT {_CHUNKS}"
             )
             more = (
-                "SELECT target, page, value FROM waiting WHERE (target, page) "
-                f"> (?, ?) ORDER BY target, page LIMIT {_PAGE}"
+                "SELECT target, first, links FROM waiting WHERE (target, first) "
+                f"> (?, ?) ORDER BY target, first LIMIT {_CHUNKS}"
             )
             args = ()
         if self._flags:
             self.write_flags()
         rows = self._db.execute(first, args).fetchall()
         while rows:
-            for target, page, value in rows:
-                yield _unpack_key(target, page), flagged(*_unpack_value(value))
-            if len(rows) < _PAGE:
+            for target, _first, data in rows:
+                head = _unpack_code(target) + "\n"
+                for page, found in _decode_links(data).items():
+                    yield head + _unpack_code(page), _value(found)
+            if len(rows) < _CHUNKS:
                 return
             if self._flags:  # flagged while the caller iterates
                 self.write_flags()
-            last_target, last_page, _ = rows[-1]
-            after = (last_page,) if prefix else (last_target, last_page)
+            last_target, last_first, _ = rows[-1]
+            after = (last_first,) if prefix else (last_target, last_first)
             rows = self._db.execute(more, (*args, *after)).fetchall()
 
     def count(self, prefix: str = "") -> int:
-        if self._flags:
-            self.write_flags()
-        if prefix:
-            (n,) = self._db.execute(
-                "SELECT COUNT(*) FROM waiting WHERE target = ?", (_group(prefix),)
-            ).fetchone()
-        else:
-            (n,) = self._db.execute("SELECT COUNT(*) FROM waiting").fetchone()
-        return int(n)
+        return sum(1 for _ in self.items(prefix))
 
     # -- plain writes ---------------------------------------------------------------
     def put(self, key: str, value: Any) -> None:
@@ -911,10 +1159,11 @@ class SQLiteWaiting:
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         if self._flags:
             self.write_flags()
-        self._db.executemany(
-            "INSERT OR REPLACE INTO waiting (target, page, value) VALUES (?, ?, ?)",
-            [(*_pack_key(key), _flagged_value(value)) for key, value in items],
-        )
+        ops: dict[Any, list[tuple[Any, _Op]]] = {}
+        for key, value in items:
+            target, page = _pack_key(key)
+            ops.setdefault(target, []).append((page, _set_op(*_entry(value), None)))
+        self._change(ops)
 
     def put_new(self, key: str, value: Any) -> bool:
         return self.put_new_many([(key, value)])[0]
@@ -922,13 +1171,10 @@ class SQLiteWaiting:
     def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
         if self._flags:
             self.write_flags()
-        out = []
+        out: list[bool] = []
         for key, value in items:
-            cursor = self._db.execute(
-                "INSERT OR IGNORE INTO waiting (target, page, value) VALUES (?, ?, ?)",
-                (*_pack_key(key), _flagged_value(value)),
-            )
-            out.append(cursor.rowcount > 0)
+            target, page = _pack_key(key)
+            self._change({target: [(page, _set_op(*_entry(value), out))]})
         return out
 
     def incr(self, key: str, by: int = 1) -> int:
@@ -940,10 +1186,7 @@ class SQLiteWaiting:
     def delete(self, keys: Iterable[str]) -> None:
         if self._flags:
             self.write_flags()
-        self._db.executemany(
-            "DELETE FROM waiting WHERE target = ? AND page = ?",
-            [_pack_key(key) for key in keys if "\n" in key],
-        )
+        self._change(self._by_target(keys, _clear_op(FLAGS_MAX)))
 
     def delete_prefix(self, prefix: str) -> None:
         if not prefix:
@@ -967,8 +1210,12 @@ def _group(prefix: str) -> str | bytes:
     return _pack_code(prefix[:-1])
 
 
-def _flagged_value(value: Any) -> str | bytes | int:
+def _value(found: list[Any]) -> str:
+    return flagged(found[0], found[1].decode("utf-8", "surrogatepass"))
+
+
+def _entry(value: Any) -> tuple[int, bytes]:
     bits = flags_of(value)
     if not bits:
         raise ValueError(f"links.waiting holds flagged records only, not {value!r}")
-    return _pack_value(bits, flag_text(value))
+    return bits, flag_text(value).encode("utf-8", "surrogatepass")
