@@ -1,8 +1,9 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 5; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 6; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
-namespaces: no ``mirror.where``)::
+namespaces: no ``mirror.where``, 6 the waiting links packed by target in
+a table of their own)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key
@@ -23,6 +24,7 @@ namespaces: no ``mirror.where``)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
+    waiting                  -- links.waiting, packed (sqliterecords.SQLiteWaiting)
 
 Why the id is the queue's order and not the fingerprint (format 1): rows
 are appended at the end of the table, and leased and acknowledged in about

@@ -5,6 +5,8 @@ Layout, beside the tables of webspider.frontier.sqlite::
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
            value) WITHOUT ROWID   -- value: see below
+    waiting(target, first, flags, links,  -- links.waiting only, packed
+            PRIMARY KEY (target, first)) WITHOUT ROWID  -- (SQLiteWaiting)
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -828,18 +830,35 @@ class SQLiteWaiting:
     (bench/README.md, "The waiting links packed").
 
     A row is a *chunk*: ``(target, first, flags, links)``, keyed by the
-    target and the chunk's first page (a lower bound: the chunk holds the
-    target's links from pages from ``first`` up to the next chunk's),
-    ``flags`` the union of its links' flags, ``links`` the links one after
-    the other in their page's order: a byte (the link's flags in bits 0-3,
+    target and a page: the chunk holds the target's links from the pages
+    from ``first`` up to the next chunk's ``first`` (the target's first
+    chunk also those below its own: a page below every chunk's joins it,
+    ``_locate``). ``flags`` is the union of its links' flags, ``links``
+    the links one after the other: a byte (the link's flags in bits 0-3,
     bit 4 set for a page code kept as text, bits 5-7 the text's length up
-    to 6, 7 for longer), the page (3 bytes; or a varint length and the
-    code's UTF-8), a varint of the length past 7 when it is 7 or more, the
-    text (UTF-8). A chunk is split when it passes CHUNK_BYTES (a link with a
-    longer text stays one chunk). So a link costs its page's code, a byte
-    and its text, and a target's row overhead (~12 bytes) is shared by
-    its links; a record-table row a link cost ~28 bytes on the synthetic
-    site, ~14 here.
+    to 5, 6 for no text given, 7 for 6 bytes or more), the page (3 bytes;
+    or a varint length and the code's UTF-8), a varint of the length past
+    6 for a longer text, the text (UTF-8). So a link costs its page's
+    code, a byte and its text, and the target's code and the row's
+    overhead (~12 bytes) are shared by the chunk's links: ~14 bytes a link
+    on the synthetic site, where a row a link of the ``record`` table took
+    ~28.
+
+    Writes. ``flag_many`` holds its rows until the state commits, as
+    ``SQLiteRecords`` does ("Flags written behind"), then appends each
+    link to its chunk in SQL (``_APPEND``: one upsert a link, as a row a
+    link took, no chunk read into Python); a chunk an append takes past
+    CHUNK_BYTES is rewritten in chunks half full (``wl_grown``, a function
+    registered on the connection, notes it). A page appended twice (read
+    again after a kill, or flagged by two features in two commits) is two
+    entries, read as the second applied to the first: idempotent, and
+    merged the next time the chunk is rewritten. A target's range cleared
+    (``unflag_prefix(es)``, each feature's answer) deletes the chunks left
+    with no flag in one statement without reading them (``flags``), and
+    reads and rewrites only those whose links keep another bit; a chunk
+    rewritten smaller is never split, so an iteration does not meet its
+    links twice. ``unflag`` and ``delete`` of single keys, ``get``,
+    ``put`` and ``put_new`` read the key's chunk (one query).
 
     Codes: a URL code of 4 characters (webspider.utils.urlcodes: nearly
     every one) is stored as 3 bytes of its 24 bits, 6 a character in the
@@ -847,18 +866,10 @@ class SQLiteWaiting:
     do; any other as TEXT (SQLite sorts TEXT before BLOB: such targets and
     pages come first). The records' key is ``<target>\\n<page>`` (every
     key has the newline: ValueError else; absent for reads and deletes).
-
-    What each operation costs: a link flagged or cleared alone reads its
-    chunk (one query) and writes it; a target's range cleared
-    (``unflag_prefix(es)``) deletes the chunks left with no flag in one
-    statement without reading them (``flags``), and reads and rewrites
-    only the chunks whose links keep another feature's bit. ``flag_many``
-    holds its rows until the state commits, as ``SQLiteRecords`` does
-    ("Flags written behind"), and writes a chunk once for the links of a
-    target in the batch. Prefixes of ``items``, ``count``,
-    ``unflag_prefix(es)`` and ``delete_prefix`` are ``""`` or a group
-    ``"<target>\\n"`` (ValueError else). Values are flagged only: ``put``
-    and ``put_new`` take a flagged value, ``incr`` is refused."""
+    Prefixes of ``items``, ``count``, ``unflag_prefix(es)`` and
+    ``delete_prefix`` are ``""`` or a group ``"<target>\\n"`` (ValueError
+    else). Values are flagged only: ``put`` and ``put_new`` take a flagged
+    value, ``incr`` is refused."""
 
     __slots__ = ("_db", "_flags", "_grown", "name")
 
