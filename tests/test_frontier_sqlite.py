@@ -24,7 +24,7 @@ from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER
-from webspider.records import flag_text, flagged, flags_of
+from webspider.records import MemoryRecords, flag_text, flagged, flags_of
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -870,3 +870,62 @@ def _stored_order(key: str) -> tuple[bool, str, bool, str]:
 
 def _packed(code: str) -> bool:
     return not isinstance(sqliterecords._pack_code(code), str)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
+    """SQLiteWaiting against MemoryRecords on random work (chunks kept
+    small: split often, links below a target's first chunk, pages flagged
+    again, ranges and keys cleared): the same records, in the same order."""
+    monkeypatch.setattr(sqliterecords, "CHUNK_BYTES", 40)
+    rng = random.Random(seed)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    codes = ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(60)]
+    codes += ["AAAAA", "x"]  # kept as TEXT
+    targets = codes[:12]
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        model = MemoryRecords()
+        for step in range(400):
+            action = rng.random()
+            if action < 0.6:
+                rows = [
+                    (
+                        f"{rng.choice(targets)}\n{rng.choice(codes)}",
+                        rng.choice((1, 2, 3, 4)),
+                        rng.choice((None, "", "t", "text " * rng.randrange(1, 4))),
+                    )
+                    for _ in range(rng.randrange(1, 30))
+                ]
+                for store in (waiting, model):
+                    store.flag_many(rows)
+            elif action < 0.75:
+                groups = [f"{t}\n" for t in rng.sample(targets, 3)]
+                bits = rng.choice((1, 2, 3, 4))
+                for store in (waiting, model):
+                    store.unflag_prefixes(groups, bits)
+            elif action < 0.85:
+                keys = [
+                    f"{rng.choice(targets)}\n{rng.choice(codes)}" for _ in range(10)
+                ]
+                bits = rng.choice((1, 2, 4))
+                for store in (waiting, model):
+                    store.unflag(keys, bits)
+            elif action < 0.9:
+                state.commit()
+            else:
+                group = f"{rng.choice(targets)}\n"
+                mine = list(waiting.items(group))
+                assert mine == sorted(
+                    model.items(group), key=lambda r: _stored_order(r[0])
+                )
+            if step % 50 == 49:
+                got = list(waiting.items())
+                assert dict(got) == dict(model.items())
+                assert [k for k, _ in got] == sorted(dict(got), key=_stored_order)
+        keys = [f"{t}\n{c}" for t in targets for c in codes[:20]]
+        assert waiting.get_many(keys) == model.get_many(keys)
+        assert waiting.count() == model.count()
+    finally:
+        state.close()

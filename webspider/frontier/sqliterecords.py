@@ -962,13 +962,21 @@ class SQLiteWaiting:
         chunks = _encode_links(
             {page: links[page] for page in sorted(links, key=_order)}
         )
+        rows = [(target, head, union, data) for head, union, data in chunks]
+        if len(chunks) == 1:
+            rows[0] = (target, first, chunks[0][1], chunks[0][2])  # its place kept
+        elif _order(first) <= _order(chunks[0][0]):
+            rows[0] = (target, first, chunks[0][1], chunks[0][2])
+        else:
+            # split, a target's first chunk holding pages below its first:
+            # the pieces are keyed by their first pages, the old row goes
+            self._db.execute(
+                "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
+            )
         self._db.executemany(
             "INSERT OR REPLACE INTO waiting (target, first, flags, links) "
             "VALUES (?, ?, ?, ?)",
-            [
-                (target, first if n == 0 else head, union, data)
-                for n, (head, union, data) in enumerate(chunks)
-            ],
+            rows,
         )
 
     def _clear_targets(self, targets: list[Any], bits: int) -> None:
