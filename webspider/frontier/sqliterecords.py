@@ -773,6 +773,42 @@ def _encode_links(links: _Links) -> list[tuple[Any, int, bytes]]:
     return chunks
 
 
+def _clear_links(data: bytes, bits: int) -> tuple[int, bytes] | None:
+    """A chunk's bytes with ``bits`` cleared from each link and the links
+    left with no flag dropped, and its flags; None when a page is in it
+    twice (a link's text may then be another entry's: the caller decodes)."""
+    out = bytearray()
+    union = 0
+    seen = set()
+    at, end = 0, len(data)
+    while at < end:
+        start = at
+        head = data[at]
+        at += 1
+        if head & 16:
+            size, at = _read_varint(data, at)
+            page = data[at : at + size]
+            at += size
+        else:
+            page = data[at : at + 3]
+            at += 3
+        if page in seen:
+            return None
+        seen.add(page)
+        size = head >> 5
+        if size == _LONG:
+            more, at = _read_varint(data, at)
+            at += 6 + more
+        elif size != _NO_TEXT:
+            at += size
+        flags = head & 15 & ~bits
+        if flags:
+            union |= flags
+            out.append(head & ~15 | flags)
+            out += data[start + 1 : at]
+    return union, bytes(out)
+
+
 #: a link appended to the chunk of its page (SQLiteWaiting._locate), or the
 #: first of a new chunk
 _APPEND = (
@@ -995,6 +1031,21 @@ class SQLiteWaiting:
                 self._clear_chunk(target, first, data, bits)
 
     def _clear_chunk(self, target: Any, first: Any, data: bytes, bits: int) -> None:
+        cleared = _clear_links(data, bits)
+        if cleared is not None:  # the usual chunk: its bytes edited in place
+            union, kept_bytes = cleared
+            if union:
+                self._db.execute(
+                    "UPDATE waiting SET flags = ?, links = ? WHERE target = ? "
+                    "AND first = ?",
+                    (union, kept_bytes, target, first),
+                )
+            else:
+                self._db.execute(
+                    "DELETE FROM waiting WHERE target = ? AND first = ?",
+                    (target, first),
+                )
+            return
         links = _decode_links(data)
         kept: _Links = {}
         for page, (flags, text) in links.items():
@@ -1036,17 +1087,34 @@ class SQLiteWaiting:
                     rows[key] = held.pop(key)
             if not rows:
                 return
-        # appended to the chunk of their page's range (a new chunk when the
-        # target has none below it), in SQL: no chunk read
-        appends = []
+        # appended to the chunk of their page's range (the target's first
+        # link makes its first chunk, in any order: a page below it joins
+        # it), in SQL: no chunk read
+        appends: list[tuple[str | bytes, str | bytes, int, bytes]] = []
+        packed: dict[str, str | bytes] = {}  # a page's code, once a batch
         for key, (bits, text) in rows.items():
-            target, page = _pack_key(key)
+            head, sep, tail = key.partition("\n")
+            if not sep:
+                _pack_key(key)  # its error
+            target = packed.get(head)
+            if target is None:
+                target = packed[head] = _pack_code(head)
+            page = packed.get(tail)
+            if page is None:
+                page = packed[tail] = _pack_code(tail)
             raw = None if text is None else text.encode("utf-8", "surrogatepass")
+            if type(page) is bytes and raw is not None and len(raw) < 134:
+                # the usual link, as _link_bytes writes it
+                size = len(raw)
+                if size < 6:
+                    link = bytes((bits | size << 5,)) + page + raw
+                else:
+                    link = bytes((bits | _LONG << 5,)) + page + bytes((size - 6,)) + raw
+                appends.append((target, page, bits, link))
+                continue
             out = bytearray()
             _link_bytes(out, page, bits, raw)
             appends.append((target, page, bits, bytes(out)))
-        # in order: a target's first link makes its chunk, the next join it
-        appends.sort(key=lambda row: (_order(row[0]), _order(row[1])))
         grown = self._grown
         self._db.executemany(_APPEND, appends)
         if grown:
