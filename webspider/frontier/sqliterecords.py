@@ -818,7 +818,8 @@ _APPEND = (
     "LIMIT 1), ?2), ?3, ?4) ON CONFLICT (target, first) DO UPDATE SET "
     "flags = flags | excluded.flags, links = CAST(links || excluded.links AS "
     "BLOB) "
-    "WHERE wl_grown(target, first, length(links) + length(excluded.links))"
+    "WHERE length(links) + length(excluded.links) <= ?5 "
+    "OR wl_grown(target, first, length(links) + length(excluded.links))"
 )
 
 #: an operation on one link: its entry (None: absent) → (the new entry or
@@ -1116,7 +1117,8 @@ class SQLiteWaiting:
             _link_bytes(out, page, bits, raw)
             appends.append((target, page, bits, bytes(out)))
         grown = self._grown
-        self._db.executemany(_APPEND, appends)
+        limit = CHUNK_BYTES  # wl_grown is called past it only
+        self._db.executemany(_APPEND, [(*row, limit) for row in appends])
         if grown:
             self._grown = []
             self._split(grown)
