@@ -24,6 +24,7 @@ from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import StateError, StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER
+from webspider.records import MemoryRecords, flag_text, flagged, flags_of
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -99,16 +100,16 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
-    # whole URL, format 4 kept a page's place in mirror.where: never misread
-    # as format 5's
+    # whole URL, format 4 kept a page's place in mirror.where, format 5 the
+    # waiting links in the record table: never misread as format 6's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 5"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 6"):
         SQLiteState(path)
 
 
@@ -814,3 +815,175 @@ def test_lookups_of_every_length_find_what_was_seen(path):
         keys = [f"http://a.test/p{i}" for i in range(n)]
         assert state.contains_many(keys) == [i % 2 == 0 for i in range(n)]
     state.close()
+
+
+def test_waiting_links_are_packed_in_chunks_by_target(path):
+    """links.waiting (format 6): a target's links share a row (a chunk), a
+    4-character URL code is 3 bytes, the links come back in their keys'
+    order, and what the packed form does not hold (other codes, long or
+    odd texts, other flags) round-trips."""
+    rng = random.Random(6)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    codes = ["----", "____", "AAAA", "zzzz", "0-_a"]
+    codes += ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(300)]
+    codes = sorted(set(codes))
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        rows = [
+            (f"{t}\n{p}", bits, text)
+            for t, p, bits, text in [
+                (rng.choice(codes), rng.choice(codes), bits, None if bits == 1 else "x")
+                for bits in [rng.choice((1, 2, 3)) for _ in range(2000)]
+            ]
+        ]
+        waiting.flag_many(rows)
+        odd = [
+            ("AAAAA\nBBBB", 2, "a 5-character code"),  # a TEXT code
+            ("AAA+\nBBBB", 2, "not a code character"),
+            ("\u00e9\u00e9\u00e9\u00e9\nBBBB", 2, "not ASCII"),
+            ("CCCC\nDDDD", 2, "lone \udc80 surrogate"),
+            ("CCCC\nEEEE", 1, "the mirror's bit with a text"),
+            ("CCCC\nFFFF", 3, ""),
+            ("CCCC\nGGGG", 2, ""),
+            ("CCCC\nHHHH", 5, "bits 1 and 4"),
+            ("CCCC\nJJJJ", 2, "a long text " * 40),
+            ("CCCC\nMMMMM", 3, "a 5-character page code"),
+        ]
+        odd += [(f"KKKK\n{code}", 3, "link 12") for code in codes[:150]]
+        waiting.flag_many(odd)
+        state.commit()
+        expected: dict[str, str] = {}
+        for key, bits, text in rows + odd:
+            old = expected.get(key)
+            kept = flag_text(old) if old else ""
+            expected[key] = flagged(
+                bits | (flags_of(old) if old else 0), kept if text is None else text
+            )
+        got = list(waiting.items())
+        assert dict(got) == expected
+        # the key order, except that a code kept as TEXT sorts first
+        assert [k for k, _ in got] == sorted(expected, key=_stored_order)
+        assert waiting.get("CCCC\nDDDD") == flagged(2, "lone \udc80 surrogate")
+        db = state._db
+        # a link is its page's 3 bytes, a byte and its text; the target and
+        # the row's overhead are a chunk's, shared by its links
+        stored = db.execute(
+            "SELECT typeof(target), target, first, flags, links FROM waiting"
+        ).fetchall()
+        assert {kind for kind, *_ in stored} == {"blob", "text"}
+        assert sum(kind == "text" for kind, *_ in stored) == 3  # AAAAA, AAA+, éééé
+        links_of = {
+            (target, first): sqliterecords._decode_links(data)
+            for _, target, first, _, data in stored
+        }
+        firsts = {}  # a target's first chunk holds the pages below its first
+        for _, target, first, *_ in stored:
+            firsts.setdefault(target, first)
+        for (_, target, first, flags, data), links in zip(
+            stored, links_of.values(), strict=True
+        ):
+            assert len(data) <= sqliterecords.CHUNK_BYTES or len(links) == 1
+            union = 0
+            for page, (bits, _text) in links.items():
+                union |= bits
+                if first != firsts[target]:
+                    assert sqliterecords._order(page) >= sqliterecords._order(first)
+            assert flags == union
+        n_links = sum(len(v) for v in links_of.values())
+        assert n_links == len(expected)
+        assert len(stored) < n_links / 4  # chunks: a target's links share a row
+        payload = sum(len(data) for *_, data in stored)
+        texts_bytes = sum(
+            len(flag_text(v).encode("utf-8", "surrogatepass"))
+            for v in expected.values()
+        )
+        # 4 bytes a link and its text (a longer text's length takes a byte
+        # or two more)
+        assert payload <= 4 * n_links + texts_bytes + 2 * sum(
+            len(flag_text(v)) >= 7 for v in expected.values()
+        )
+        assert len(links_of) > len({target for _, target, *_ in stored})  # split
+        # a range cleared keeps what the other feature needs
+        waiting.unflag_prefix("CCCC\n", 1)
+        assert waiting.get("CCCC\nEEEE") is None
+        assert waiting.get("CCCC\nFFFF") == flagged(2, "")
+        assert waiting.get("CCCC\nHHHH") == flagged(4, "bits 1 and 4")
+        waiting.unflag_prefix("CCCC\n", 2)
+        assert list(waiting.items("CCCC\n")) == [
+            ("CCCC\nHHHH", flagged(4, "bits 1 and 4"))
+        ]
+        with pytest.raises(ValueError, match="<target>"):
+            waiting.count("CCCC")
+        with pytest.raises(ValueError, match="flagged records only"):
+            waiting.put("CCCC\nIIII", {"a": 1})
+    finally:
+        state.close()
+
+
+def _stored_order(key: str) -> tuple[bool, str, bool, str]:
+    target, _, page = key.partition("\n")
+    return _packed(target), target, _packed(page), page
+
+
+def _packed(code: str) -> bool:
+    return not isinstance(sqliterecords._pack_code(code), str)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
+    """SQLiteWaiting against MemoryRecords on random work (chunks kept
+    small: split often, links below a target's first chunk, pages flagged
+    again, ranges and keys cleared): the same records, in the same order."""
+    monkeypatch.setattr(sqliterecords, "CHUNK_BYTES", 40)
+    rng = random.Random(seed)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    codes = ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(60)]
+    codes += ["AAAAA", "x"]  # kept as TEXT
+    targets = codes[:12]
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        model = MemoryRecords()
+        for step in range(400):
+            action = rng.random()
+            if action < 0.6:
+                rows = [
+                    (
+                        f"{rng.choice(targets)}\n{rng.choice(codes)}",
+                        rng.choice((1, 2, 3, 4)),
+                        rng.choice((None, "", "t", "text " * rng.randrange(1, 4))),
+                    )
+                    for _ in range(rng.randrange(1, 30))
+                ]
+                for store in (waiting, model):
+                    store.flag_many(rows)
+            elif action < 0.75:
+                groups = [f"{t}\n" for t in rng.sample(targets, 3)]
+                bits = rng.choice((1, 2, 3, 4))
+                for store in (waiting, model):
+                    store.unflag_prefixes(groups, bits)
+            elif action < 0.85:
+                keys = [
+                    f"{rng.choice(targets)}\n{rng.choice(codes)}" for _ in range(10)
+                ]
+                bits = rng.choice((1, 2, 4))
+                for store in (waiting, model):
+                    store.unflag(keys, bits)
+            elif action < 0.9:
+                state.commit()
+            else:
+                group = f"{rng.choice(targets)}\n"
+                mine = list(waiting.items(group))
+                assert mine == sorted(
+                    model.items(group), key=lambda r: _stored_order(r[0])
+                )
+            if step % 50 == 49:
+                got = list(waiting.items())
+                assert dict(got) == dict(model.items())
+                assert [k for k, _ in got] == sorted(dict(got), key=_stored_order)
+        keys = [f"{t}\n{c}" for t in targets for c in codes[:20]]
+        assert waiting.get_many(keys) == model.get_many(keys)
+        assert waiting.count() == model.count()
+    finally:
+        state.close()

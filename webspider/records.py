@@ -31,6 +31,14 @@ workers.
   other's, however workers interleave; and each is idempotent (a page read
   again after a kill sets the same bits). A namespace holds flagged records
   only, or none. ``flags_of`` and ``flag_text`` read a value.
+- A store may keep a namespace in a layout of its own, behind the same
+  interface: the embedded state keeps ``links.waiting``
+  (webspider.utils.waitinglinks) packed in chunks by target
+  (webspider.frontier.sqliterecords.SQLiteWaiting). Its keys must then
+  have the one-to-many shape (``"<a>\\n<b>"``), its prefixes be ``""`` or a
+  group ``"<a>\\n"``, its values be flagged (ValueError else); and its
+  keys sort as strings except that codes of 4 URL-safe base64 characters
+  (the crawl's URL codes) sort after every other string.
 
 Who provides it: the frontier's crawl state (webspider.frontier.state), and
 ``MemoryRecords`` (a dict) when a crawl runs without one (another

@@ -84,6 +84,29 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
                 "ORDER BY 4 DESC"
             )
         ]
+    if "waiting" in names:  # format 6: links.waiting in a table of its own
+        cols = {c[1] for c in db.execute("PRAGMA table_info(waiting)")}
+        if "links" in cols:  # links packed in chunks by target
+            links = keys = values = 0
+            for target, first, data in db.execute(
+                "SELECT target, first, links FROM waiting"
+            ):
+                links += _chunk_links(data)
+                keys += len(target) + len(first)
+                values += len(data)
+            found = [(links, keys, values)] if links else []
+        else:  # one row a link
+            found = db.execute(
+                "SELECT COUNT(*), SUM(LENGTH(CAST(target AS BLOB)) + "
+                "LENGTH(CAST(page AS BLOB))), SUM(CASE typeof(value) WHEN "
+                "'integer' THEN 0 ELSE LENGTH(CAST(value AS BLOB)) END) FROM waiting"
+            ).fetchall()
+        namespaces += [
+            {"name": "links.waiting", "rows": rows, "key": k or 0, "value": v or 0}
+            for rows, k, v in found
+            if rows
+        ]
+        namespaces.sort(key=lambda n: -n["value"] - n["key"])
     queue = [
         {"status": STATUS.get(s, str(s)), "rows": rows, "key": k, "url": u, "extra": e}
         for s, rows, k, u, e in db.execute(
@@ -102,6 +125,40 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
         "namespaces": namespaces,
         "queue": queue,
     }
+
+
+def _chunk_links(data: bytes) -> int:
+    """How many links a chunk of ``waiting`` holds (webspider.frontier.
+    sqliterecords.SQLiteWaiting's layout)."""
+
+    def varint(at: int) -> tuple[int, int]:
+        n = shift = 0
+        while True:
+            byte = data[at]
+            n |= (byte & 0x7F) << shift
+            at += 1
+            if byte < 0x80:
+                return n, at
+            shift += 7
+
+    links = at = 0
+    while at < len(data):
+        head = data[at]
+        at += 1
+        if head & 16:
+            size, at = varint(at)
+            at += size
+        else:
+            at += 3
+        size = head >> 5  # 0-5: the text's length, 6: no text, 7: longer
+        if size == 6:
+            size = 0
+        elif size == 7:
+            more, at = varint(at)
+            size = 6 + more
+        at += size
+        links += 1
+    return links
 
 
 def render(data: dict[str, Any], urls: int | None) -> str:

@@ -1,8 +1,9 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 5; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 6; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
-namespaces: no ``mirror.where``)::
+namespaces: no ``mirror.where``, 6 the waiting links packed by target in
+a table of their own)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key
@@ -23,6 +24,7 @@ namespaces: no ``mirror.where``)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
+    waiting                  -- links.waiting, packed (sqliterecords.SQLiteWaiting)
 
 Why the id is the queue's order and not the fingerprint (format 1): rows
 are appended at the end of the table, and leased and acknowledged in about
@@ -88,7 +90,7 @@ from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.requestdata import REFERER_HEADER
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
-from webspider.frontier.sqliterecords import SQLiteRecords, in_marks
+from webspider.frontier.sqliterecords import SQLiteRecords, SQLiteWaiting, in_marks
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FINISHED,
@@ -99,6 +101,7 @@ from webspider.frontier.state import (
     StoredRequest,
 )
 from webspider.utils.atomic import fsync_folder
+from webspider.utils.waitinglinks import NS_WAITING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -382,7 +385,7 @@ class SQLiteState:
             )
         if "record" not in tables:  # a state written before records existed
             db.executescript(RECORDS_SCHEMA)
-        self._records: dict[str, SQLiteRecords] = {}
+        self._records: dict[str, SQLiteRecords | SQLiteWaiting] = {}
         self._origin_ids: dict[str, int] = {}
         self._origin_names: dict[int, str] = {}
         for oid, name in db.execute("SELECT id, name FROM origin"):
@@ -844,12 +847,16 @@ class SQLiteState:
         )
 
     # -- records (webspider.records) ---------------------------------------------------
-    def records(self, name: str) -> SQLiteRecords:
+    def records(self, name: str) -> SQLiteRecords | SQLiteWaiting:
         """The namespace of records ``name``, written in this state's
-        transaction."""
+        transaction (``links.waiting`` in a table of its own)."""
         found = self._records.get(name)
         if found is None:
-            found = self._records[name] = SQLiteRecords(self._db, name)
+            found = self._records[name] = (
+                SQLiteWaiting(self._db, name)
+                if name == NS_WAITING
+                else SQLiteRecords(self._db, name)
+            )
         return found
 
     # -- metadata and outputs --------------------------------------------------------

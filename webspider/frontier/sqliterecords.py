@@ -5,6 +5,8 @@ Layout, beside the tables of webspider.frontier.sqlite::
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
            value) WITHOUT ROWID   -- value: see below
+    waiting(target, first, flags, links,  -- links.waiting only, packed
+            PRIMARY KEY (target, first)) WITHOUT ROWID  -- (SQLiteWaiting)
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -71,10 +73,13 @@ Pure: standard library only.
 from __future__ import annotations
 
 import json
+from binascii import Error as BinasciiError
+from binascii import a2b_base64, b2a_base64
+from collections.abc import Callable
 from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
-from webspider.records import FLAGS_MAX, check_bits, flagged
+from webspider.records import FLAGS_MAX, check_bits, flag_text, flagged, flags_of
 
 if TYPE_CHECKING:
     import sqlite3
@@ -88,6 +93,13 @@ CREATE TABLE IF NOT EXISTS namespace (
 CREATE TABLE IF NOT EXISTS record (
     key TEXT NOT NULL PRIMARY KEY,
     value NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS waiting (
+    target NOT NULL,
+    first NOT NULL,
+    flags INTEGER NOT NULL,
+    links BLOB NOT NULL,
+    PRIMARY KEY (target, first)
 ) WITHOUT ROWID;
 """
 
@@ -578,3 +590,721 @@ class SQLiteRecords:
         self._db.execute(f"DELETE FROM record WHERE {where}", args)
         self._forget_all()
         self._known = set()
+
+
+# -- links.waiting: a table of its own ----------------------------------------------
+#: the characters of a URL code (URL-safe base64), in code point order
+_CODE_CHARS = "".join(
+    sorted("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+)
+#: standard base64's characters in the order of their values
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+#: a code's character → the base64 character of its rank in code point
+#: order (decoded: 6 bits a character, in the code's order); any other
+#: ASCII character → one base64 refuses
+_TO_RANK = {c: "*" for c in range(128)}
+_TO_RANK.update({ord(c): _B64_CHARS[i] for i, c in enumerate(_CODE_CHARS)})
+_FROM_RANK = str.maketrans(_B64_CHARS, _CODE_CHARS)
+
+
+def _pack_code(code: str) -> str | bytes:
+    """A URL code of 4 characters as 3 bytes (its 24 bits, in an order that
+    keeps the codes'), anything else as itself (a TEXT: SQLite sorts every
+    TEXT before every BLOB)."""
+    if len(code) == 4 and code.isascii():
+        try:
+            return a2b_base64(code.translate(_TO_RANK), strict_mode=True)
+        except BinasciiError:
+            pass
+    return code
+
+
+def _unpack_code(stored: str | bytes) -> str:
+    if type(stored) is bytes:
+        return b2a_base64(stored, newline=False).decode("ascii").translate(_FROM_RANK)
+    return str(stored)
+
+
+def _pack_key(key: str) -> tuple[str | bytes, str | bytes]:
+    head, newline, tail = key.partition("\n")
+    if not newline:
+        raise ValueError(f"{key!r}: a waiting link's key is <target>\\n<page>")
+    return _pack_code(head), _pack_code(tail)
+
+
+def _unpack_key(target: str | bytes, page: str | bytes) -> str:
+    return _unpack_code(target) + "\n" + _unpack_code(page)
+
+
+#: a chunk of a target's waiting links is split past this many bytes (a row
+#: of an index B-tree keeps ~230 bytes in its page with 1 KiB pages: more
+#: goes to overflow pages)
+CHUNK_BYTES = 200
+#: chunks read a query while iterating
+_CHUNKS = 64
+
+#: a link in a chunk: page (3 bytes, or a TEXT code) → [flags, text (UTF-8)]
+_Links = dict[Any, list[Any]]
+
+
+def _order(page: str | bytes) -> tuple[bool, str | bytes]:
+    """A stored code's place in SQLite's order (every TEXT before every BLOB)."""
+    return type(page) is bytes, page
+
+
+def _varint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        n |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return n, at
+        shift += 7
+
+
+#: a link's size field (bits 5-7 of its first byte): the text's length up
+#: to 5, ``_NO_TEXT`` (none given: a link appended by ``flag_many`` with no
+#: text keeps the one before it), or ``_LONG`` (6 and more, a varint of the
+#: length past 6 follows)
+_NO_TEXT = 6
+_LONG = 7
+
+
+def _decode_links(data: bytes) -> _Links:
+    """A chunk's links (see SQLiteWaiting) in their pages' order, a page
+    appended twice read as the two appends applied in turn."""
+    out: _Links = {}
+    at, end = 0, len(data)
+    last: Any = None
+    ordered = True
+    while at < end:
+        head = data[at]
+        at += 1
+        page: str | bytes
+        if head & 16:
+            size, at = _read_varint(data, at)
+            page = data[at : at + size].decode("utf-8", "surrogatepass")
+            at += size
+        else:
+            page = data[at : at + 3]
+            at += 3
+        size = head >> 5
+        if size == _NO_TEXT:
+            text = None
+        else:
+            if size == _LONG:
+                more, at = _read_varint(data, at)
+                size = 6 + more
+            text = data[at : at + size]
+            at += size
+        old = out.get(page)
+        if old is None:
+            out[page] = [head & 15, b"" if text is None else text]
+            if ordered and last is not None and _order(page) < _order(last):
+                ordered = False
+            last = page
+        else:
+            old[0] |= head & 15
+            if text is not None:
+                old[1] = text
+    if not ordered:
+        out = {page: out[page] for page in sorted(out, key=_order)}
+    return out
+
+
+def _link_bytes(out: bytearray, page: Any, flags: int, text: bytes | None) -> None:
+    """Append a link to a chunk's bytes ``out``."""
+    if text is None:
+        size = _NO_TEXT
+    else:
+        size = len(text)
+        if size > 5:
+            size = _LONG
+    if type(page) is bytes:
+        out.append(flags | size << 5)
+        out += page
+    else:
+        raw = page.encode("utf-8", "surrogatepass")
+        out.append(flags | 16 | size << 5)
+        _varint(out, len(raw))
+        out += raw
+    if text is not None:
+        if size == _LONG:
+            _varint(out, len(text) - 6)
+        out += text
+
+
+def _encode_links(links: _Links) -> list[tuple[Any, int, bytes]]:
+    """``links`` (in order) as one chunk, or in chunks half full when they
+    pass CHUNK_BYTES (room for the links appended next): (first page, flags,
+    bytes) each, in order. A chunk rewritten smaller is never split: a
+    caller iterating over the chunks does not meet its links again."""
+    encoded = []
+    total = 0
+    for page, (flags, text) in links.items():
+        out = bytearray()
+        _link_bytes(out, page, flags, text)
+        encoded.append((page, flags, out))
+        total += len(out)
+    limit = CHUNK_BYTES // 2 if total > CHUNK_BYTES else total
+    chunks: list[tuple[Any, int, bytes]] = []
+    data = bytearray()
+    first: Any = None
+    union = 0
+    for page, flags, out in encoded:
+        if data and len(data) + len(out) > limit:
+            chunks.append((first, union, bytes(data)))
+            data = bytearray()
+            union = 0
+        if not data:
+            first = page
+        data += out
+        union |= flags
+    if data:
+        chunks.append((first, union, bytes(data)))
+    return chunks
+
+
+def _clear_links(data: bytes, bits: int) -> tuple[int, bytes] | None:
+    """A chunk's bytes with ``bits`` cleared from each link and the links
+    left with no flag dropped, and its flags; None when a page is in it
+    twice (a link's text may then be another entry's: the caller decodes)."""
+    out = bytearray()
+    union = 0
+    seen = set()
+    at, end = 0, len(data)
+    while at < end:
+        start = at
+        head = data[at]
+        at += 1
+        if head & 16:
+            size, at = _read_varint(data, at)
+            page = data[at : at + size]
+            at += size
+        else:
+            page = data[at : at + 3]
+            at += 3
+        if page in seen:
+            return None
+        seen.add(page)
+        size = head >> 5
+        if size == _LONG:
+            more, at = _read_varint(data, at)
+            at += 6 + more
+        elif size != _NO_TEXT:
+            at += size
+        flags = head & 15 & ~bits
+        if flags:
+            union |= flags
+            out.append(head & ~15 | flags)
+            out += data[start + 1 : at]
+    return union, bytes(out)
+
+
+#: a link appended to the chunk of its page (SQLiteWaiting._locate), or the
+#: first of a new chunk
+_APPEND = (
+    "INSERT INTO waiting (target, first, flags, links) VALUES (?1, coalesce(("
+    "SELECT first FROM waiting WHERE target = ?1 AND first <= ?2 ORDER BY first "
+    "DESC LIMIT 1), (SELECT first FROM waiting WHERE target = ?1 ORDER BY first "
+    "LIMIT 1), ?2), ?3, ?4) ON CONFLICT (target, first) DO UPDATE SET "
+    "flags = flags | excluded.flags, links = CAST(links || excluded.links AS "
+    "BLOB) "
+    "WHERE length(links) + length(excluded.links) <= ?5 "
+    "OR wl_grown(target, first, length(links) + length(excluded.links))"
+)
+
+#: an operation on one link: its entry (None: absent) → (the new entry or
+#: None, whether it changed)
+_Op = Callable[[list[Any] | None], tuple[list[Any] | None, bool]]
+
+
+def _flag_op(bits: int, text: bytes | None) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if old is None:
+            return [bits, text or b""], True
+        new = [old[0] | bits, old[1] if text is None else text]
+        return new, new != old
+
+    return op
+
+
+def _clear_op(bits: int) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if old is None or not old[0] & bits:
+            return old, False
+        left = old[0] & ~bits
+        return ([left, old[1]] if left else None), True
+
+    return op
+
+
+def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
+    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
+        if only_new is not None:
+            only_new.append(old is None)
+            if old is not None:
+                return old, False
+        new = [flags, text]
+        return new, new != old
+
+    return op
+
+
+class SQLiteWaiting:
+    """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
+    (state format 6): the records interface of a namespace of flagged
+    records (webspider.records), the links of a target packed in chunks —
+    about 40 % fewer bytes a link than the ``record`` table's row a link
+    (bench/README.md, "The waiting links packed").
+
+    A row is a *chunk*: ``(target, first, flags, links)``, keyed by the
+    target and a page: the chunk holds the target's links from the pages
+    from ``first`` up to the next chunk's ``first`` (the target's first
+    chunk also those below its own: a page below every chunk's joins it,
+    ``_locate``). ``flags`` is the union of its links' flags, ``links``
+    the links one after the other: a byte (the link's flags in bits 0-3,
+    bit 4 set for a page code kept as text, bits 5-7 the text's length up
+    to 5, 6 for no text given, 7 for 6 bytes or more), the page (3 bytes;
+    or a varint length and the code's UTF-8), a varint of the length past
+    6 for a longer text, the text (UTF-8). So a link costs its page's
+    code, a byte and its text, and the target's code and the row's
+    overhead (~12 bytes) are shared by the chunk's links: ~12 bytes a link
+    on the synthetic site, ~18 with the B-tree's free space, where a row a
+    link of the ``record`` table took ~29.
+
+    Writes. ``flag_many`` holds its rows until the state commits, as
+    ``SQLiteRecords`` does ("Flags written behind"), then appends each
+    link to its chunk in SQL (``_APPEND``: one upsert a link, as a row a
+    link took, no chunk read into Python); a chunk an append takes past
+    CHUNK_BYTES is rewritten in chunks half full (``wl_grown``, a function
+    registered on the connection, notes it). A page appended twice (read
+    again after a kill, or flagged by two features in two commits) is two
+    entries, read as the second applied to the first: idempotent, and
+    merged the next time the chunk is rewritten. A target's range cleared
+    (``unflag_prefix(es)``, each feature's answer) deletes the chunks left
+    with no flag in one statement without reading them (``flags``), and
+    reads and rewrites only those whose links keep another bit; a chunk
+    rewritten smaller is never split, so an iteration does not meet its
+    links twice. ``unflag`` and ``delete`` of single keys, ``get``,
+    ``put`` and ``put_new`` read the key's chunk (one query).
+
+    Codes: a URL code of 4 characters (webspider.utils.urlcodes: nearly
+    every one) is stored as 3 bytes of its 24 bits, 6 a character in the
+    order of the characters' code points, so that links sort as their keys
+    do; any other as TEXT (SQLite sorts TEXT before BLOB: such targets and
+    pages come first). The records' key is ``<target>\\n<page>`` (every
+    key has the newline: ValueError else; absent for reads and deletes).
+    Prefixes of ``items``, ``count``, ``unflag_prefix(es)`` and
+    ``delete_prefix`` are ``""`` or a group ``"<target>\\n"`` (ValueError
+    else). Values are flagged only: ``put`` and ``put_new`` take a flagged
+    value, ``incr`` is refused."""
+
+    __slots__ = ("_db", "_flags", "_grown", "name")
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self._db = db
+        self.name = name
+        #: flag_many's rows not written yet: key → [bits, text]
+        self._flags: dict[str, list[Any]] = {}
+        #: chunks an append took past CHUNK_BYTES: (target, first)
+        self._grown: list[tuple[Any, Any]] = []
+        db.create_function("wl_grown", 3, self._note_grown)
+
+    def _note_grown(self, target: Any, first: Any, size: int) -> int:
+        """``wl_grown``: note a chunk ``_APPEND`` takes past CHUNK_BYTES."""
+        if size > CHUNK_BYTES:
+            self._grown.append((target, first))
+        return 1
+
+    def _split(self, grown: list[tuple[Any, Any]]) -> None:
+        """Rewrite the chunks ``grown`` in chunks of CHUNK_BYTES at most."""
+        for target, first in dict.fromkeys(grown):
+            row = self._db.execute(
+                "SELECT links FROM waiting WHERE target = ? AND first = ?",
+                (target, first),
+            ).fetchone()
+            if row is not None:
+                self._store(target, first, _decode_links(row[0]))
+
+    # -- the chunks -----------------------------------------------------------------
+    def _change(self, ops: dict[Any, list[tuple[Any, _Op]]]) -> None:
+        """Apply each target's operations on its links (page, op)."""
+        for target, page_ops in ops.items():
+            page_ops.sort(key=lambda item: _order(item[0]))
+            loaded: dict[Any, _Links] = {}
+            dirty: set[Any] = set()
+            for page, op in page_ops:
+                row = self._locate(target, page)
+                first: Any
+                if row is not None:
+                    first = row[0]
+                    if first not in loaded:
+                        loaded[first] = _decode_links(row[1])
+                else:  # none stored: the one made here, if any
+                    first = min(loaded, key=_order) if loaded else None
+                links = None if first is None else loaded[first]
+                old = None if links is None else links.get(page)
+                new, changed = op(old)
+                if not changed:
+                    continue
+                if links is None:
+                    if new is None:
+                        continue
+                    first, links = page, {}
+                    loaded[first] = links
+                if new is None:
+                    del links[page]
+                else:
+                    links[page] = new
+                dirty.add(first)
+            for first in dirty:
+                self._store(target, first, loaded[first])
+
+    def _locate(self, target: Any, page: Any) -> tuple[Any, bytes] | None:
+        """The chunk (first, links) that holds or would hold ``page``'s link
+        to ``target``: the last one whose first page is not after it, else
+        the target's first chunk (which holds the pages below its first:
+        a page below every chunk's makes no new chunk)."""
+        execute = self._db.execute
+        row = execute(
+            "SELECT first, links FROM waiting WHERE target = ? AND first <= ? "
+            "ORDER BY first DESC LIMIT 1",
+            (target, page),
+        ).fetchone()
+        if row is None:
+            row = execute(
+                "SELECT first, links FROM waiting WHERE target = ? "
+                "ORDER BY first LIMIT 1",
+                (target,),
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def _store(self, target: Any, first: Any, links: _Links) -> None:
+        """Write the chunk ``(target, first)`` holding ``links`` (split when
+        too long, deleted when empty)."""
+        if not links:
+            self._db.execute(
+                "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
+            )
+            return
+        chunks = _encode_links(
+            {page: links[page] for page in sorted(links, key=_order)}
+        )
+        rows = [(target, head, union, data) for head, union, data in chunks]
+        if len(chunks) == 1:
+            rows[0] = (target, first, chunks[0][1], chunks[0][2])  # its place kept
+        elif _order(first) <= _order(chunks[0][0]):
+            rows[0] = (target, first, chunks[0][1], chunks[0][2])
+        else:
+            # split, a target's first chunk holding pages below its first:
+            # the pieces are keyed by their first pages, the old row goes
+            self._db.execute(
+                "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
+            )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO waiting (target, first, flags, links) "
+            "VALUES (?, ?, ?, ?)",
+            rows,
+        )
+
+    def _clear_targets(self, targets: list[Any], bits: int) -> None:
+        """Clear ``bits`` of every link of ``targets``."""
+        db = self._db
+        db.executemany(
+            "DELETE FROM waiting WHERE target = ? AND flags & ~? = 0",
+            [(target, bits) for target in targets],
+        )
+        for target in targets:
+            rows = db.execute(
+                "SELECT first, links FROM waiting WHERE target = ? AND flags & ? != 0",
+                (target, bits),
+            ).fetchall()
+            for first, data in rows:
+                self._clear_chunk(target, first, data, bits)
+
+    def _clear_chunk(self, target: Any, first: Any, data: bytes, bits: int) -> None:
+        cleared = _clear_links(data, bits)
+        if cleared is not None:  # the usual chunk: its bytes edited in place
+            union, kept_bytes = cleared
+            if union:
+                self._db.execute(
+                    "UPDATE waiting SET flags = ?, links = ? WHERE target = ? "
+                    "AND first = ?",
+                    (union, kept_bytes, target, first),
+                )
+            else:
+                self._db.execute(
+                    "DELETE FROM waiting WHERE target = ? AND first = ?",
+                    (target, first),
+                )
+            return
+        links = _decode_links(data)
+        kept: _Links = {}
+        for page, (flags, text) in links.items():
+            if flags & ~bits:
+                kept[page] = [flags & ~bits, text]
+        self._store(target, first, kept)
+
+    # -- flags ----------------------------------------------------------------------
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        items = list(items)
+        for bits in {bits for _key, bits, _text in items}:
+            check_bits(bits)
+        held = self._flags
+        for key, bits, text in items:
+            row = held.get(key)
+            if row is None:
+                held[key] = [bits, text]
+            else:
+                row[0] |= bits
+                if text is not None:
+                    row[1] = text
+        if len(held) >= FLAGS_HELD:
+            self.write_flags()
+
+    def write_flags(self, within: Set[str] | None = None) -> None:
+        """Write the rows ``flag_many`` holds (those of the groups
+        ``within``, when given)."""
+        held = self._flags
+        if not held:
+            return
+        if within is None:
+            rows = held
+            self._flags = {}
+        else:
+            rows = {}
+            for key in list(held):
+                newline = key.find("\n")
+                if newline >= 0 and key[: newline + 1] in within:
+                    rows[key] = held.pop(key)
+            if not rows:
+                return
+        # appended to the chunk of their page's range (the target's first
+        # link makes its first chunk, in any order: a page below it joins
+        # it), in SQL: no chunk read
+        appends: list[tuple[str | bytes, str | bytes, int, bytes]] = []
+        packed: dict[str, str | bytes] = {}  # a page's code, once a batch
+        for key, (bits, text) in rows.items():
+            head, sep, tail = key.partition("\n")
+            if not sep:
+                _pack_key(key)  # its error
+            target = packed.get(head)
+            if target is None:
+                target = packed[head] = _pack_code(head)
+            page = packed.get(tail)
+            if page is None:
+                page = packed[tail] = _pack_code(tail)
+            raw = None if text is None else text.encode("utf-8", "surrogatepass")
+            if type(page) is bytes and raw is not None and len(raw) < 134:
+                # the usual link, as _link_bytes writes it
+                size = len(raw)
+                if size < 6:
+                    link = bytes((bits | size << 5,)) + page + raw
+                else:
+                    link = bytes((bits | _LONG << 5,)) + page + bytes((size - 6,)) + raw
+                appends.append((target, page, bits, link))
+                continue
+            out = bytearray()
+            _link_bytes(out, page, bits, raw)
+            appends.append((target, page, bits, bytes(out)))
+        grown = self._grown
+        limit = CHUNK_BYTES  # wl_grown is called past it only
+        self._db.executemany(_APPEND, [(*row, limit) for row in appends])
+        if grown:
+            self._grown = []
+            self._split(grown)
+
+    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
+        if not self._flags:
+            return
+        groups: set[str] = set()
+        for prefix in prefixes:
+            if not prefix or prefix.find("\n") != len(prefix) - 1:
+                self.write_flags()
+                return
+            groups.add(prefix)
+        self.write_flags(groups)
+
+    def _by_target(self, keys: Iterable[str], op: _Op) -> dict[Any, list[Any]]:
+        ops: dict[Any, list[tuple[Any, _Op]]] = {}
+        for key in keys:
+            if "\n" in key:  # else absent
+                target, page = _pack_key(key)
+                ops.setdefault(target, []).append((page, op))
+        return ops
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        if self._flags:
+            self.write_flags()
+        check_bits(bits)
+        self._change(self._by_target(keys, _clear_op(bits)))
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        check_bits(bits)
+        if prefix:
+            self.unflag_prefixes([prefix], bits)
+            return
+        self.write_flags()
+        db = self._db
+        db.execute("DELETE FROM waiting WHERE flags & ~? = 0", (bits,))
+        rows = db.execute(
+            "SELECT target, first, links FROM waiting WHERE flags & ? != 0 "
+            f"ORDER BY target, first LIMIT {_CHUNKS}",
+            (bits,),
+        ).fetchall()
+        while rows:
+            for target, first, data in rows:
+                self._clear_chunk(target, first, data, bits)
+            last_target, last_first, _ = rows[-1]
+            rows = db.execute(
+                "SELECT target, first, links FROM waiting WHERE flags & ? != 0 AND "
+                f"(target, first) > (?, ?) ORDER BY target, first LIMIT {_CHUNKS}",
+                (bits, last_target, last_first),
+            ).fetchall()
+
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        check_bits(bits)
+        if not prefixes:
+            return
+        if "" in prefixes:
+            self.unflag_prefix("", bits)
+            return
+        targets = list(dict.fromkeys(_group(prefix) for prefix in prefixes))
+        self._write_flags_in(prefixes)
+        self._clear_targets(targets, bits)
+
+    # -- reads ----------------------------------------------------------------------
+    def get(self, key: str) -> Any | None:
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        if self._flags:
+            self.write_flags()
+        out: list[Any | None] = []
+        for key in keys:
+            if "\n" not in key:
+                out.append(None)  # no such key here
+                continue
+            target, page = _pack_key(key)
+            row = self._locate(target, page)
+            found = None if row is None else _decode_links(row[1]).get(page)
+            out.append(None if found is None else _value(found))
+        return out
+
+    def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        if prefix:
+            target = _group(prefix)
+            first = (
+                "SELECT target, first, links FROM waiting WHERE target = ? "
+                f"ORDER BY first LIMIT {_CHUNKS}"
+            )
+            more = (
+                "SELECT target, first, links FROM waiting WHERE target = ? "
+                f"AND first > ? ORDER BY first LIMIT {_CHUNKS}"
+            )
+            args: tuple[Any, ...] = (target,)
+        else:
+            first = (
+                "SELECT target, first, links FROM waiting "
+                f"ORDER BY target, first LIMIT {_CHUNKS}"
+            )
+            more = (
+                "SELECT target, first, links FROM waiting WHERE (target, first) "
+                f"> (?, ?) ORDER BY target, first LIMIT {_CHUNKS}"
+            )
+            args = ()
+        if self._flags:
+            self.write_flags()
+        rows = self._db.execute(first, args).fetchall()
+        while rows:
+            for target, _first, data in rows:
+                head = _unpack_code(target) + "\n"
+                for page, found in _decode_links(data).items():
+                    yield head + _unpack_code(page), _value(found)
+            if len(rows) < _CHUNKS:
+                return
+            if self._flags:  # flagged while the caller iterates
+                self.write_flags()
+            last_target, last_first, _ = rows[-1]
+            after = (last_first,) if prefix else (last_target, last_first)
+            rows = self._db.execute(more, (*args, *after)).fetchall()
+
+    def count(self, prefix: str = "") -> int:
+        return sum(1 for _ in self.items(prefix))
+
+    # -- plain writes ---------------------------------------------------------------
+    def put(self, key: str, value: Any) -> None:
+        self.put_many([(key, value)])
+
+    def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        if self._flags:
+            self.write_flags()
+        ops: dict[Any, list[tuple[Any, _Op]]] = {}
+        for key, value in items:
+            target, page = _pack_key(key)
+            ops.setdefault(target, []).append((page, _set_op(*_entry(value), None)))
+        self._change(ops)
+
+    def put_new(self, key: str, value: Any) -> bool:
+        return self.put_new_many([(key, value)])[0]
+
+    def put_new_many(self, items: Sequence[tuple[str, Any]]) -> list[bool]:
+        if self._flags:
+            self.write_flags()
+        out: list[bool] = []
+        for key, value in items:
+            target, page = _pack_key(key)
+            self._change({target: [(page, _set_op(*_entry(value), out))]})
+        return out
+
+    def incr(self, key: str, by: int = 1) -> int:
+        raise ValueError(f"{self.name} holds flagged records only")
+
+    def incr_many(self, counts: Mapping[str, int]) -> dict[str, int]:
+        raise ValueError(f"{self.name} holds flagged records only")
+
+    def delete(self, keys: Iterable[str]) -> None:
+        if self._flags:
+            self.write_flags()
+        self._change(self._by_target(keys, _clear_op(FLAGS_MAX)))
+
+    def delete_prefix(self, prefix: str) -> None:
+        if not prefix:
+            self.clear()
+            return
+        target = _group(prefix)
+        self._write_flags_in((prefix,))
+        self._db.execute("DELETE FROM waiting WHERE target = ?", (target,))
+
+    def clear(self) -> None:
+        self._flags = {}  # written, they would be deleted
+        self._db.execute("DELETE FROM waiting")
+
+
+def _group(prefix: str) -> str | bytes:
+    """The stored target of a group's prefix ``"<target>\\n"``."""
+    if prefix.find("\n") != len(prefix) - 1:
+        raise ValueError(
+            f"{prefix!r}: a prefix of links.waiting is empty or <target>\\n"
+        )
+    return _pack_code(prefix[:-1])
+
+
+def _value(found: list[Any]) -> str:
+    return flagged(found[0], found[1].decode("utf-8", "surrogatepass"))
+
+
+def _entry(value: Any) -> tuple[int, bytes]:
+    bits = flags_of(value)
+    if not bits:
+        raise ValueError(f"links.waiting holds flagged records only, not {value!r}")
+    return bits, flag_text(value).encode("utf-8", "surrogatepass")

@@ -59,8 +59,10 @@ if TYPE_CHECKING:
 #: are one row for the mirror and the reports, webspider.utils.waitinglinks,
 #: and the mirror's index is keyed by ``<site code><path>``,
 #: webspider.mirror.state; 5: the mirror's ``mirror.where`` rows are gone,
-#: a file's place is read from the index record)
-FORMAT_VERSION = 5
+#: a file's place is read from the index record; 6, the embedded state
+#: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
+#: SQLiteWaiting)
+FORMAT_VERSION = 6
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"

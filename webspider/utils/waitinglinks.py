@@ -16,6 +16,12 @@ its answer comes; the row goes with the last bit.
   then the reports' text of the link (webspider.reports.links), empty when
   only the mirror waits.
 
+How a store keeps the rows is its own: the embedded state (format 6)
+packs a target's links in chunks of a table of their own
+(webspider.frontier.sqliterecords.SQLiteWaiting: ~18 bytes a link on the
+synthetic site, where a row a link of its ``record`` table took ~29);
+Redis keeps a field a link; the features see the records interface alone.
+
 Pure: standard library only.
 """
 
