@@ -212,10 +212,68 @@ def _after(prefix: str) -> str | None:
     return stripped[:-1] + chr(ord(stripped[-1]) + 1)
 
 
-class SQLiteRecords:
+class _HeldFlags:
+    """``flag_many``'s rows held until ``write_flags`` (see "Flags written
+    behind" in the module docstring), shared by the two stores of flagged
+    records; each writes them to its own table."""
+
+    __slots__ = ("_flags",)
+
+    _flags: dict[str, list[Any]]
+
+    def write_flags(self, within: Set[str] | None = None) -> None:
+        raise NotImplementedError
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        # held: a row two features flag before the commit is written once,
+        # with both bits
+        items = list(items)
+        for bits in {bits for _key, bits, _text in items}:
+            check_bits(bits)  # before anything is held
+        held = self._flags
+        for key, bits, text in items:
+            row = held.get(key)
+            if row is None:
+                held[key] = [bits, text]
+            else:
+                row[0] |= bits
+                if text is not None:
+                    row[1] = text
+        if len(held) >= FLAGS_HELD:
+            self.write_flags()
+
+    def _take_flags(self, within: Set[str] | None) -> dict[str, list[Any]]:
+        """The held rows to write now, no longer held: all of them, or those
+        whose key's group, ``"<head>\\n"``, is in ``within``."""
+        held = self._flags
+        if within is None or not held:
+            self._flags = {}
+            return held
+        rows = {}
+        for key in list(held):
+            newline = key.find("\n")
+            if newline >= 0 and key[: newline + 1] in within:
+                rows[key] = held.pop(key)
+        return rows
+
+    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
+        """Write the held rows in the key ranges of ``prefixes`` (all of
+        them, unless each prefix is a group: ``"<head>\\n"``, one newline)."""
+        if not self._flags:
+            return
+        groups: set[str] = set()
+        for prefix in prefixes:
+            if not prefix or prefix.find("\n") != len(prefix) - 1:
+                self.write_flags()
+                return
+            groups.add(prefix)
+        self.write_flags(groups)
+
+
+class SQLiteRecords(_HeldFlags):
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_flags", "_known", "_ns", "_old", "_young", "name")
+    __slots__ = ("_db", "_known", "_ns", "_old", "_young", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
@@ -403,41 +461,12 @@ class SQLiteRecords:
             if known is not None:
                 known.discard(key)
 
-    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
-        # held (see "Flags written behind"): a row two features flag before
-        # the commit is written once, with both bits
-        items = list(items)
-        for bits in {bits for _key, bits, _text in items}:
-            check_bits(bits)  # before anything is held
-        held = self._flags
-        for key, bits, text in items:
-            row = held.get(key)
-            if row is None:
-                held[key] = [bits, text]
-            else:
-                row[0] |= bits
-                if text is not None:
-                    row[1] = text
-        if len(held) >= FLAGS_HELD:
-            self.write_flags()
-
     def write_flags(self, within: Set[str] | None = None) -> None:
         """Write the rows ``flag_many`` holds (those whose key's group,
         ``"<head>\\n"``, is in ``within``, when given)."""
-        held = self._flags
-        if not held:
+        rows = self._take_flags(within)
+        if not rows:
             return
-        if within is None:
-            rows = held
-            self._flags = {}
-        else:
-            rows = {}
-            for key in list(held):
-                newline = key.find("\n")
-                if newline >= 0 and key[: newline + 1] in within:
-                    rows[key] = held.pop(key)
-            if not rows:
-                return
         ns = self._ns
         texts: list[tuple[str, bytes]] = []
         bare: list[tuple[str, bytes]] = []
@@ -460,19 +489,6 @@ class SQLiteRecords:
                 old.pop(key, None)
         if self._known is not None:
             self._added(rows)
-
-    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
-        """Write the held rows in the key ranges of ``prefixes`` (all of
-        them, unless each prefix is a group: ``"<head>\\n"``, one newline)."""
-        if not self._flags:
-            return
-        groups: set[str] = set()
-        for prefix in prefixes:
-            if not prefix or prefix.find("\n") != len(prefix) - 1:
-                self.write_flags()
-                return
-            groups.add(prefix)
-        self.write_flags(groups)
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
         if self._flags:
@@ -859,7 +875,7 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
     return op
 
 
-class SQLiteWaiting:
+class SQLiteWaiting(_HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
     (state format 6): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —
@@ -908,7 +924,7 @@ class SQLiteWaiting:
     else). Values are flagged only: ``put`` and ``put_new`` take a flagged
     value, ``incr`` is refused."""
 
-    __slots__ = ("_db", "_flags", "_grown", "name")
+    __slots__ = ("_db", "_grown", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
@@ -1055,39 +1071,12 @@ class SQLiteWaiting:
         self._store(target, first, kept)
 
     # -- flags ----------------------------------------------------------------------
-    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
-        items = list(items)
-        for bits in {bits for _key, bits, _text in items}:
-            check_bits(bits)
-        held = self._flags
-        for key, bits, text in items:
-            row = held.get(key)
-            if row is None:
-                held[key] = [bits, text]
-            else:
-                row[0] |= bits
-                if text is not None:
-                    row[1] = text
-        if len(held) >= FLAGS_HELD:
-            self.write_flags()
-
     def write_flags(self, within: Set[str] | None = None) -> None:
         """Write the rows ``flag_many`` holds (those of the groups
         ``within``, when given)."""
-        held = self._flags
-        if not held:
+        rows = self._take_flags(within)
+        if not rows:
             return
-        if within is None:
-            rows = held
-            self._flags = {}
-        else:
-            rows = {}
-            for key in list(held):
-                newline = key.find("\n")
-                if newline >= 0 and key[: newline + 1] in within:
-                    rows[key] = held.pop(key)
-            if not rows:
-                return
         # appended to the chunk of their page's range (the target's first
         # link makes its first chunk, in any order: a page below it joins
         # it), in SQL: no chunk read
@@ -1122,17 +1111,6 @@ class SQLiteWaiting:
         if grown:
             self._grown = []
             self._split(grown)
-
-    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
-        if not self._flags:
-            return
-        groups: set[str] = set()
-        for prefix in prefixes:
-            if not prefix or prefix.find("\n") != len(prefix) - 1:
-                self.write_flags()
-                return
-            groups.add(prefix)
-        self.write_flags(groups)
 
     def _by_target(self, keys: Iterable[str], op: _Op) -> dict[Any, list[Any]]:
         ops: dict[Any, list[tuple[Any, _Op]]] = {}
