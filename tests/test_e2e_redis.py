@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env, start_crawl
+from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env, start_crawl
 from tests.support.redis_server import RedisServer
 from tests.support.site import Node, Site
 from webspider.frontier.redisscripts import ADD
@@ -251,17 +251,9 @@ def test_a_redis_that_does_not_answer_at_start_is_one_line(server, tmp_path):
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    result = subprocess.run(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={tmp_path / 'out'}"),
-            *("-s", f"WEBSPIDER_STATE=redis://127.0.0.1:{port}/0"),
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    result = run_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={tmp_path / 'out'}"),
+        *("-s", f"WEBSPIDER_STATE=redis://127.0.0.1:{port}/0"),
     )
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.strip().splitlines()
