@@ -648,10 +648,6 @@ def _pack_key(key: str) -> tuple[str | bytes, str | bytes]:
     return _pack_code(head), _pack_code(tail)
 
 
-def _unpack_key(target: str | bytes, page: str | bytes) -> str:
-    return _unpack_code(target) + "\n" + _unpack_code(page)
-
-
 #: a chunk of a target's waiting links is split past this many bytes (a row
 #: of an index B-tree keeps ~230 bytes in its page with 1 KiB pages: more
 #: goes to overflow pages)
@@ -841,16 +837,6 @@ _APPEND = (
 #: an operation on one link: its entry (None: absent) → (the new entry or
 #: None, whether it changed)
 _Op = Callable[[list[Any] | None], tuple[list[Any] | None, bool]]
-
-
-def _flag_op(bits: int, text: bytes | None) -> _Op:
-    def op(old: list[Any] | None) -> tuple[list[Any] | None, bool]:
-        if old is None:
-            return [bits, text or b""], True
-        new = [old[0] | bits, old[1] if text is None else text]
-        return new, new != old
-
-    return op
 
 
 def _clear_op(bits: int) -> _Op:
