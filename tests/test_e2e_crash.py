@@ -414,6 +414,12 @@ def test_another_depth_cap_and_a_pages_file_written_over_are_refused(tmp_path, s
     [line] = refused.stderr.strip().splitlines()
     assert "another depth cap (max_depth=none, given 1)" in line, line
     assert "restart=1" in line
+    # the pages so far were written to no mirror: continuing with one would
+    # leave them out of it (exit 0 before, and half a mirror)
+    refused = run_crawl(*args, "-a", "mirror=1")
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "another mirror (mirror=0, given mirror)" in line, line
     # another crawl into the output, from another page, with no JOBDIR
     other = list(command(server, out)[7:])
     other[other.index(f"url={server.url('/')}")] = f"url={server.url('/p/2')}"
@@ -427,6 +433,7 @@ def test_another_depth_cap_and_a_pages_file_written_over_are_refused(tmp_path, s
     assert str(out / "pages.jsonl") in line and "not the file this crawl wrote" in line
     assert len(server.requested_pages()) == served  # nothing crawled
     server.clear()
-    finish(server, out, *job, "-a", "restart=1")
+    restarted = finish(server, out, *job, "-a", "restart=1")
+    assert "Starting over (restart=1): the crawl state" in restarted
     assert Counter(server.requested_pages()) == Counter(set(site))
     assert_complete(server, out, site)

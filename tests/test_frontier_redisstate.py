@@ -403,6 +403,27 @@ def test_a_state_of_the_exact_key_layout_is_refused_or_started_over(
     state.close()
 
 
+def test_a_worker_joins_with_its_own_mirror_but_not_without_one(redis_url, tmp_path):
+    def worker(name, **more):
+        s = Settings()
+        s.setmodule(defaults)
+        s.set("WEBSPIDER_OUTPUT", str(tmp_path / name))
+        s.set("WEBSPIDER_START_URLS", ["http://a.test/"])
+        s.set("WEBSPIDER_STATE", redis_url)
+        s.set("WEBSPIDER_STATE_KEY", "c")
+        for setting, value in more.items():
+            s.set(setting, value)
+        return s
+
+    first, resumed = open_crawl_state(worker("one"))
+    assert not resumed
+    # each worker writes its own mirror, wherever it is told
+    check_crawl_state(worker("two", WEBSPIDER_MIRROR=str(tmp_path / "elsewhere")))
+    with pytest.raises(ConfigError, match=r"another mirror \(mirror=1, given 0\)"):
+        check_crawl_state(worker("three", WEBSPIDER_MIRROR="0"))
+    first.close()
+
+
 def test_crawls_of_other_names_are_apart_and_fresh_empties_one(redis_url):
     RedisState(redis_url, "one").add([req("a")])
     RedisState(redis_url, "two").add([req("b")])

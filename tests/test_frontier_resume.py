@@ -114,6 +114,43 @@ def test_another_depth_cap_is_refused(tmp_path):
         check_crawl_state(settings(tmp_path))
 
 
+def test_another_mirror_is_refused(tmp_path):
+    # the pages fetched so far are in the first mirror (or in none): the end's
+    # fix-up would convert half a mirror, and the rest would never be written
+    interrupted(tmp_path)  # the default mirror, <output>/mirror
+    for other, given in (("0", "0"), (str(tmp_path / "elsewhere"), "elsewhere")):
+        with pytest.raises(
+            ConfigError,
+            match=rf"another mirror \(mirror=mirror, given [^)]*{given}\).*restart=1",
+        ):
+            check_crawl_state(settings(tmp_path, WEBSPIDER_MIRROR=other))
+        with pytest.raises(ConfigError, match="another mirror"):
+            open_crawl_state(settings(tmp_path, WEBSPIDER_MIRROR=other))
+    # the same folder, named another way, continues
+    same = str(tmp_path / "out" / "mirror")
+    check_crawl_state(settings(tmp_path, WEBSPIDER_MIRROR=same))
+    state, resumed = open_crawl_state(settings(tmp_path, WEBSPIDER_MIRROR="1"))
+    assert resumed
+    state.set_meta(META_FINISHED, "1")
+    state.close()
+    # a finished crawl: the next one may write its mirror anywhere, or none
+    state, resumed = open_crawl_state(settings(tmp_path, WEBSPIDER_MIRROR="0"))
+    assert not resumed
+    state.close()
+    with pytest.raises(ConfigError, match=r"another mirror \(mirror=0, given mirror\)"):
+        check_crawl_state(settings(tmp_path))
+
+
+def test_an_output_folder_moved_as_a_whole_continues(tmp_path):
+    interrupted(tmp_path)
+    (tmp_path / "out").rename(tmp_path / "moved")
+    moved = settings(tmp_path, WEBSPIDER_OUTPUT=str(tmp_path / "moved"))
+    check_crawl_state(moved)
+    state, resumed = open_crawl_state(moved)
+    assert resumed
+    state.close()
+
+
 def interrupted_with_pages(tmp_path, lines):
     """A crawl that committed ``lines`` of pages.jsonl, as the scheduler
     does, then stopped."""

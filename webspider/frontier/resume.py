@@ -13,8 +13,11 @@ started at once cannot both pass it), a
 corrupt or truncated file, one of another format version, an unfinished
 crawl of other start URLs or scope, or of another depth cap (``max_depth``:
 what is queued was capped at the old one, so the new one would be half
-applied), and a ``pages.jsonl`` shorter than the state says it is (replaced
-since, by another crawl into the output: the pages it held would be lost).
+applied) or another mirror (``mirror``: on, off or elsewhere — the pages
+fetched so far are in the old one, or in none, and the end's fix-up would
+convert half a mirror), and a ``pages.jsonl`` shorter than the state says
+it is (replaced since, by another crawl into the output: the pages it held
+would be lost).
 
 "Finished" is the crawl's close reason ``finished``; any other end (Ctrl-C,
 a ``CLOSESPIDER_*`` limit, a kill) leaves the crawl to be continued.
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +54,7 @@ from webspider.frontier.state import (
     StateError,
 )
 from webspider.keys import OUTPUT_STATE_FILE, PAGES_FILE, STATE_FILE
+from webspider.mirror.options import get_mirror_dir
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -66,8 +71,12 @@ SCOPE_SETTINGS = (
 )
 
 
+logger = logging.getLogger(__name__)
+
 #: the depth cap the crawl was started with ("": none), in the state's meta
 META_MAX_DEPTH = "max_depth"
+#: the mirror the crawl was started with (``mirror_place``), in the state's meta
+META_MIRROR = "mirror"
 
 
 def state_path(settings: BaseSettings) -> Path:
@@ -103,8 +112,23 @@ def depth_cap(settings: BaseSettings) -> str:
     return "" if cap is None else str(cap)
 
 
+def mirror_place(settings: BaseSettings) -> str:
+    """The crawl's mirror as the state keeps it: "" for none (``mirror=0``),
+    else its folder, relative to the output folder when inside it (so that
+    an output folder moved as a whole still continues)."""
+    mirror = get_mirror_dir(settings)
+    if mirror is None:
+        return ""
+    mirror = mirror.resolve()
+    output = get_output_dir(settings).resolve()
+    return str(mirror.relative_to(output) if output in mirror.parents else mirror)
+
+
 def _other_crawl(state: SQLiteState | RedisState, settings: BaseSettings) -> str:
-    """Why ``state``, unfinished, is not this crawl's to continue ("": it is)."""
+    """Why ``state``, unfinished, is not this crawl's to continue ("": it is).
+
+    A shared crawl's workers each write their own mirror (wherever each is
+    told): there only mirror on or off must agree."""
     stored = state.get_meta(META_FINGERPRINT)
     if stored is not None and stored != crawl_fingerprint(settings):
         return "an unfinished crawl of other start URLs or scope"
@@ -113,6 +137,15 @@ def _other_crawl(state: SQLiteState | RedisState, settings: BaseSettings) -> str
         return (
             "an unfinished crawl of another depth cap "
             f"(max_depth={cap or 'none'}, given {depth_cap(settings) or 'none'})"
+        )
+    mirror = state.get_meta(META_MIRROR)  # None: a state made before it was kept
+    given = mirror_place(settings)
+    if getattr(state, "shared", False) and mirror is not None:
+        mirror, given = ("1" if mirror else ""), ("1" if given else "")
+    if mirror is not None and mirror != given:
+        return (
+            "an unfinished crawl with another mirror "
+            f"(mirror={mirror or '0'}, given {given or '0'})"
         )
     return ""
 
@@ -206,6 +239,10 @@ def _check_shared(settings: BaseSettings) -> None:
 
 def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
     state = _open_shared(settings, fresh=restart(settings))
+    if restart(settings):
+        logger.info(
+            "Starting over (restart=1): the crawl state %s is emptied", state.where
+        )
     # one worker empties a finished crawl; the others wait for it, then join
     state.new_run_if_finished()
     fingerprint = crawl_fingerprint(settings)
@@ -214,6 +251,7 @@ def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
     state.set_meta(META_FINGERPRINT, fingerprint)
     if not resumed:
         state.set_meta(META_MAX_DEPTH, depth_cap(settings))
+        state.set_meta(META_MIRROR, mirror_place(settings))
     if not resumed and state.get_meta(META_RUN) is None:
         state.set_meta(META_RUN, "1")
     return state, resumed
@@ -271,6 +309,8 @@ def open_crawl_state(
     path.parent.mkdir(parents=True, exist_ok=True)
     options = StateOptions.of(settings)
     interval, acks = options.commit_interval, options.commit_pages or None
+    if restart(settings) and path.exists():
+        logger.info("Starting over (restart=1): the crawl state %s is emptied", path)
     try:
         state = SQLiteState(
             path, fresh=restart(settings), commit_interval=interval, commit_acks=acks
@@ -292,6 +332,7 @@ def open_crawl_state(
     resumed = state.get_meta(META_FINGERPRINT) is not None
     state.set_meta(META_FINGERPRINT, crawl_fingerprint(settings))
     state.set_meta(META_MAX_DEPTH, depth_cap(settings))
+    state.set_meta(META_MIRROR, mirror_place(settings))
     state.set_meta(META_RUN, str(int(state.get_meta(META_RUN) or 0) + 1))
     state.commit()
     return state, resumed
