@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import subprocess
 import sys
 
@@ -12,6 +14,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, Settings
 from webspider import settings as webspider_settings
 from webspider.commands.crawl import (
     GC_THRESHOLDS,
+    StopSignals,
     leave_out_components,
     switched_off_components,
     tune_garbage_collector,
@@ -97,3 +100,36 @@ def test_housekeeping_lets_the_reactor_drop_cancelled_timers(mode, left):
         check=True,
     )
     assert int(done.stdout) == left
+
+
+def test_the_signals_that_stopped_the_crawl_are_kept_in_order():
+    # Scrapy's handlers: the graceful stop puts the forced one in its place
+    called = []
+
+    def forced(signum, _frame):
+        called.append(("forced", signum))
+
+    def graceful(signum, _frame):
+        called.append(("graceful", signum))
+        signal.signal(signal.SIGINT, forced)
+
+    before = {s: signal.getsignal(s) for s in StopSignals.watched}
+    try:
+        signal.signal(signal.SIGINT, graceful)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not callable: left alone
+        stops = StopSignals()
+        stops.watch()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        assert stops.interrupted("shutdown") == 0  # no signal came
+        os.kill(os.getpid(), signal.SIGINT)
+        assert called == [("graceful", signal.SIGINT)]
+        assert stops.interrupted("shutdown") == signal.SIGINT
+        # once during the end of a crawl that finished: it completed
+        assert stops.interrupted("finished") == 0
+        os.kill(os.getpid(), signal.SIGINT)  # the forced stop, wrapped too
+        assert called[-1] == ("forced", signal.SIGINT)
+        assert stops.received == [signal.SIGINT, signal.SIGINT]
+        assert stops.interrupted("finished") == signal.SIGINT
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

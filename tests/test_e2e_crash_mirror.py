@@ -368,8 +368,13 @@ def test_ctrl_c_then_resume_keeps_the_links_as_the_pages_wrote_them(tmp_path, se
         time.sleep(0.01)  # polling another process's progress
     crawl.send_signal(signal.SIGINT)
     log = crawl.communicate(timeout=120)[0]
-    assert crawl.returncode == 0, log
+    # interrupted: Ctrl-C's exit status, one line saying what to do
+    assert crawl.returncode == 130, log
     assert "Spider closed (shutdown)" in log, log
+    assert log.rstrip().splitlines()[-1] == (
+        "webspider: interrupted: the crawl is not finished; run the same "
+        "command again to continue it"
+    ), log[-2000:]
     assert len(server.requested_pages()) < 2 * once  # paused, not finished
     finish(server, out)
     assert_same_mirror(out, reference)

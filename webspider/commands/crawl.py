@@ -17,6 +17,15 @@ crawl runs.
 
 With WEBSPIDER_FAIL_ON_BROKEN (``-a fail_on_broken=1``) it exits with status
 3 when the crawl found broken internal links, for a site's CI.
+
+A crawl stopped by a signal before it finished (Ctrl-C once or twice,
+SIGTERM) ends with one line, ``webspider: interrupted: the crawl is not
+finished; run the same command again to continue it``, and exit status 128 +
+the signal's number (130 for Ctrl-C, 143 for SIGTERM), as a program the
+signal ended does and as ``scrapy combine`` does: a script that runs the
+crawl and then publishes its mirror does not take half a crawl for a whole
+one. A signal that came once the crawl had finished (during its end-of-crawl
+work, which a single Ctrl-C lets complete) leaves the status at 0.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import gc
 import os
 import signal
 import sys
+from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -57,7 +67,8 @@ from webspider.validation import check_settings
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -69,6 +80,8 @@ HOUSEKEEPING_SECONDS = 1.0
 EXIT_USAGE = 2
 #: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
 EXIT_BROKEN = 3
+#: a crawl a signal stopped exits with this plus the signal's number
+EXIT_SIGNAL = 128
 #: Scrapy components that do nothing while their switch is off, by the
 #: component-list setting that holds them: (setting, component, switch);
 #: each one's module imports something heavy that every start would pay for
@@ -132,6 +145,41 @@ class Housekeeping:
     def stop(self) -> None:
         if self._call.running:
             self._call.stop()
+
+
+class StopSignals:
+    """The signals that stopped the crawl, in order: Scrapy's handlers (the
+    graceful stop, then the forced one it installs in its place) are wrapped
+    once they are in place, so that the command's exit status can say the
+    crawl was interrupted."""
+
+    watched = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def watch(self) -> None:
+        for signum in self.watched:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                signal.signal(signum, partial(self._received, handler))
+
+    def _received(
+        self, handler: Callable[[int, Any], object], signum: int, frame: Any
+    ) -> None:
+        self.received.append(signum)
+        handler(signum, frame)
+        self.watch()  # what the handler put in its place (Scrapy: the forced stop)
+
+    def interrupted(self, finish_reason: object) -> int:
+        """The signal that interrupted the crawl, 0 if none did: a signal
+        during the end-of-crawl work of a crawl that finished lets it
+        complete, unless it came twice (the forced stop)."""
+        if not self.received:
+            return 0
+        if finish_reason == "finished" and len(self.received) == 1:
+            return 0
+        return self.received[0]
 
 
 def switched_off_components(settings: BaseSettings) -> list[tuple[str, str]]:
@@ -254,6 +302,11 @@ class Command(ScrapyCrawlCommand):
         self.housekeeping = chores = Housekeeping()
         self.crawler.signals.connect(chores.start, signal=signals.engine_started)
         self.crawler.signals.connect(chores.stop, signal=signals.engine_stopped)
+        # Scrapy's handlers are in place once the engine starts
+        self.stop_signals = StopSignals()
+        self.crawler.signals.connect(
+            self.stop_signals.watch, signal=signals.engine_started
+        )
         return self.crawler
 
     def freeze_start_up_objects(self) -> None:
@@ -267,8 +320,22 @@ class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         tune_garbage_collector()
         super().run(args, opts)
-        if self.exitcode == 0 and self.broken_internal_links():
+        if self.exitcode == 0 and (signum := self.interrupted()):
+            sys.stderr.write(
+                "webspider: interrupted: the crawl is not finished; run the same "
+                "command again to continue it\n"
+            )
+            self.exitcode = EXIT_SIGNAL + signum
+        elif self.exitcode == 0 and self.broken_internal_links():
             self.exitcode = EXIT_BROKEN
+
+    def interrupted(self) -> int:
+        """The signal that stopped the crawl before it finished, 0 if none."""
+        crawler = self.crawler
+        if crawler is None or not hasattr(self, "stop_signals"):
+            return 0
+        reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
+        return self.stop_signals.interrupted(reason)
 
     def broken_internal_links(self) -> int:
         """Broken internal links found, when they should fail the command."""
