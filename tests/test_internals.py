@@ -56,6 +56,7 @@ from webspider.internals import (
     process_slot_queue,
     requests_in_progress,
     set_slot_latercall,
+    start_slot_delay_now,
     set_slot_queue,
     slot_latercall,
     slot_queue,
@@ -299,6 +300,27 @@ def test_a_slot_with_a_latercall_starts_nothing():
     finally:
         hold.cancel()
         set_slot_latercall(slot, None)
+        downloader.close()
+
+
+@shape_of("Slot.lastseen")
+def test_a_slots_delay_runs_from_its_lastseen():
+    downloader = scrapy_downloader()
+    slot = Slot(concurrency=1, delay=60.0, jitter=0.0)
+    try:
+        assert slot.lastseen == 0  # a new slot: its first request goes at once
+        start_slot_delay_now(slot)
+        assert 0 < monotonic() - slot.lastseen < 1
+        slot_queue(slot).append((Request("http://a.test/"), Deferred()))
+        process_slot_queue(downloader, slot)
+        assert slot_latercall(slot) is not None  # held for the delay from now
+        assert len(slot_queue(slot)) == 1
+        later = slot.lastseen + 5
+        slot.lastseen = later
+        start_slot_delay_now(slot)
+        assert slot.lastseen == later  # never moved back
+    finally:
+        slot.close()
         downloader.close()
 
 

@@ -27,6 +27,7 @@ import inspect
 import sys
 from dataclasses import dataclass
 from functools import cache
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -160,6 +161,13 @@ INTERNALS: tuple[Internal, ...] = (
         name="latercall",
         kind=ATTRIBUTE,
         why="a Retry-After pause holds the download slot",
+        used_in=("politeness/middleware.py",),
+    ),
+    Internal(
+        owner=_DOWNLOAD_SLOT,
+        name="lastseen",
+        kind=ATTRIBUTE,
+        why="a Crawl-delay counts from robots.txt's answer, not from its request",
         used_in=("politeness/middleware.py",),
     ),
     Internal(
@@ -375,6 +383,12 @@ def slot_latercall(slot: Slot) -> CallLaterResult | None:
     # While set, the downloader starts no request of the slot: Scrapy's own
     # DOWNLOAD_DELAY timer, or webspider's Retry-After hold.
     return slot.latercall
+
+
+def start_slot_delay_now(slot: Slot) -> None:
+    # The slot's delay runs from its last request's start (Scrapy's clock,
+    # time.monotonic); from now on instead, if that is later.
+    slot.lastseen = max(slot.lastseen, monotonic())
 
 
 def set_slot_latercall(slot: Slot, call: CallLaterResult | None) -> None:

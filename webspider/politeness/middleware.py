@@ -56,6 +56,7 @@ from webspider.internals import (
     process_slot_queue,
     set_slot_latercall,
     slot_latercall,
+    start_slot_delay_now,
 )
 from webspider.keys import META_RETRY_AFTER_TIMES, META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
@@ -102,6 +103,9 @@ class PolitenessMiddleware:
         self.download_delay = settings.getfloat("DOWNLOAD_DELAY")
         #: effective Crawl-delay per origin (origins without one are absent)
         self.delays: dict[Origin, float] = {}
+        #: download slots given their Crawl-delay, by key (Scrapy drops idle
+        #: slots, and makes a new one if the host comes back)
+        self._delayed_slots: dict[str, Slot] = {}
         #: origins not crawled because their Crawl-delay is over the cap
         self.skipped_origins: set[Origin] = set()
         #: downloader slot key → monotonic time its Retry-After pause ends
@@ -278,6 +282,13 @@ class PolitenessMiddleware:
     def _enforce_delay(self, request: Request, slot: Slot) -> None:
         delay = self.delays.get(_origin(request))
         if delay is not None and (slot.delay < delay or slot.jitter):
+            key = request.meta["download_slot"]
+            if self._delayed_slots.get(key) is not slot:
+                # The first request after robots.txt: the delay counts from
+                # its answer, when it became known, not from robots.txt's own
+                # start, which a new connection's set-up may have held back.
+                self._delayed_slots[key] = slot
+                start_slot_delay_now(slot)
             # Jitter would start some requests sooner than the Crawl-delay.
             slot.delay, slot.jitter = max(slot.delay, delay), 0.0
 
