@@ -10,13 +10,16 @@ from scrapy.core.spidermw import SpiderMiddlewareManager
 from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
-from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.spidermiddlewares.start import StartSpiderMiddleware
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.defer import deferred_f_from_coro_f, ensure_awaitable
+from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
 from webspider.credentials.referer import RefererMiddleware
 from webspider.directives.middleware import PageDirectivesMiddleware
 from webspider.frontier.depth import DepthMiddleware
-from webspider.spidermw import OutputFilter
+from webspider.spidermw import OutputFilter, StartRequestsMiddleware
 
 
 class DropOdd(OutputFilter, BaseSpiderMiddleware):
@@ -82,3 +85,42 @@ def test_the_crawl_settings_name_them():
     enabled = settings.getdict("SPIDER_MIDDLEWARES")
     for cls in (RefererMiddleware, PageDirectivesMiddleware, DepthMiddleware):
         assert enabled[f"{cls.__module__}.{cls.__qualname__}"] is not None
+
+
+def test_no_output_filter_of_the_crawl_is_wrapped():
+    # every page's output crosses each of these: none of them adds Scrapy's
+    # wrapper generator (StartSpiderMiddleware did, for nothing)
+    settings = Settings()
+    settings.setmodule("webspider.settings")
+    paths = build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES"))
+    assert "webspider.spidermw.StartRequestsMiddleware" in paths
+    assert "scrapy.spidermiddlewares.start.StartSpiderMiddleware" not in paths
+    for path in paths:
+        cls = load_object(path)
+        for name in ("process_spider_output_async", "process_spider_output"):
+            method = getattr(cls, name, None)
+            if method is not None and name.endswith("_async"):
+                assert not hasattr(method, "__wrapped__"), path
+    assert not hasattr(StartRequestsMiddleware, "process_spider_output")
+    assert not hasattr(StartRequestsMiddleware, "process_spider_output_async")
+
+
+@deferred_f_from_coro_f
+async def test_the_start_requests_are_marked_as_scrapys_middleware_marks_them():
+    crawler = get_crawler(Spider)
+
+    async def start() -> Any:
+        yield Request("https://example.org/a")
+        yield {"an": "item"}
+        yield Request("https://example.org/b", meta={"is_start_request": False})
+
+    async def run(mw: Any) -> list[Any]:
+        got = await ensure_awaitable(mw.process_start(start()))
+        return [
+            o.meta.get("is_start_request") if isinstance(o, Request) else o
+            async for o in got
+        ]
+
+    ours = await run(StartRequestsMiddleware.from_crawler(crawler))
+    assert ours == await run(StartSpiderMiddleware(crawler))
+    assert ours == [True, {"an": "item"}, False]

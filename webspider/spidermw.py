@@ -16,6 +16,13 @@ among a middleware's bases: the same method, the same calls of
 ``spider`` to it (it is not required), so nothing is lost but a warning
 webspider's code never triggers.
 
+``StartRequestsMiddleware`` stands in for Scrapy's StartSpiderMiddleware
+(``is_start_request`` set in the start requests' meta): Scrapy's marks the
+start requests in ``process_start`` and passes every page's output through
+its inherited ``process_spider_output_async`` too, two generators an item
+that change nothing (it marks only requests without a response). This one
+has Scrapy's ``process_start`` alone.
+
 Ground floor: imports Scrapy only.
 """
 
@@ -23,11 +30,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy.spidermiddlewares.start import StartSpiderMiddleware
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from typing_extensions import Self
 
 
 class OutputFilter:
@@ -47,3 +58,18 @@ class OutputFilter:
         async for o in result:
             if (o := get_processed(o, response)) is not None:
                 yield o
+
+
+class StartRequestsMiddleware:
+    """Scrapy's StartSpiderMiddleware on the start requests alone (see the
+    module docstring); SPIDER_MIDDLEWARES puts it at Scrapy's place, 25."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.start = StartSpiderMiddleware(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return self.start.process_start(start)
