@@ -25,8 +25,10 @@ from scrapy import Request, Spider
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.core.engine import ExecutionEngine, _Slot
 from scrapy.crawler import CrawlerRunner
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.http import TextResponse
 from scrapy.settings import Settings
 from scrapy.utils.asyncio import call_later
@@ -37,6 +39,7 @@ from twisted.internet.defer import Deferred
 
 from tests.support.cli import ROOT, scrapy_command, scrapy_env
 from webspider.commands.crawl import Command
+from webspider.downloadermw import DownloaderMiddlewares
 from webspider.internals import (
     ATTRIBUTE,
     INTERNALS,
@@ -52,6 +55,8 @@ from webspider.internals import (
     give_encoding,
     given_encoding,
     internals_message,
+    manager_spider,
+    methods_requiring_spider,
     missing_internals,
     process_slot_queue,
     requests_in_progress,
@@ -349,6 +354,52 @@ def test_the_crawl_command_creates_its_crawler_through_create_crawler():
     crawler = command._create_crawler(WebSpider)
     assert command.crawler is crawler
     assert crawler.spidercls is WebSpider
+
+
+@shape_of("DownloaderMiddlewareManager._process_request")
+def test_a_download_passes_the_middlewares_through_process_request():
+    assert "_process_request" in names_in(DownloaderMiddlewareManager.download_async)
+    downloader = Downloader(get_crawler(Spider))
+    try:
+        assert type(downloader.middleware) is DownloaderMiddlewares
+    finally:
+        downloader.close()
+
+
+@shape_of("DownloaderMiddlewareManager._process_response")
+def test_a_download_passes_the_middlewares_through_process_response():
+    assert "_process_response" in names_in(DownloaderMiddlewareManager.download_async)
+
+
+class SpiderRequired:
+    def process_request(self, request: Request, spider: Spider) -> None:
+        request.meta["given"] = spider
+
+
+@shape_of("MiddlewareManager._mw_methods_requiring_spider")
+def test_a_method_requiring_the_spider_is_noted_and_given_it():
+    crawler = get_crawler(Spider)
+    with pytest.warns(ScrapyDeprecationWarning, match="requires a spider argument"):
+        manager = DownloaderMiddlewares(SpiderRequired(), crawler=crawler)
+    [method] = manager.methods["process_request"]
+    assert method in methods_requiring_spider(manager)
+
+
+@shape_of("MiddlewareManager._spider")
+@deferred_f_from_coro_f
+async def test_the_spider_a_manager_gives_is_the_crawlers():
+    crawler = get_crawler(Spider)
+    crawler.spider = spider = Spider("s")
+    with pytest.warns(ScrapyDeprecationWarning):
+        manager = DownloaderMiddlewares(SpiderRequired(), crawler=crawler)
+    assert manager_spider(manager) is spider
+    request = Request("http://a.test/")
+
+    async def download(request: Request) -> TextResponse:
+        return TextResponse(request.url, body=b"")
+
+    await manager.download_async(download, request)
+    assert request.meta["given"] is spider
 
 
 # -- the check, against stand-ins that lack an internal ------------------------------

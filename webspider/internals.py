@@ -37,10 +37,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence, Set
     from types import FrameType, ModuleType
 
-    from scrapy import Request
+    from scrapy import Request, Spider
     from scrapy.core.downloader import Downloader, Slot
     from scrapy.core.engine import ExecutionEngine, _Slot
     from scrapy.http import Response, TextResponse
+    from scrapy.middleware import MiddlewareManager
     from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
 
@@ -76,6 +77,8 @@ _ENGINE = "scrapy.core.engine:ExecutionEngine"
 _ENGINE_SLOT = "scrapy.core.engine:_Slot"
 _DOWNLOADER = "scrapy.core.downloader:Downloader"
 _DOWNLOAD_SLOT = "scrapy.core.downloader:Slot"
+_DOWNLOADER_MW = "scrapy.core.downloader.middleware:DownloaderMiddlewareManager"
+_MW_MANAGER = "scrapy.middleware:MiddlewareManager"
 
 #: Every Scrapy internal webspider relies on. A new use of a Scrapy private
 #: gets a row here, an accessor below and a test in tests/test_internals.py.
@@ -177,6 +180,37 @@ INTERNALS: tuple[Internal, ...] = (
         why="the page worker works a page's encoding out off the crawl's core "
         "and the response is given it",
         used_in=("pageworker/client.py",),
+    ),
+    Internal(
+        owner=_DOWNLOADER_MW,
+        name="_process_request",
+        kind=OVERRIDE,
+        why="webspider's chain awaits only what a middleware returned that is "
+        "awaitable",
+        used_in=("downloadermw.py",),
+    ),
+    Internal(
+        owner=_DOWNLOADER_MW,
+        name="_process_response",
+        kind=OVERRIDE,
+        why="webspider's chain awaits only what a middleware returned that is "
+        "awaitable",
+        used_in=("downloadermw.py",),
+    ),
+    Internal(
+        owner=_MW_MANAGER,
+        name="_mw_methods_requiring_spider",
+        kind=ATTRIBUTE,
+        why="webspider's downloader middleware chain passes the spider to the "
+        "methods that still require it, as Scrapy's does",
+        used_in=("downloadermw.py",),
+    ),
+    Internal(
+        owner=_MW_MANAGER,
+        name="_spider",
+        kind=ATTRIBUTE,
+        why="the spider those methods are given",
+        used_in=("downloadermw.py",),
     ),
     Internal(
         owner="scrapy.commands:BaseRunSpiderCommand",
@@ -323,6 +357,17 @@ def give_encoding(response: TextResponse, encoding: str) -> None:
     # in the page worker). ``encoding``, ``text`` and ``replace`` then use it
     # as they would have used what they work out.
     response._encoding = encoding
+
+
+def methods_requiring_spider(manager: MiddlewareManager) -> Set[Any]:
+    """The methods of ``manager``'s middlewares that are given the spider
+    (they require it; deprecated)."""
+    return manager._mw_methods_requiring_spider
+
+
+def manager_spider(manager: MiddlewareManager) -> Spider | None:
+    """The spider ``manager`` gives those methods."""
+    return manager._spider
 
 
 def engine_closing(engine: ExecutionEngine | None) -> bool:

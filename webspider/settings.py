@@ -262,6 +262,11 @@ DOWNLOADER_MIDDLEWARES = {
 }
 # … spider middlewares decide what survives from each page.
 SPIDER_MIDDLEWARES: dict[str, int | None] = {
+    # Scrapy's marks the start requests (is_start_request) and passes every
+    # page's output through two generators that change nothing: ours marks
+    # them alone (webspider.spidermw)
+    "scrapy.spidermiddlewares.start.StartSpiderMiddleware": None,
+    "webspider.spidermw.StartRequestsMiddleware": 25,
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
     # drops overlong links with no record: webspider.bounds.trapmiddleware
     # skips them (reason url_length), redirect targets too

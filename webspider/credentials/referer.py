@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.spidermiddlewares.referer import RefererMiddleware as ScrapyReferer
 
+from webspider.spidermw import OutputFilter
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
@@ -32,7 +34,7 @@ _ORIGIN_PART = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 _SCRAPY_POLICIES = "scrapy.spidermiddlewares.referer"
 
 
-class RefererMiddleware(ScrapyReferer):
+class RefererMiddleware(OutputFilter, ScrapyReferer):
     """Scrapy's, with the referrer of a page's links kept per origin."""
 
     def __init__(self, settings: BaseSettings | None = None) -> None:

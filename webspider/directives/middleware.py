@@ -43,6 +43,7 @@ from webspider.directives.options import DirectivesOptions
 from webspider.directives.parse import Directives, header_directives, meta_directives
 from webspider.keys import META_CHECK_ONLY
 from webspider.page.response import directives_of, parsed_page, set_directives
+from webspider.spidermw import OutputFilter
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ ERROR = "error"
 USER = "user"
 
 
-class PageDirectivesMiddleware(BaseSpiderMiddleware):
+class PageDirectivesMiddleware(OutputFilter, BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings

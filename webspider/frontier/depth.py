@@ -39,6 +39,7 @@ from webspider.frontier.scheduler import (
 from webspider.keys import META_LINK_KIND, META_ROUND
 from webspider.page.links import REQUISITE
 from webspider.scope.middleware import ScopeMiddleware
+from webspider.spidermw import OutputFilter
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -55,7 +56,7 @@ STATS_DEEPEST = "webspider/depth/deepest"
 STATS_PAGES = "webspider/depth/page_count"  # /<round>
 
 
-class DepthMiddleware(BaseSpiderMiddleware):
+class DepthMiddleware(OutputFilter, BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader import Downloader as ScrapyDownloader
 
+from webspider.downloadermw import DownloaderMiddlewares
 from webspider.internals import set_slot_queue, slot_queue, slot_transferring
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Slot
+    from scrapy.crawler import Crawler
 
 
 class ReservingQueue(deque[Any]):
@@ -42,6 +44,13 @@ class ReservingQueue(deque[Any]):
 
 class Downloader(ScrapyDownloader):
     """DOWNLOADER for webspider (see module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        # Scrapy builds its own manager here; webspider's awaits only what
+        # a middleware returned that is awaitable (webspider.downloadermw):
+        # the same class with two methods replaced, no state of its own
+        self.middleware.__class__ = DownloaderMiddlewares
 
     def _get_slot(self, request: Request, spider: Any = None) -> tuple[str, Slot]:
         key, slot = super()._get_slot(request)

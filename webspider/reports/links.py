@@ -179,6 +179,21 @@ class _States:
             recent.fill(out, at, asked, self.records.get_many(url_ids(asked)))
         return out
 
+    def get_map(self, keys: Iterable[str]) -> dict[str, Any | None]:
+        """The state of each distinct key of ``keys`` (which may repeat), in
+        the order they first come: ``get_many`` without a list of them made
+        distinct first, nor one of their states."""
+        recent = self.recent
+        if recent is None:
+            distinct = list(dict.fromkeys(keys))
+            return dict(
+                zip(distinct, self.records.get_many(url_ids(distinct)), strict=True)
+            )
+        out, asked = recent.lookup_map(keys)
+        if asked:
+            recent.fill_map(out, asked, self.records.get_many(url_ids(asked)))
+        return out
+
     def put(self, key: str, state: int) -> None:
         self.put_many([(key, state)])
 
@@ -313,9 +328,7 @@ class LinkLedger:
             return
         self._held = []
         self._held_links = 0
-        keys = list({key: None for _, first in held for key in first})
-        states = self._links.get_many(keys)
-        state_of = dict(zip(keys, states, strict=True))
+        state_of = self._links.get_map([key for _, first in held for key in first])
         #: (page, [(target, value)]) of links whose outcome is unknown
         waiting: list[tuple[str, list[tuple[str, Any]]]] = []
         late: list[tuple[str, str, Any]] = []
@@ -329,11 +342,7 @@ class LinkLedger:
                     late.append((key, referrer, value))
             if mine:
                 waiting.append((referrer, mine))
-        new = [
-            (key, _PENDING)
-            for key, state in zip(keys, states, strict=True)
-            if state is None
-        ]
+        new = [(key, _PENDING) for key, state in state_of.items() if state is None]
         if new:
             self._links.put_many(new)
         if not waiting and not late:

@@ -56,6 +56,37 @@ class Recent(Generic[K, V]):
                 out.append(None)
         return out, at, missing
 
+    def lookup_map(self, keys: Iterable[K]) -> tuple[dict[K, V | None], list[K]]:
+        """``lookup`` of ``keys`` that may repeat, without their list: the
+        remembered value of each distinct key (None where it is not
+        remembered), in the order they first come, and the keys not
+        remembered, to be read and then given to ``fill_map``. One pass and
+        one dictionary, where the list a caller made distinct first, the
+        lookup's three lists and a dictionary of them took four."""
+        young, old = self._young, self._old
+        out: dict[K, V | None] = {}
+        missing: list[K] = []
+        for key in keys:
+            if key in out:
+                continue
+            if key in young:
+                out[key] = young[key]
+            elif key in old:
+                out[key] = young[key] = old.pop(key)
+            else:
+                out[key] = None
+                missing.append(key)
+        return out, missing
+
+    def fill_map(
+        self, out: dict[K, V | None], keys: Sequence[K], values: Iterable[V]
+    ) -> None:
+        """Put ``values`` (read for ``keys``) into ``out`` and remember them."""
+        young = self._young
+        for key, value in zip(keys, values, strict=True):
+            out[key] = young[key] = value
+        self._turn()
+
     def fill(
         self,
         out: list[V | None],
