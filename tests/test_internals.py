@@ -56,11 +56,11 @@ from webspider.internals import (
     process_slot_queue,
     requests_in_progress,
     set_slot_latercall,
-    start_slot_delay_now,
     set_slot_queue,
     slot_latercall,
     slot_queue,
     slot_transferring,
+    start_slot_delay_now,
     total_concurrency,
     wake_engine,
 )
