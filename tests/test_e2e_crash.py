@@ -24,6 +24,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
+from tests.support.endkill import EXTENSIONS_WITH_KILLER
 from tests.support.server import Page, html
 from tests.support.site import Node, Site
 
@@ -437,3 +438,37 @@ def test_another_depth_cap_and_a_pages_file_written_over_are_refused(tmp_path, s
     assert "Starting over (restart=1): the crawl state" in restarted
     assert Counter(server.requested_pages()) == Counter(set(site))
     assert_complete(server, out, site)
+
+
+def test_a_kill_after_the_last_commit_leaves_the_finished_crawls_files(
+    tmp_path, server
+):
+    """Killed once the state's last commit has marked the crawl finished
+    (spider_closed's first receiver): the next run of the same command is a
+    new crawl, so summary.json, report.html and deferred.jsonl must already
+    be this crawl's. They were written after that commit: a short crawl left
+    no summary.json nor report.html (their 60 s rewrite never came), and no
+    deferred.jsonl."""
+    site = tree()
+    site.serve(server)
+    out = tmp_path / "out"
+    killer = f"EXTENSIONS={EXTENSIONS_WITH_KILLER}"
+    crawl = start(server, out, "-a", "max_depth=2", "-a", "max_rounds=0", "-s", killer)
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    assert "Spider closed" not in log  # killed before Scrapy's last line
+    round_0 = {path_of(i) for i in ROUNDS[0]}
+    assert set(server.requested_pages()) == round_0
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["finish_reason"] == "finished"
+    assert summary["pages"] == len(round_0)
+    assert summary["deferred_remaining"] == 8  # depth 3: round 1's first level
+    assert "finished" in (out / "report.html").read_text("utf-8")
+    deferred = (out / "deferred.jsonl").read_text("utf-8").splitlines()
+    assert {server.url(path_of(i)) for i in range(7, 15)} == {
+        json.loads(line)["url"] for line in deferred
+    }
+    lines = (out / "pages.jsonl").read_text("utf-8").splitlines()
+    assert sorted(json.loads(line)["url"] for line in lines) == sorted(
+        server.url(p) for p in round_0
+    )

@@ -331,14 +331,13 @@ class StateScheduler(BaseScheduler):
         self._release_all()
         left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)
-        if reason == "finished":
-            # the next run of the same command is a new (update) crawl
-            state.set_meta(META_FINISHED, "1")
-        self._commit()
         if self.deferring:
             self.stats.set_value(STATS_DEFERRED_LEFT, left)
             # A crawl stopped by Ctrl-C is paused, not over: the frontier
             # waits in the crawl state for the same command to resume it.
+            # Written before the commit that marks a crawl finished: a kill
+            # after it left no deferred.jsonl (or an earlier crawl's) for a
+            # crawl the next run takes as finished.
             paused = reason == "shutdown"
             if not paused:
                 path = self.output / DEFERRED_FILE
@@ -346,6 +345,10 @@ class StateScheduler(BaseScheduler):
                     self.write_deferred(path)
                 else:  # not a leftover of an earlier crawl into this output
                     path.unlink(missing_ok=True)
+        if reason == "finished":
+            # the next run of the same command is a new (update) crawl
+            state.set_meta(META_FINISHED, "1")
+        self._commit()
         if self.pages is not None:
             self.pages.close()
             self.pages = None

@@ -312,6 +312,12 @@ class CrawlReport:
         # Scrapy closes the state before spider_closed: take the tables
         # that come from it now (bounded: MAX_ROWS rows of each)
         self._final = self.report(self.summary(reason))
+        # and write the files now, before the state's last commit (which
+        # marks a crawl finished): a kill between that commit and
+        # spider_closed left the last interval's files of a crawl the next
+        # run takes as finished. spider_closed writes them again, with
+        # Scrapy's last figures.
+        self.write(reason)
 
     def item_seen(self, item: Any) -> None:
         if not isinstance(item, PageItem):
