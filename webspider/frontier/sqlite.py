@@ -1,12 +1,12 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 6; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 7; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
-a table of their own)::
+a table of their own, 7 fingerprints of 32 bits)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
-        fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key
+        fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
         key TEXT NOT NULL,       -- the exact de-duplication key, without
                                  -- its origin's name when it begins with it
         url TEXT,                -- as found; NULL when equal to key
