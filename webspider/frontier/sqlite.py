@@ -19,7 +19,10 @@ a table of their own, 7 fingerprints of 32 bits)::
                                  -- "1" for the usual link's (_EXTRA_CODES)
                                  -- (referer and extra: NULL once done)
     INDEX fp ON url(fp)
-    INDEX queued ON url(origin, depth, priority DESC, id) WHERE status = 1
+    INDEX queued ON url(origin, depth, priority DESC) WHERE status = 1
+                             -- and the id: an index ends with its rows' ids
+                             -- (id in the list stored it twice: 4 bytes an
+                             -- entry, format 7); ORDER BY … id reads it so
     INDEX deferred ON url(status) WHERE status = 4     -- in id order
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
@@ -156,7 +159,7 @@ CREATE TABLE url (
 #: its rows, packed, see SQLiteState._compact)
 _INDEXES = """
 CREATE INDEX url_fp ON url (fp);
-CREATE INDEX url_queued ON url (origin, depth, priority DESC, id) WHERE status = 1;
+CREATE INDEX url_queued ON url (origin, depth, priority DESC) WHERE status = 1;
 CREATE INDEX url_deferred ON url (status) WHERE status = 4;
 """
 #: a request's row, and its referer's URL (the page it was found on) read
