@@ -127,17 +127,24 @@ def unpack(data: bytes) -> list[Any]:
         if head < _SMALL_END:
             append(head)
         elif head >= _TEXT:
-            size = head - _TEXT
-            append(data[at : at + size].decode("utf-8", "surrogatepass"))
-            at += size
+            until = at + head - _TEXT
+            append(data[at:until].decode("utf-8", "surrogatepass"))
+            at = until
         elif head < _NONE:
-            size = head - _INT
-            append(_from_bytes(data[at : at + size], "little", signed=True))
-            at += size
+            until = at + head - _INT
+            append(_from_bytes(data[at:until], "little", signed=True))
+            at = until
         elif head == _DIGEST:
             size = data[at]
-            append(_encode_digest(data[at + 1 : at + 1 + size]))
-            at += 1 + size
+            at += 1
+            until = at + size
+            # _encode_digest, inlined: the index records' first item
+            append(
+                b2a_base64(data[at:until], newline=False)
+                .translate(_TO_URL_SAFE)[: (size * 4 + 2) // 3]
+                .decode("ascii")
+            )
+            at = until
         elif head == _NONE:
             append(None)
         elif head == _LONG_TEXT:
