@@ -34,7 +34,7 @@ are appended at the end of the table, and leased and acknowledged in about
 the order they were queued, so a commit rewrites a few pages of the table
 (every page a commit touches is written to the log again, and fsynced)
 instead of one page for nearly every URL queued, leased or acknowledged
-since the last commit; only the fingerprint index (~20 bytes an entry)
+since the last commit; only the fingerprint index (~14 bytes an entry)
 takes random inserts. The table's pages are full (a B-tree filled at its
 end splits nothing), and the key drops its origin's ``scheme://host``,
 which the origin column gives: ~30 B/URL less than format 1
