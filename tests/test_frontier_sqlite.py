@@ -42,7 +42,7 @@ def same_fingerprints(monkeypatch, fingerprint) -> None:
     and in batches alike), to force collisions."""
     monkeypatch.setattr(sqlite_state, "fingerprint", fingerprint)
     monkeypatch.setattr(
-        sqlite_state, "fingerprints", lambda keys: array("q", map(fingerprint, keys))
+        sqlite_state, "fingerprints", lambda keys: array("i", map(fingerprint, keys))
     )
 
 
@@ -100,16 +100,17 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4", "5"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
     # whole URL, format 4 kept a page's place in mirror.where, format 5 the
-    # waiting links in the record table: never misread as format 6's
+    # waiting links in the record table, format 6 64-bit fingerprints:
+    # never misread as format 7's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 6"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 7"):
         SQLiteState(path)
 
 

@@ -375,8 +375,19 @@ def test_records_keep_unicode_and_plain_data(state):
 
 def test_records_keep_each_scalar_and_its_type(opener):
     # the embedded state stores integers as SQLite integers (0 and 1 cost
-    # no byte), strings as BLOBs, the rest as JSON: each comes back as given
+    # no byte), strings as BLOBs, flat lists of integers, strings and Nones
+    # packed (a digest's base64 as its bytes), the rest as JSON: each comes
+    # back as given
+    digest = "eb5WePbF12d_fxGzKZyY8hLueo77rrb_yaZxKClbSsA"
     values = [0, 1, -1, 7, 2**62, 2**70, -(2**70), True, False, 1.0, "1", "", [0]]
+    values += [
+        [digest, 3832, 1, 9, 1796317053, 0, None, "é", -(2**63), ""],
+        [],
+        [digest[:-1], digest + "=", "AAAAAAAAAAAAAAAA", "x" * 300],
+        [1, True],  # a bool in a list: JSON, and a bool again
+        [1.0, [2]],
+        [2**63],
+    ]
     state = opener()
     r = state.records("r")
     r.put_many([(str(i), v) for i, v in enumerate(values)])

@@ -136,6 +136,11 @@ def crawl(args: argparse.Namespace, url: str, out: Path) -> dict[str, Any]:
             try:
                 snapshots[mark] = statebytes.breakdown(out / STATE)
                 snapshots[mark]["pages"] = written
+                if args.keep is not None:  # a copy to look into afterwards
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    into = args.keep / f"state-{mark}.sqlite3"
+                    into.unlink(missing_ok=True)
+                    statebytes.snapshot(out / STATE, into).close()
             except Exception as exc:  # a benchmark goes on
                 snapshots[mark] = {"error": str(exc)}
         time.sleep(0.25)
@@ -232,6 +237,9 @@ def main() -> int:
     p.add_argument("--profile", action="store_true")
     p.add_argument("--nomirror", action="store_true", help="crawl with -a mirror=0")
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument(
+        "--keep", type=Path, help="keep a copy of the state at 25/50/75 %% here"
+    )
     p.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
     args = p.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)

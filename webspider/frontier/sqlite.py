@@ -1,12 +1,12 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 6; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 7; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
-a table of their own)::
+a table of their own, 7 fingerprints of 32 bits)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
-        fp INTEGER NOT NULL,     -- 64-bit fingerprint of the key
+        fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
         key TEXT NOT NULL,       -- the exact de-duplication key, without
                                  -- its origin's name when it begins with it
         url TEXT,                -- as found; NULL when equal to key
@@ -19,7 +19,10 @@ a table of their own)::
                                  -- "1" for the usual link's (_EXTRA_CODES)
                                  -- (referer and extra: NULL once done)
     INDEX fp ON url(fp)
-    INDEX queued ON url(origin, depth, priority DESC, id) WHERE status = 1
+    INDEX queued ON url(origin, depth, priority DESC) WHERE status = 1
+                             -- and the id: an index ends with its rows' ids
+                             -- (id in the list stored it twice: 4 bytes an
+                             -- entry, format 7); ORDER BY … id reads it so
     INDEX deferred ON url(status) WHERE status = 4     -- in id order
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
@@ -31,7 +34,7 @@ are appended at the end of the table, and leased and acknowledged in about
 the order they were queued, so a commit rewrites a few pages of the table
 (every page a commit touches is written to the log again, and fsynced)
 instead of one page for nearly every URL queued, leased or acknowledged
-since the last commit; only the fingerprint index (~20 bytes an entry)
+since the last commit; only the fingerprint index (~14 bytes an entry)
 takes random inserts. The table's pages are full (a B-tree filled at its
 end splits nothing), and the key drops its origin's ``scheme://host``,
 which the origin column gives: ~30 B/URL less than format 1
@@ -156,7 +159,7 @@ CREATE TABLE url (
 #: its rows, packed, see SQLiteState._compact)
 _INDEXES = """
 CREATE INDEX url_fp ON url (fp);
-CREATE INDEX url_queued ON url (origin, depth, priority DESC, id) WHERE status = 1;
+CREATE INDEX url_queued ON url (origin, depth, priority DESC) WHERE status = 1;
 CREATE INDEX url_deferred ON url (status) WHERE status = 4;
 """
 #: a request's row, and its referer's URL (the page it was found on) read

@@ -21,8 +21,11 @@ Keys keep their order within a namespace (the prefix is the same), so
 ``items`` and the range deletes work as before.
 
 Values. A string is stored as a BLOB of its UTF-8 bytes, an integer as an
-SQLite integer, anything else as JSON text: a BLOB is never a JSON text,
-so the two read back apart, and a string (a link's text, a URL) costs
+SQLite integer, a list of integers, strings and Nones as a BLOB of its
+packed bytes (webspider.frontier.packedlists, format 7: the first byte,
+0xFF, is never UTF-8's; the mirror's index record, one a page, ~20 bytes
+smaller than its JSON), anything else as JSON text: a BLOB is never a JSON
+text, so they read back apart, and a string (a link's text, a URL) costs
 neither the JSON encoder and decoder nor two quotes a row. The column has
 no type (no affinity), so an integer stays one: ``0`` and ``1`` — the
 mirror's waiting links, most link states — take no byte of the row at
@@ -79,6 +82,8 @@ from collections.abc import Callable
 from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
+from webspider.frontier.packedlists import MARK as PACKED_MARK
+from webspider.frontier.packedlists import pack, unpack
 from webspider.records import FLAGS_MAX, check_bits, flag_text, flagged, flags_of
 
 if TYPE_CHECKING:
@@ -144,6 +149,8 @@ _scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
 _SMALL = {str(i): i for i in range(10)}
 #: the integers SQLite stores as such (larger ones: JSON text)
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+#: a packed list's first byte (webspider.frontier.packedlists)
+_PACKED = bytes([PACKED_MARK])
 
 
 def _encode(value: Any) -> str | bytes | int:
@@ -152,6 +159,10 @@ def _encode(value: Any) -> str | bytes | int:
         return bytes(value.encode("utf-8", "surrogatepass"))
     if kind is int and _INT_MIN <= value <= _INT_MAX:
         return int(value)
+    if kind is list:
+        packed = pack(value)
+        if packed is not None:
+            return packed
     return _dumps(value)
 
 
@@ -159,6 +170,8 @@ def _loads(value: str | bytes | int) -> Any:
     if isinstance(value, int):
         return value
     if isinstance(value, bytes):
+        if value[:1] == _PACKED:
+            return unpack(value)
         return value.decode("utf-8", "surrogatepass")
     small = _SMALL.get(value)
     if small is not None:

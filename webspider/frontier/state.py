@@ -61,8 +61,9 @@ if TYPE_CHECKING:
 #: webspider.mirror.state; 5: the mirror's ``mirror.where`` rows are gone,
 #: a file's place is read from the index record; 6, the embedded state
 #: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
-#: SQLiteWaiting)
-FORMAT_VERSION = 6
+#: SQLiteWaiting; 7, the embedded state only: the queue's fingerprints of
+#: 32 bits, webspider.frontier.fingerprints)
+FORMAT_VERSION = 7
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"
