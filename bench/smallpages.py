@@ -187,6 +187,8 @@ class WorkerCpu(threading.Thread):
         self.tree = TreeRss(pid)
         self.root = pid
         self.ticks: dict[int, int] = {}
+        #: of it, system CPU (the kernel's part: the mirror's file creations)
+        self.sys_ticks: dict[int, int] = {}
         self._done = threading.Event()
 
     def run(self) -> None:
@@ -198,6 +200,7 @@ class WorkerCpu(threading.Thread):
                     with open(f"/proc/{pid}/stat") as f:
                         fields = f.read().rsplit(")", 1)[1].split()
                     self.ticks[pid] = int(fields[11]) + int(fields[12])
+                    self.sys_ticks[pid] = int(fields[12])
                 except (OSError, IndexError, ValueError):
                     continue
 
@@ -205,6 +208,10 @@ class WorkerCpu(threading.Thread):
         self._done.set()
         self.join()
         return sum(self.ticks.values()) / CLK_TCK
+
+    @property
+    def sys_s(self) -> float:
+        return sum(self.sys_ticks.values()) / CLK_TCK
 
 
 @dataclass
@@ -222,6 +229,11 @@ class Run:
     pages_ok: int
     #: the mirror's end-of-crawl fix-up, as its log line says (0: none)
     fixup_s: float = 0.0
+    #: system CPU of all processes, and of the page worker (in the kernel:
+    #: on this machine's journal-less ext4 a file's creation swings from
+    #: 20 us to over 1 ms, see bench/README.md, worker17)
+    sys_s: float = 0.0
+    helper_sys_s: float = 0.0
 
 
 #: webspider.mirror.store's line at the end of the fix-up
@@ -248,6 +260,7 @@ def measure(
             on_start=on_start,
         )  # fmt: skip
         helper = watch[0].stop() if watch else 0.0
+        helper_sys = watch[0].sys_s if watch else 0.0
         time.sleep(0.05)
         log = (workdir / "crawl.log").read_bytes()
         log_tail = log[-1500:].decode(errors="replace")
@@ -269,10 +282,13 @@ def measure(
         len(served_reqs),
         len(ok),
         float(fixup.group(1)) if fixup else 0.0,
+        round(rusage.ru_stime, 3),
+        round(helper_sys, 2),
     )
     print(
         f"   {run.site} r{rnd + 1} {name:<10} wall {run.wall_s:7.2f}s cpu "
-        f"{run.cpu_s:7.2f}s (worker {run.helper_cpu_s:5.2f}) "
+        f"{run.cpu_s:7.2f}s (sys {run.sys_s:5.2f}; worker {run.helper_cpu_s:5.2f}, "
+        f"sys {run.helper_sys_s:4.2f}) "
         f"fix-up {run.fixup_s:4.2f}s "
         f"rss {run.maxrss_mb:5.0f}MB "
         f"2xx {run.pages_ok} requests {run.requests}",
@@ -525,6 +541,8 @@ def summarize(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
                 "pages_ok",
                 "requests",
                 "fixup_s",
+                "sys_s",
+                "helper_sys_s",
             )
         }
         med["cpu_ms_page"] = statistics.median(
@@ -592,16 +610,19 @@ def markdown(
             f"## {site}",
             "",
             "| contender | wall s | CPU s (all processes) | of it page worker | "
+            "system CPU s: all / page worker | "
             "CPU ms/page | wall ms/page | wall / floor | CPU / floor | "
             "peak RSS MB | pages 2xx | requests | mirror fix-up s | runs |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for name, m in rows.items():
             wf = f"{m['wall_s'] / floor['wall_s']:.2f}" if floor else ""
             cf = f"{m['cpu_s'] / floor['cpu_s']:.2f}" if floor else ""
             lines.append(
                 f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} | "
-                f"{m['helper_cpu_s']:.2f} | {m['cpu_ms_page']:.2f} | "
+                f"{m['helper_cpu_s']:.2f} | "
+                f"{m.get('sys_s', 0):.2f} / {m.get('helper_sys_s', 0):.2f} | "
+                f"{m['cpu_ms_page']:.2f} | "
                 f"{m['wall_ms_page']:.2f} | {wf} | {cf} | {m['maxrss_mb']:.0f} | "
                 f"{m['pages_ok']:.0f} | {m['requests']:.0f} | "
                 f"{m['fixup_s']:.2f} | {m['runs']:.0f} |"
