@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import re
@@ -243,8 +244,23 @@ FIXUP_LINE = re.compile(rb"Mirror: links fixed up in \d+ pages in ([0-9.]+) s")
 def measure(
     served: Served, name: str, rnd: int, args: argparse.Namespace
 ) -> Run | None:
-    with tempfile.TemporaryDirectory(prefix=f"webspider-small-{name}-") as tmp:
-        workdir = Path(tmp)
+    # Each run's output (its mirror: 4,000-10,000 files) is kept until the
+    # benchmark ends (``--clean-each-run``: deleted after the run): deleted
+    # at once, its files' inodes are "recently deleted" for the next minutes,
+    # and on this machine's journal-less ext4 every file the next runs create
+    # nearby scans past them (the kernel's find_inode_bit, up to ~1 ms a
+    # file: bench/README.md, worker17)
+    with contextlib.ExitStack() as cleanup:
+        if args.runs_dir is None:
+            workdir = Path(
+                cleanup.enter_context(
+                    tempfile.TemporaryDirectory(prefix=f"webspider-small-{name}-")
+                )
+            )
+        else:
+            workdir = Path(
+                tempfile.mkdtemp(prefix=f"{name}-r{rnd + 1}-", dir=args.runs_dir)
+            )
         cmd = make_command(name, served, workdir, args)
         if cmd is None:
             return None
@@ -668,6 +684,36 @@ def _csv(value: str) -> list[str]:
 ALL_CONTENDERS = ("webspider", "nomirror", "baseline", "floor", "floorstate", "wget")
 
 
+def _run_sites(
+    args: argparse.Namespace,
+    factories: dict[str, Callable[[], AbstractContextManager[Served]]],
+    runs: list[Run],
+    profiles: list[dict[str, Any]],
+) -> None:
+    """Every round of every site, and the profiles (main's loop)."""
+    for site_name in args.sites:
+        try:
+            cm = factories[site_name]()
+            served = cm.__enter__()
+        except sites.SiteUnavailable as exc:
+            print(f"bench: skipping {site_name}: {exc}", file=sys.stderr)
+            continue
+        try:
+            print(f"== {site_name}: {served.site.description}", file=sys.stderr)
+            names = [] if args.profile_only else list(args.contenders)
+            for rnd in range(args.runs if names else 0):
+                shift = rnd % len(names)
+                for name in names[shift:] + names[:shift]:
+                    run = measure(served, name, rnd, args)
+                    if run is not None:
+                        runs.append(run)
+            if not args.no_profile:
+                for mode in args.profile_modes:
+                    profiles.append(profile_run(served, mode, args))
+        finally:
+            cm.__exit__(None, None, None)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=3)
@@ -712,6 +758,12 @@ def main(argv: list[str] | None = None) -> int:
         help="another webspider checkout: contenders named NAME@before "
         "(webspider@before, nomirror@before) run it, for before/after runs",
     )
+    p.add_argument(
+        "--clean-each-run",
+        action="store_true",
+        help="delete each run's output (its mirror) as soon as it ends, as "
+        "before 2026-12-03: the next runs' file creations then pay for it",
+    )
     args = p.parse_args(argv)
     args.variants = {}
     for spec in args.variant:
@@ -734,27 +786,15 @@ def main(argv: list[str] | None = None) -> int:
     started, load_start = time.time(), _loadavg()
     runs: list[Run] = []
     profiles: list[dict[str, Any]] = []
-    for site_name in args.sites:
-        try:
-            cm = factories[site_name]()
-            served = cm.__enter__()
-        except sites.SiteUnavailable as exc:
-            print(f"bench: skipping {site_name}: {exc}", file=sys.stderr)
-            continue
-        try:
-            print(f"== {site_name}: {served.site.description}", file=sys.stderr)
-            names = [] if args.profile_only else list(args.contenders)
-            for rnd in range(args.runs if names else 0):
-                shift = rnd % len(names)
-                for name in names[shift:] + names[:shift]:
-                    run = measure(served, name, rnd, args)
-                    if run is not None:
-                        runs.append(run)
-            if not args.no_profile:
-                for mode in args.profile_modes:
-                    profiles.append(profile_run(served, mode, args))
-        finally:
-            cm.__exit__(None, None, None)
+    with contextlib.ExitStack() as keep_runs:
+        args.runs_dir = None
+        if not args.clean_each_run:
+            args.runs_dir = Path(
+                keep_runs.enter_context(
+                    tempfile.TemporaryDirectory(prefix="webspider-small-runs-")
+                )
+            )
+        _run_sites(args, factories, runs, profiles)
     info = machine_info(args.project)
     info["command"] = "python bench/smallpages.py " + " ".join(
         sys.argv[1:] if argv is None else argv
