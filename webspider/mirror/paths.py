@@ -226,8 +226,9 @@ def conflict_name(name: str, tag: str) -> str:
 
 
 #: _href_segment's cache: a site's file and folder names (each page's name
-#: is in the links of many pages; ~100 bytes an entry)
-HREF_SEGMENT_CACHE = 1 << 14
+#: is in the links of many pages). ~140 bytes an entry besides the names the
+#: crawl holds anyway: ~1.1 MB a process once full, as url_path's
+HREF_SEGMENT_CACHE = 1 << 13
 
 
 @lru_cache(maxsize=HREF_SEGMENT_CACHE)
