@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import re
@@ -187,6 +188,8 @@ class WorkerCpu(threading.Thread):
         self.tree = TreeRss(pid)
         self.root = pid
         self.ticks: dict[int, int] = {}
+        #: of it, system CPU (the kernel's part: the mirror's file creations)
+        self.sys_ticks: dict[int, int] = {}
         self._done = threading.Event()
 
     def run(self) -> None:
@@ -198,6 +201,7 @@ class WorkerCpu(threading.Thread):
                     with open(f"/proc/{pid}/stat") as f:
                         fields = f.read().rsplit(")", 1)[1].split()
                     self.ticks[pid] = int(fields[11]) + int(fields[12])
+                    self.sys_ticks[pid] = int(fields[12])
                 except (OSError, IndexError, ValueError):
                     continue
 
@@ -205,6 +209,10 @@ class WorkerCpu(threading.Thread):
         self._done.set()
         self.join()
         return sum(self.ticks.values()) / CLK_TCK
+
+    @property
+    def sys_s(self) -> float:
+        return sum(self.sys_ticks.values()) / CLK_TCK
 
 
 @dataclass
@@ -222,6 +230,11 @@ class Run:
     pages_ok: int
     #: the mirror's end-of-crawl fix-up, as its log line says (0: none)
     fixup_s: float = 0.0
+    #: system CPU of all processes, and of the page worker (in the kernel:
+    #: on this machine's journal-less ext4 a file's creation swings from
+    #: 20 us to over 1 ms, see bench/README.md, worker17)
+    sys_s: float = 0.0
+    helper_sys_s: float = 0.0
 
 
 #: webspider.mirror.store's line at the end of the fix-up
@@ -231,8 +244,23 @@ FIXUP_LINE = re.compile(rb"Mirror: links fixed up in \d+ pages in ([0-9.]+) s")
 def measure(
     served: Served, name: str, rnd: int, args: argparse.Namespace
 ) -> Run | None:
-    with tempfile.TemporaryDirectory(prefix=f"webspider-small-{name}-") as tmp:
-        workdir = Path(tmp)
+    # Each run's output (its mirror: 4,000-10,000 files) is kept until the
+    # benchmark ends (``--clean-each-run``: deleted after the run): deleted
+    # at once, its files' inodes are "recently deleted" for the next minutes,
+    # and on this machine's journal-less ext4 every file the next runs create
+    # nearby scans past them (the kernel's find_inode_bit, up to ~1 ms a
+    # file: bench/README.md, worker17)
+    with contextlib.ExitStack() as cleanup:
+        if args.runs_dir is None:
+            workdir = Path(
+                cleanup.enter_context(
+                    tempfile.TemporaryDirectory(prefix=f"webspider-small-{name}-")
+                )
+            )
+        else:
+            workdir = Path(
+                tempfile.mkdtemp(prefix=f"{name}-r{rnd + 1}-", dir=args.runs_dir)
+            )
         cmd = make_command(name, served, workdir, args)
         if cmd is None:
             return None
@@ -248,6 +276,7 @@ def measure(
             on_start=on_start,
         )  # fmt: skip
         helper = watch[0].stop() if watch else 0.0
+        helper_sys = watch[0].sys_s if watch else 0.0
         time.sleep(0.05)
         log = (workdir / "crawl.log").read_bytes()
         log_tail = log[-1500:].decode(errors="replace")
@@ -269,10 +298,13 @@ def measure(
         len(served_reqs),
         len(ok),
         float(fixup.group(1)) if fixup else 0.0,
+        round(rusage.ru_stime, 3),
+        round(helper_sys, 2),
     )
     print(
         f"   {run.site} r{rnd + 1} {name:<10} wall {run.wall_s:7.2f}s cpu "
-        f"{run.cpu_s:7.2f}s (worker {run.helper_cpu_s:5.2f}) "
+        f"{run.cpu_s:7.2f}s (sys {run.sys_s:5.2f}; worker {run.helper_cpu_s:5.2f}, "
+        f"sys {run.helper_sys_s:4.2f}) "
         f"fix-up {run.fixup_s:4.2f}s "
         f"rss {run.maxrss_mb:5.0f}MB "
         f"2xx {run.pages_ok} requests {run.requests}",
@@ -525,6 +557,8 @@ def summarize(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
                 "pages_ok",
                 "requests",
                 "fixup_s",
+                "sys_s",
+                "helper_sys_s",
             )
         }
         med["cpu_ms_page"] = statistics.median(
@@ -592,16 +626,19 @@ def markdown(
             f"## {site}",
             "",
             "| contender | wall s | CPU s (all processes) | of it page worker | "
+            "system CPU s: all / page worker | "
             "CPU ms/page | wall ms/page | wall / floor | CPU / floor | "
             "peak RSS MB | pages 2xx | requests | mirror fix-up s | runs |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for name, m in rows.items():
             wf = f"{m['wall_s'] / floor['wall_s']:.2f}" if floor else ""
             cf = f"{m['cpu_s'] / floor['cpu_s']:.2f}" if floor else ""
             lines.append(
                 f"| {name} | {m['wall_s']:.2f} | {m['cpu_s']:.2f} | "
-                f"{m['helper_cpu_s']:.2f} | {m['cpu_ms_page']:.2f} | "
+                f"{m['helper_cpu_s']:.2f} | "
+                f"{m.get('sys_s', 0):.2f} / {m.get('helper_sys_s', 0):.2f} | "
+                f"{m['cpu_ms_page']:.2f} | "
                 f"{m['wall_ms_page']:.2f} | {wf} | {cf} | {m['maxrss_mb']:.0f} | "
                 f"{m['pages_ok']:.0f} | {m['requests']:.0f} | "
                 f"{m['fixup_s']:.2f} | {m['runs']:.0f} |"
@@ -645,6 +682,36 @@ def _csv(value: str) -> list[str]:
 
 
 ALL_CONTENDERS = ("webspider", "nomirror", "baseline", "floor", "floorstate", "wget")
+
+
+def _run_sites(
+    args: argparse.Namespace,
+    factories: dict[str, Callable[[], AbstractContextManager[Served]]],
+    runs: list[Run],
+    profiles: list[dict[str, Any]],
+) -> None:
+    """Every round of every site, and the profiles (main's loop)."""
+    for site_name in args.sites:
+        try:
+            cm = factories[site_name]()
+            served = cm.__enter__()
+        except sites.SiteUnavailable as exc:
+            print(f"bench: skipping {site_name}: {exc}", file=sys.stderr)
+            continue
+        try:
+            print(f"== {site_name}: {served.site.description}", file=sys.stderr)
+            names = [] if args.profile_only else list(args.contenders)
+            for rnd in range(args.runs if names else 0):
+                shift = rnd % len(names)
+                for name in names[shift:] + names[:shift]:
+                    run = measure(served, name, rnd, args)
+                    if run is not None:
+                        runs.append(run)
+            if not args.no_profile:
+                for mode in args.profile_modes:
+                    profiles.append(profile_run(served, mode, args))
+        finally:
+            cm.__exit__(None, None, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -691,6 +758,12 @@ def main(argv: list[str] | None = None) -> int:
         help="another webspider checkout: contenders named NAME@before "
         "(webspider@before, nomirror@before) run it, for before/after runs",
     )
+    p.add_argument(
+        "--clean-each-run",
+        action="store_true",
+        help="delete each run's output (its mirror) as soon as it ends, as "
+        "before 2026-12-03: the next runs' file creations then pay for it",
+    )
     args = p.parse_args(argv)
     args.variants = {}
     for spec in args.variant:
@@ -713,27 +786,15 @@ def main(argv: list[str] | None = None) -> int:
     started, load_start = time.time(), _loadavg()
     runs: list[Run] = []
     profiles: list[dict[str, Any]] = []
-    for site_name in args.sites:
-        try:
-            cm = factories[site_name]()
-            served = cm.__enter__()
-        except sites.SiteUnavailable as exc:
-            print(f"bench: skipping {site_name}: {exc}", file=sys.stderr)
-            continue
-        try:
-            print(f"== {site_name}: {served.site.description}", file=sys.stderr)
-            names = [] if args.profile_only else list(args.contenders)
-            for rnd in range(args.runs if names else 0):
-                shift = rnd % len(names)
-                for name in names[shift:] + names[:shift]:
-                    run = measure(served, name, rnd, args)
-                    if run is not None:
-                        runs.append(run)
-            if not args.no_profile:
-                for mode in args.profile_modes:
-                    profiles.append(profile_run(served, mode, args))
-        finally:
-            cm.__exit__(None, None, None)
+    with contextlib.ExitStack() as keep_runs:
+        args.runs_dir = None
+        if not args.clean_each_run:
+            args.runs_dir = Path(
+                keep_runs.enter_context(
+                    tempfile.TemporaryDirectory(prefix="webspider-small-runs-")
+                )
+            )
+        _run_sites(args, factories, runs, profiles)
     info = machine_info(args.project)
     info["command"] = "python bench/smallpages.py " + " ".join(
         sys.argv[1:] if argv is None else argv

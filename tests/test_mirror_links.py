@@ -258,6 +258,57 @@ def test_already_points(value, target, expected):
     assert already_points(value, ("h", "a", "page.html"), target) is expected
 
 
+def _already_points_by_posixpath(value, source, target):
+    """already_points as it was written first (posixpath's join and
+    normpath): the segment walk that replaced it must answer the same."""
+    import posixpath  # noqa: PLC0415
+    from urllib.parse import unquote  # noqa: PLC0415
+
+    from webspider.utils.url import url_scheme  # noqa: PLC0415
+
+    if url_scheme(value) or value.startswith("//") or "?" in value:
+        return False
+    path = value.partition("#")[0]
+    if not path or path.endswith("/") or "\\" in path:
+        return False
+    joined = posixpath.normpath(posixpath.join("/".join(source[:-1]), unquote(path)))
+    return joined == "/".join(target)
+
+
+def test_already_points_answers_as_posixpath_does():
+    sources = [("h", "page.html"), ("h", "a", "page.html"), ("h", "a", "b", "p.html")]
+    targets = [
+        ("h", "page.html"),
+        ("h", "a", "b.png"),
+        ("h", "b.png"),
+        ("h", "a", "b", "p.html"),
+        ("h", "c", "d.html"),
+        ("h", "a"),
+        ("h",),
+    ]
+    pieces = ["", ".", "..", "a", "b", "b.png", "h", "c", "d.html", "p.html", "%2E%2E"]
+    pieces += ["page.html", "a%2Fb.png", "%2Fh", "x%5Cy", "c%20d", ""]
+    values = {"#f", "?q", "//h/a", "http://h/a", "mailto:x", "/", "/h/a/b.png"}
+    for first in pieces:
+        for second in pieces:
+            for third in ("", "b.png", "..", "p.html#x", "d.html?v"):
+                values.add("/".join(p for p in (first, second, third) if p != "-"))
+                values.add("/" + "/".join((first, second, third)))
+                values.add("../" + "/".join((first, second, third)))
+    checked = 0
+    for value in sorted(values):
+        for source in sources:
+            for target in targets:
+                expected = _already_points_by_posixpath(value, source, target)
+                assert already_points(value, source, target) is expected, (
+                    value,
+                    source,
+                    target,
+                )
+                checked += expected
+    assert checked > 50  # the set holds links that do point
+
+
 def test_the_fix_up_reuses_the_spans_conversion_remembered(state):
     # A page converted while its links' files were missing, fixed up once
     # they are mirrored: with the spans the conversion remembered (no scan)

@@ -280,3 +280,53 @@ def test_plan_keeps_a_bounded_number_of_folders(tmp_path, monkeypatch):
         assert len(tree._planned) <= 3
     tree.close()
     assert set(os.listdir("/proc/self/fd")) == fds
+
+
+def test_writes_reads_and_refusals_leave_no_fd_open_and_the_root_usable(tmp_path):
+    # write walks from the root's own fd (no dup): it must never close it,
+    # and must close every folder it opened, the refused walks' included
+    fds = set(os.listdir("/proc/self/fd"))
+    tree = SafeTree(tmp_path / "m")
+    tree.write(("top.html",), b"at the root")
+    tree.write(("h", "a", "b", "c.html"), b"deep")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "m" / "h" / "link").symlink_to(tmp_path / "outside")
+    for _ in range(3):
+        with pytest.raises(UnsafePathError):
+            tree.write(("h", "link", "x.html"), b"no")
+        with pytest.raises(UnsafePathError):
+            tree.write(("h", "link"), b"no")  # the file's name is a symlink
+        assert tree.read(("h", "link", "x.html")) is None
+        assert not tree.exists(("h", "missing", "x.html"))
+        assert tree.read(("top.html",)) == b"at the root"
+        assert tree.exists(("h", "a", "b", "c.html"))
+        tree.write(("h", "a", "b", "c.html"), b"again")
+    assert list((tmp_path / "outside").iterdir()) == []
+    assert tree.read(("h", "a", "b", "c.html")) == b"again"
+    tree.close()
+    assert set(os.listdir("/proc/self/fd")) == fds
+
+
+def test_temporary_names_are_the_trees_own_and_never_repeat(tmp_path, monkeypatch):
+    made = []
+    real_open = os.open
+
+    def watch(path, flags, *args, **kwargs):
+        if isinstance(path, str) and path.startswith(TEMP_PREFIX):
+            made.append(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    one, two = SafeTree(tmp_path / "m"), SafeTree(tmp_path / "m")
+    monkeypatch.setattr(os, "open", watch)
+    for i in range(5):
+        one.write(("h", f"{i}.html"), b"x")
+        two.write(("h", f"{i}.html"), b"y")
+    monkeypatch.undo()
+    one.close()
+    two.close()
+    assert len(made) == 10 and len(set(made)) == 10
+    # two trees (the crawl's and its page worker's) never share a name
+    assert {m[: len(TEMP_PREFIX) + 16] for m in made[0::2]}.isdisjoint(
+        m[: len(TEMP_PREFIX) + 16] for m in made[1::2]
+    )
+    assert not [p for p in (tmp_path / "m" / "h").iterdir() if TEMP_PREFIX in p.name]

@@ -113,14 +113,36 @@ def is_relative(value: str) -> bool:
 
 def already_points(value: str, source: Segments, target: Segments) -> bool:
     """Whether the relative reference ``value``, read from the file
-    ``source``, already opens the file ``target``."""
+    ``source``, already opens the file ``target``.
+
+    ``posixpath.normpath(posixpath.join(folder, unquote(path))) == target``
+    (``folder``: ``source``'s), worked out on the segments: the mirror's
+    segments are plain names (no ``/``, ``.``, ``..`` or empty one:
+    SafeTree's check_segments), so the join is the folder's segments and
+    the path's, and normpath's work on a relative path is dropping empty and
+    ``.`` segments and taking one back for each ``..``. A path that becomes
+    absolute (a leading ``/``) or climbs above the mirror's root (normpath
+    keeps the ``..``) opens no mirrored file. Called for nearly every link
+    of every page converted; posixpath's pure-Python normpath was most of
+    its cost (tests/test_mirror_links.py compares the two)."""
     if url_scheme(value) or value.startswith("//") or "?" in value:
         return False
     path = value.partition("#")[0]
     if not path or path.endswith("/") or "\\" in path:
         return False
-    joined = posixpath.normpath(posixpath.join("/".join(source[:-1]), unquote(path)))
-    return joined == "/".join(target)
+    if "%" in path:
+        path = unquote(path)
+    if path.startswith("/"):
+        return False  # absolute: a mirror path never is
+    parts = list(source[:-1])
+    for part in path.split("/"):
+        if part == "..":
+            if not parts:
+                return False  # above the root: normpath keeps the "..", no file
+            parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/".join(parts) == "/".join(target)
 
 
 def _rewrite(
@@ -207,7 +229,9 @@ def convert(
     restore: dict[str, str] = {}
     track: set[str] = set()
     relative_ok = base_url == page_url
-    join = UrlJoiner(base_url).join
+    # made when a link is not among the scan's (``resolved``): never, for
+    # most pages the crawl read (its setup is an urljoin)
+    joiner: UrlJoiner | None = None
     resolved = page.resolved if page is not None else {}
     base_href = relative_href(source, source)
     page_key = canonical_url(page_url)
@@ -228,10 +252,13 @@ def convert(
             plain.pop(key, None)
 
     def decide(head: str, value: str) -> Decision:
+        nonlocal joiner
         absolute = resolved.get(value, "")
         if absolute == "":
+            if joiner is None:
+                joiner = UrlJoiner(base_url)
             try:
-                absolute = join(head)
+                absolute = joiner.join(head)
             except ValueError:
                 return _KEEP
             if not is_fetchable(absolute):

@@ -225,6 +225,19 @@ def conflict_name(name: str, tag: str) -> str:
     return shorten(f"{stem}{MARK}{tag}{ext}")
 
 
+#: _href_segment's cache: a site's file and folder names (each page's name
+#: is in the links of many pages). ~140 bytes an entry besides the names the
+#: crawl holds anyway: ~1.1 MB a process once full, as url_path's
+HREF_SEGMENT_CACHE = 1 << 13
+
+
+@lru_cache(maxsize=HREF_SEGMENT_CACHE)
+def _href_segment(segment: str) -> str:
+    """A mirror path's segment as a relative link writes it (urllib's quote
+    was most of relative_href's cost, asked for every link converted)."""
+    return quote(segment, safe=_HREF_SAFE)
+
+
 def relative_href(source: tuple[str, ...], target: tuple[str, ...]) -> str:
     """The relative URL, from the file ``source`` to the file ``target``
     (both mirror paths), that a browser opening ``source`` from disk
@@ -235,6 +248,6 @@ def relative_href(source: tuple[str, ...], target: tuple[str, ...]) -> str:
     while common < limit and src_dir[common] == target[common]:
         common += 1
     ups = [".."] * (len(src_dir) - common)
-    rest = [quote(s, safe=_HREF_SAFE) for s in target[common:]]
+    rest = [_href_segment(s) for s in target[common:]]
     href = "/".join(ups + rest)
     return href

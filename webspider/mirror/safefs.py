@@ -19,6 +19,7 @@ Pure filesystem code: no Scrapy, no URLs (see webspider.mirror.paths).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import stat
@@ -77,6 +78,12 @@ class SafeTree:
         #: paths (relative to the root) the tree never writes at or below:
         #: the crawl's own state when the user put it inside the mirror
         self.forbidden = tuple(forbidden)
+        # The temporary files' names: a random tag of the tree's (os.urandom,
+        # as secrets.token_hex: secrets would import hmac and with it OpenSSL,
+        # webspider.utils.digests) and a count, not 8 random bytes a write (a
+        # getrandom call each); O_EXCL refuses a name already there anyway
+        self._tmp_tag = os.urandom(8).hex()
+        self._tmp_count = itertools.count()
         #: folders ``plan`` walked to the end: the folders asked for → an fd
         #: of the folder reached and the names used (see ``plan``)
         self._planned: dict[Segments, tuple[int, Segments]] = {}
@@ -120,19 +127,33 @@ class SafeTree:
     ) -> Iterator[tuple[int, Segments]]:
         """An fd of the folder ``folders`` (walked without following links)
         and the names actually used (after folder-vs-file suffixes)."""
-        fd = os.dup(self._root_fd)
+        fd, used = self._walk(folders, create)
+        try:
+            yield fd, used
+        finally:
+            if fd != self._root_fd:
+                os.close(fd)
+
+    def _walk(self, folders: Segments, create: bool) -> tuple[int, Segments]:
+        """``_folder``'s fd (the root's own, not a copy, when ``folders`` is
+        empty: close it only when it is not) and names. The first folder is
+        opened in the root's fd itself: no ``dup`` and its ``close`` a write."""
+        root = fd = self._root_fd
         used: list[str] = []
         try:
             for folder in folders:
                 new_fd, name = self._open_folder(fd, folder, used, create)
                 if new_fd is None:
                     raise FileNotFoundError(f"no folder {'/'.join([*used, name])}")
-                os.close(fd)
+                if fd != root:
+                    os.close(fd)
                 fd = new_fd
                 used.append(name)
-            yield fd, tuple(used)
-        finally:
-            os.close(fd)
+        except BaseException:
+            if fd != root:
+                os.close(fd)
+            raise
+        return fd, tuple(used)
 
     @staticmethod
     def _open_folder(
@@ -178,13 +199,14 @@ class SafeTree:
         atomically; returns the path used."""
         check_segments(segments)
         self._check_forbidden(segments)
-        with self._folder(segments[:-1], create=True) as (fd, folders):
+        # (the walk, not ``_folder``'s context manager: once a page)
+        fd, folders = self._walk(segments[:-1], create=True)
+        try:
             name = self._file_name(fd, segments[-1], folders)
             used = (*folders, name)
             self._check_forbidden(used)
-            # os.urandom, as secrets.token_hex: secrets would import hmac and
-            # with it OpenSSL (webspider.utils.digests)
-            tmp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
+            # unguessable (the tree's random tag), and never the same twice
+            tmp = f"{TEMP_PREFIX}{self._tmp_tag}{next(self._tmp_count):x}"
             out = os.open(tmp, _NEW_FILE_FLAGS, 0o644, dir_fd=fd)
             try:
                 try:
@@ -200,6 +222,9 @@ class SafeTree:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=fd)
                 raise
+        finally:
+            if fd != self._root_fd:
+                os.close(fd)
         return used
 
     def plan(self, segments: Segments) -> Segments:
