@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -368,7 +369,9 @@ def test_second_crawl_refused_then_double_ctrl_c_then_resume(tmp_path, server):
     assert_complete(server, out, site)
 
 
-def test_other_start_urls_and_a_corrupt_state_are_refused(tmp_path, server):
+def test_other_start_urls_an_older_format_and_a_corrupt_state_are_refused(
+    tmp_path, server
+):
     site = tree()
     site.serve(server)
     moments = Moments(server)
@@ -381,6 +384,18 @@ def test_other_start_urls_and_a_corrupt_state_are_refused(tmp_path, server):
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert "other start URLs or scope" in line and "restart=1" in line
+    # a state of format 7 (a waiting-links chunk without its cleared bits):
+    # never read as format 8's
+    served = len(server.requested_pages())
+    with sqlite3.connect(out / STATE) as db:
+        db.execute("UPDATE meta SET value = '7' WHERE name = 'format'")
+    db.close()
+    refused = run_crawl(*args)
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "crawl state of format 7, this webspider reads format 8" in line, line
+    assert "restart=1" in line
+    assert len(server.requested_pages()) == served  # nothing crawled
     (out / STATE).write_bytes(b"\0garbage" * 512)
     refused = run_crawl(*args)
     assert refused.returncode == 2, refused.stderr

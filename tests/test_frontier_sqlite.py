@@ -100,17 +100,17 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6", "7"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
     # whole URL, format 4 kept a page's place in mirror.where, format 5 the
-    # waiting links in the record table, format 6 64-bit fingerprints:
-    # never misread as format 7's
+    # waiting links in the record table, format 6 64-bit fingerprints,
+    # format 7 no cleared bits a chunk: never misread as format 8's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 7"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format 8"):
         SQLiteState(path)
 
 
@@ -922,6 +922,54 @@ def test_waiting_links_are_packed_in_chunks_by_target(path):
         state.close()
 
 
+def test_a_cleared_range_is_kept_in_its_chunks_cleared_bits(path):
+    """A target's range cleared (format 8) touches no chunk's bytes: the bits
+    go to the chunk's ``cleared`` and apply when it is read; a link appended
+    with bits the column would clear, or with no text (a page the clear
+    dropped would lend it its text), applies them to the bytes first."""
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        db = state._db
+        waiting.flag_many(
+            [("AAAA\nBBBB", 1, "b"), ("AAAA\nCCCC", 3, "c"), ("AAAA\nDDDD", 2, "d")]
+        )
+        state.commit()
+        (before,) = db.execute("SELECT links FROM waiting").fetchall()
+        waiting.unflag_prefixes(["AAAA\n"], 1)
+        rows = db.execute("SELECT flags, cleared, links FROM waiting").fetchall()
+        assert rows == [(2, 1, before[0])]  # no byte rewritten
+        assert dict(waiting.items()) == {
+            "AAAA\nCCCC": flagged(2, "c"),
+            "AAAA\nDDDD": flagged(2, "d"),
+        }
+        assert waiting.get("AAAA\nBBBB") is None
+        # the reports' bit with a text: appended, the column kept
+        waiting.flag_many([("AAAA\nBBBB", 2, "b2")])
+        waiting.write_flags()
+        assert db.execute("SELECT cleared FROM waiting").fetchall() == [(1,)]
+        assert waiting.get("AAAA\nBBBB") == flagged(2, "b2")
+        # the mirror's bit (no text), which the column would clear
+        waiting.flag_many([("AAAA\nDDDD", 1, None)])
+        waiting.write_flags()
+        ((cleared, links),) = db.execute("SELECT cleared, links FROM waiting")
+        assert cleared == 0
+        assert dict(waiting.items()) == {
+            "AAAA\nBBBB": flagged(2, "b2"),
+            "AAAA\nCCCC": flagged(2, "c"),
+            "AAAA\nDDDD": flagged(3, "d"),
+        }
+        # the dead link's bytes (BBBB with bit 1, text "b") are gone
+        assert links.count(b"b") == 1
+        # a page's link dropped by the column, appended again with no text
+        waiting.unflag_prefixes(["AAAA\n"], 2)
+        waiting.flag_many([("AAAA\nCCCC", 1, None)])
+        assert waiting.get("AAAA\nCCCC") == flagged(1, "")
+        assert waiting.get("AAAA\nDDDD") == flagged(1, "d")
+    finally:
+        state.close()
+
+
 def _stored_order(key: str) -> tuple[bool, str, bool, str]:
     target, _, page = key.partition("\n")
     return _packed(target), target, _packed(page), page
@@ -935,7 +983,9 @@ def _packed(code: str) -> bool:
 def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
     """SQLiteWaiting against MemoryRecords on random work (chunks kept
     small: split often, links below a target's first chunk, pages flagged
-    again, ranges and keys cleared): the same records, in the same order."""
+    again, ranges and keys cleared, links appended to a range just cleared
+    — the chunks' cleared bits — with and without text, over the pages it
+    held): the same records, in the same order."""
     monkeypatch.setattr(sqliterecords, "CHUNK_BYTES", 40)
     rng = random.Random(seed)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -946,9 +996,9 @@ def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
     try:
         waiting = state.records("links.waiting")
         model = MemoryRecords()
-        for step in range(400):
+        for step in range(600):
             action = rng.random()
-            if action < 0.6:
+            if action < 0.5:
                 rows = [
                     (
                         f"{rng.choice(targets)}\n{rng.choice(codes)}",
@@ -959,11 +1009,37 @@ def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
                 ]
                 for store in (waiting, model):
                     store.flag_many(rows)
-            elif action < 0.75:
+            elif action < 0.62:
                 groups = [f"{t}\n" for t in rng.sample(targets, 3)]
                 bits = rng.choice((1, 2, 3, 4))
                 for store in (waiting, model):
                     store.unflag_prefixes(groups, bits)
+            elif action < 0.72:  # a range cleared, then links appended to it
+                target = rng.choice(targets)
+                held = [key for key, _ in model.items(f"{target}\n")]
+                pages = [key.partition("\n")[2] for key in held] or codes
+                if rng.random() < 0.5:
+                    waiting.write_flags()  # else its held rows are written first
+                bits = rng.choice((1, 2, 3, 4))
+                for store in (waiting, model):
+                    store.unflag_prefixes([f"{target}\n"], bits)
+                rows = [
+                    (
+                        f"{target}\n{rng.choice(pages)}",
+                        rng.choice((1, 2, 4, 6, bits)),
+                        rng.choice((None, "", "u", "after " * rng.randrange(1, 3))),
+                    )
+                    for _ in range(rng.randrange(1, 8))
+                ]
+                for store in (waiting, model):
+                    store.flag_many(rows)
+                if rng.random() < 0.5:
+                    keys = [f"{target}\n{page}" for page in pages]
+                    assert waiting.get_many(keys) == model.get_many(keys)
+            elif action < 0.74:
+                bits = rng.choice((1, 2, 4))
+                for store in (waiting, model):
+                    store.unflag_prefix("", bits)
             elif action < 0.85:
                 keys = [
                     f"{rng.choice(targets)}\n{rng.choice(codes)}" for _ in range(10)

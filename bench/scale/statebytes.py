@@ -88,10 +88,11 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
         cols = {c[1] for c in db.execute("PRAGMA table_info(waiting)")}
         if "links" in cols:  # links packed in chunks by target
             links = keys = values = 0
-            for target, first, data in db.execute(
-                "SELECT target, first, links FROM waiting"
+            cleared = "cleared" if "cleared" in cols else "0"  # format 8
+            for target, first, data, bits in db.execute(
+                f"SELECT target, first, links, {cleared} FROM waiting"
             ):
-                links += _chunk_links(data)
+                links += _chunk_links(data, bits)
                 keys += len(target) + len(first)
                 values += len(data)
             found = [(links, keys, values)] if links else []
@@ -127,9 +128,10 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _chunk_links(data: bytes) -> int:
+def _chunk_links(data: bytes, cleared: int = 0) -> int:
     """How many links a chunk of ``waiting`` holds (webspider.frontier.
-    sqliterecords.SQLiteWaiting's layout)."""
+    sqliterecords.SQLiteWaiting's layout; a link its ``cleared`` bits
+    leave with no flag is not counted)."""
 
     def varint(at: int) -> tuple[int, int]:
         n = shift = 0
@@ -157,7 +159,8 @@ def _chunk_links(data: bytes) -> int:
             more, at = varint(at)
             size = 6 + more
         at += size
-        links += 1
+        if head & 15 & ~cleared:
+            links += 1
     return links
 
 

@@ -1,9 +1,10 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 7; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 8; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
-a table of their own, 7 fingerprints of 32 bits)::
+a table of their own, 7 fingerprints of 32 bits, 8 a waiting-links
+chunk's cleared bits in a column)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)

@@ -5,8 +5,8 @@ Layout, beside the tables of webspider.frontier.sqlite::
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
            value) WITHOUT ROWID   -- value: see below
-    waiting(target, first, flags, links,  -- links.waiting only, packed
-            PRIMARY KEY (target, first)) WITHOUT ROWID  -- (SQLiteWaiting)
+    waiting(target, first, flags, cleared, links,  -- links.waiting only,
+            PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed (SQLiteWaiting)
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -103,6 +103,7 @@ CREATE TABLE IF NOT EXISTS waiting (
     target NOT NULL,
     first NOT NULL,
     flags INTEGER NOT NULL,
+    cleared INTEGER NOT NULL DEFAULT 0,
     links BLOB NOT NULL,
     PRIMARY KEY (target, first)
 ) WITHOUT ROWID;
@@ -703,9 +704,11 @@ _NO_TEXT = 6
 _LONG = 7
 
 
-def _decode_links(data: bytes) -> _Links:
+def _decode_links(data: bytes, cleared: int = 0) -> _Links:
     """A chunk's links (see SQLiteWaiting) in their pages' order, a page
-    appended twice read as the two appends applied in turn."""
+    appended twice read as the two appends applied in turn, the bits
+    ``cleared`` (the chunk's column) cleared from each and the links left
+    with no flag dropped."""
     out: _Links = {}
     at, end = 0, len(data)
     last: Any = None
@@ -740,6 +743,12 @@ def _decode_links(data: bytes) -> _Links:
             old[0] |= head & 15
             if text is not None:
                 old[1] = text
+    if cleared:
+        kept = ~cleared
+        for page in [page for page, link in out.items() if not link[0] & kept]:
+            del out[page]
+        for link in out.values():
+            link[0] &= kept
     if not ordered:
         out = {page: out[page] for page in sorted(out, key=_order)}
     return out
@@ -798,12 +807,11 @@ def _encode_links(links: _Links) -> list[tuple[Any, int, bytes]]:
     return chunks
 
 
-def _clear_links(data: bytes, bits: int) -> tuple[int, bytes] | None:
+def _clear_links(data: bytes, bits: int) -> bytes | None:
     """A chunk's bytes with ``bits`` cleared from each link and the links
-    left with no flag dropped, and its flags; None when a page is in it
-    twice (a link's text may then be another entry's: the caller decodes)."""
+    left with no flag dropped; None when a page is in it twice (a link's
+    text may then be another entry's: the caller decodes)."""
     out = bytearray()
-    union = 0
     seen = set()
     at, end = 0, len(data)
     while at < end:
@@ -828,23 +836,47 @@ def _clear_links(data: bytes, bits: int) -> tuple[int, bytes] | None:
             at += size
         flags = head & 15 & ~bits
         if flags:
-            union |= flags
             out.append(head & ~15 | flags)
             out += data[start + 1 : at]
-    return union, bytes(out)
+    return bytes(out)
+
+
+def _materialise(data: bytes, cleared: int) -> bytes:
+    """``wl_clear``: a chunk's bytes with its ``cleared`` bits applied (the
+    links they leave with no flag dropped, a page appended twice merged)."""
+    found = _clear_links(data, cleared)
+    if found is not None:
+        return found
+    out = bytearray()
+    for page, (flags, text) in _decode_links(data, cleared).items():
+        _link_bytes(out, page, flags, text)
+    return bytes(out)
 
 
 #: a link appended to the chunk of its page (SQLiteWaiting._locate), or the
-#: first of a new chunk
+#: first of a new chunk; the chunk's cleared bits applied to its bytes first
+#: (``wl_clear``) when they would clear the new link's (?3) or the link has
+#: no text (?6: its page's link they dropped would lend it its text)
+_MATERIALISE = "cleared != 0 AND (cleared & ?3 != 0 OR ?6)"
 _APPEND = (
     "INSERT INTO waiting (target, first, flags, links) VALUES (?1, coalesce(("
     "SELECT first FROM waiting WHERE target = ?1 AND first <= ?2 ORDER BY first "
     "DESC LIMIT 1), (SELECT first FROM waiting WHERE target = ?1 ORDER BY first "
     "LIMIT 1), ?2), ?3, ?4) ON CONFLICT (target, first) DO UPDATE SET "
-    "flags = flags | excluded.flags, links = CAST(links || excluded.links AS "
-    "BLOB) "
+    "flags = flags | excluded.flags, "
+    f"links = CAST(CASE WHEN {_MATERIALISE} THEN wl_clear(links, cleared) "
+    "ELSE links END || excluded.links AS BLOB), "
+    f"cleared = CASE WHEN {_MATERIALISE} THEN 0 ELSE cleared END "
     "WHERE length(links) + length(excluded.links) <= ?5 "
     "OR wl_grown(target, first, length(links) + length(excluded.links))"
+)
+
+#: a target's range cleared of ?2: its chunks left with no flag deleted,
+#: the others' bits kept in ``cleared`` (no chunk read)
+_CLEAR_DELETE = "DELETE FROM waiting WHERE target = ?1 AND flags & ~?2 = 0"
+_CLEAR_UPDATE = (
+    "UPDATE waiting SET cleared = cleared | (flags & ?2), flags = flags & ~?2 "
+    "WHERE target = ?1 AND flags & ?2 != 0"
 )
 
 #: an operation on one link: its entry (None: absent) → (the new entry or
@@ -876,17 +908,19 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
 
 class SQLiteWaiting(_HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
-    (state format 6): the records interface of a namespace of flagged
+    (state format 6, 8): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —
     about 40 % fewer bytes a link than the ``record`` table's row a link
     (bench/README.md, "The waiting links packed").
 
-    A row is a *chunk*: ``(target, first, flags, links)``, keyed by the
-    target and a page: the chunk holds the target's links from the pages
-    from ``first`` up to the next chunk's ``first`` (the target's first
-    chunk also those below its own: a page below every chunk's joins it,
-    ``_locate``). ``flags`` is the union of its links' flags, ``links``
-    the links one after the other: a byte (the link's flags in bits 0-3,
+    A row is a *chunk*: ``(target, first, flags, cleared, links)``, keyed
+    by the target and a page: the chunk holds the target's links from the
+    pages from ``first`` up to the next chunk's ``first`` (the target's
+    first chunk also those below its own: a page below every chunk's joins
+    it, ``_locate``). ``flags`` is the union of its links' flags,
+    ``cleared`` bits cleared from every link in ``links`` but not yet from
+    its bytes (format 8; see Writes), ``links`` the links one after the
+    other: a byte (the link's flags in bits 0-3,
     bit 4 set for a page code kept as text, bits 5-7 the text's length up
     to 5, 6 for no text given, 7 for 6 bytes or more), the page (3 bytes;
     or a varint length and the code's UTF-8), a varint of the length past
@@ -905,9 +939,16 @@ class SQLiteWaiting(_HeldFlags):
     again after a kill, or flagged by two features in two commits) is two
     entries, read as the second applied to the first: idempotent, and
     merged the next time the chunk is rewritten. A target's range cleared
-    (``unflag_prefix(es)``, each feature's answer) deletes the chunks left
-    with no flag in one statement without reading them (``flags``), and
-    reads and rewrites only those whose links keep another bit; a chunk
+    (``unflag_prefix(es)``, each feature's answer) reads no chunk (format
+    8): one statement deletes the chunks left with no flag (``flags``),
+    one more ORs the bits into the others' ``cleared`` (and takes them
+    from ``flags``); every read of a chunk applies its ``cleared`` to the
+    links it decodes (a link left with no flag is absent). The bytes are
+    edited (``wl_clear``, in the append's statement, the column reset)
+    only when a link appended to the chunk would be wrong under them: its
+    bits meet ``cleared``, or it has no text (a link of its page that the
+    bits dropped would lend it its text); and whenever the chunk is
+    rewritten anyway (a split, ``put``, ``unflag`` of keys). A chunk
     rewritten smaller is never split, so an iteration does not meet its
     links twice. ``unflag`` and ``delete`` of single keys, ``get``,
     ``put`` and ``put_new`` read the key's chunk (one query).
@@ -933,6 +974,7 @@ class SQLiteWaiting(_HeldFlags):
         #: chunks an append took past CHUNK_BYTES: (target, first)
         self._grown: list[tuple[Any, Any]] = []
         db.create_function("wl_grown", 3, self._note_grown)
+        db.create_function("wl_clear", 2, _materialise, deterministic=True)
 
     def _note_grown(self, target: Any, first: Any, size: int) -> int:
         """``wl_grown``: note a chunk ``_APPEND`` takes past CHUNK_BYTES."""
@@ -944,11 +986,11 @@ class SQLiteWaiting(_HeldFlags):
         """Rewrite the chunks ``grown`` in chunks of CHUNK_BYTES at most."""
         for target, first in dict.fromkeys(grown):
             row = self._db.execute(
-                "SELECT links FROM waiting WHERE target = ? AND first = ?",
+                "SELECT links, cleared FROM waiting WHERE target = ? AND first = ?",
                 (target, first),
             ).fetchone()
             if row is not None:
-                self._store(target, first, _decode_links(row[0]))
+                self._store(target, first, _decode_links(row[0], row[1]))
 
     # -- the chunks -----------------------------------------------------------------
     def _change(self, ops: dict[Any, list[tuple[Any, _Op]]]) -> None:
@@ -963,7 +1005,7 @@ class SQLiteWaiting(_HeldFlags):
                 if row is not None:
                     first = row[0]
                     if first not in loaded:
-                        loaded[first] = _decode_links(row[1])
+                        loaded[first] = _decode_links(row[1], row[2])
                 else:  # none stored: the one made here, if any
                     first = min(loaded, key=_order) if loaded else None
                 links = None if first is None else loaded[first]
@@ -984,28 +1026,28 @@ class SQLiteWaiting(_HeldFlags):
             for first in dirty:
                 self._store(target, first, loaded[first])
 
-    def _locate(self, target: Any, page: Any) -> tuple[Any, bytes] | None:
-        """The chunk (first, links) that holds or would hold ``page``'s link
+    def _locate(self, target: Any, page: Any) -> tuple[Any, bytes, int] | None:
+        """The chunk (first, links, cleared) that holds or would hold ``page``'s link
         to ``target``: the last one whose first page is not after it, else
         the target's first chunk (which holds the pages below its first:
         a page below every chunk's makes no new chunk)."""
         execute = self._db.execute
         row = execute(
-            "SELECT first, links FROM waiting WHERE target = ? AND first <= ? "
-            "ORDER BY first DESC LIMIT 1",
+            "SELECT first, links, cleared FROM waiting WHERE target = ? "
+            "AND first <= ? ORDER BY first DESC LIMIT 1",
             (target, page),
         ).fetchone()
         if row is None:
             row = execute(
-                "SELECT first, links FROM waiting WHERE target = ? "
+                "SELECT first, links, cleared FROM waiting WHERE target = ? "
                 "ORDER BY first LIMIT 1",
                 (target,),
             ).fetchone()
-        return None if row is None else (row[0], row[1])
+        return None if row is None else (row[0], row[1], row[2])
 
     def _store(self, target: Any, first: Any, links: _Links) -> None:
         """Write the chunk ``(target, first)`` holding ``links`` (split when
-        too long, deleted when empty)."""
+        too long, deleted when empty; no bit left to clear)."""
         if not links:
             self._db.execute(
                 "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
@@ -1026,48 +1068,17 @@ class SQLiteWaiting(_HeldFlags):
                 "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
             )
         self._db.executemany(
-            "INSERT OR REPLACE INTO waiting (target, first, flags, links) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO waiting (target, first, flags, cleared, links) "
+            "VALUES (?, ?, ?, 0, ?)",
             rows,
         )
 
     def _clear_targets(self, targets: list[Any], bits: int) -> None:
-        """Clear ``bits`` of every link of ``targets``."""
-        db = self._db
-        db.executemany(
-            "DELETE FROM waiting WHERE target = ? AND flags & ~? = 0",
-            [(target, bits) for target in targets],
-        )
-        for target in targets:
-            rows = db.execute(
-                "SELECT first, links FROM waiting WHERE target = ? AND flags & ? != 0",
-                (target, bits),
-            ).fetchall()
-            for first, data in rows:
-                self._clear_chunk(target, first, data, bits)
-
-    def _clear_chunk(self, target: Any, first: Any, data: bytes, bits: int) -> None:
-        cleared = _clear_links(data, bits)
-        if cleared is not None:  # the usual chunk: its bytes edited in place
-            union, kept_bytes = cleared
-            if union:
-                self._db.execute(
-                    "UPDATE waiting SET flags = ?, links = ? WHERE target = ? "
-                    "AND first = ?",
-                    (union, kept_bytes, target, first),
-                )
-            else:
-                self._db.execute(
-                    "DELETE FROM waiting WHERE target = ? AND first = ?",
-                    (target, first),
-                )
-            return
-        links = _decode_links(data)
-        kept: _Links = {}
-        for page, (flags, text) in links.items():
-            if flags & ~bits:
-                kept[page] = [flags & ~bits, text]
-        self._store(target, first, kept)
+        """Clear ``bits`` of every link of ``targets``: in SQL, no chunk read
+        (the chunks' ``cleared``)."""
+        rows = [(target, bits) for target in targets]
+        self._db.executemany(_CLEAR_DELETE, rows)
+        self._db.executemany(_CLEAR_UPDATE, rows)
 
     # -- flags ----------------------------------------------------------------------
     def write_flags(self, within: Set[str] | None = None) -> None:
@@ -1078,8 +1089,9 @@ class SQLiteWaiting(_HeldFlags):
             return
         # appended to the chunk of their page's range (the target's first
         # link makes its first chunk, in any order: a page below it joins
-        # it), in SQL: no chunk read
-        appends: list[tuple[str | bytes, str | bytes, int, bytes]] = []
+        # it), in SQL: no chunk read (_APPEND's parameters)
+        limit = CHUNK_BYTES  # wl_grown is called past it only
+        appends: list[tuple[str | bytes, str | bytes, int, bytes, int, bool]] = []
         packed: dict[str, str | bytes] = {}  # a page's code, once a batch
         for key, (bits, text) in rows.items():
             head, sep, tail = key.partition("\n")
@@ -1099,14 +1111,13 @@ class SQLiteWaiting(_HeldFlags):
                     link = bytes((bits | size << 5,)) + page + raw
                 else:
                     link = bytes((bits | _LONG << 5,)) + page + bytes((size - 6,)) + raw
-                appends.append((target, page, bits, link))
+                appends.append((target, page, bits, link, limit, False))
                 continue
             out = bytearray()
             _link_bytes(out, page, bits, raw)
-            appends.append((target, page, bits, bytes(out)))
+            appends.append((target, page, bits, bytes(out), limit, raw is None))
         grown = self._grown
-        limit = CHUNK_BYTES  # wl_grown is called past it only
-        self._db.executemany(_APPEND, [(*row, limit) for row in appends])
+        self._db.executemany(_APPEND, appends)
         if grown:
             self._grown = []
             self._split(grown)
@@ -1131,22 +1142,13 @@ class SQLiteWaiting(_HeldFlags):
             self.unflag_prefixes([prefix], bits)
             return
         self.write_flags()
-        db = self._db
-        db.execute("DELETE FROM waiting WHERE flags & ~? = 0", (bits,))
-        rows = db.execute(
-            "SELECT target, first, links FROM waiting WHERE flags & ? != 0 "
-            f"ORDER BY target, first LIMIT {_CHUNKS}",
+        # every target's: _CLEAR_DELETE and _CLEAR_UPDATE without the target
+        self._db.execute("DELETE FROM waiting WHERE flags & ~?1 = 0", (bits,))
+        self._db.execute(
+            "UPDATE waiting SET cleared = cleared | (flags & ?1), "
+            "flags = flags & ~?1 WHERE flags & ?1 != 0",
             (bits,),
-        ).fetchall()
-        while rows:
-            for target, first, data in rows:
-                self._clear_chunk(target, first, data, bits)
-            last_target, last_first, _ = rows[-1]
-            rows = db.execute(
-                "SELECT target, first, links FROM waiting WHERE flags & ? != 0 AND "
-                f"(target, first) > (?, ?) ORDER BY target, first LIMIT {_CHUNKS}",
-                (bits, last_target, last_first),
-            ).fetchall()
+        )
 
     def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
         check_bits(bits)
@@ -1173,7 +1175,7 @@ class SQLiteWaiting(_HeldFlags):
                 continue
             target, page = _pack_key(key)
             row = self._locate(target, page)
-            found = None if row is None else _decode_links(row[1]).get(page)
+            found = None if row is None else _decode_links(row[1], row[2]).get(page)
             out.append(None if found is None else _value(found))
         return out
 
@@ -1181,37 +1183,37 @@ class SQLiteWaiting(_HeldFlags):
         if prefix:
             target = _group(prefix)
             first = (
-                "SELECT target, first, links FROM waiting WHERE target = ? "
+                "SELECT target, first, links, cleared FROM waiting WHERE target = ? "
                 f"ORDER BY first LIMIT {_CHUNKS}"
             )
             more = (
-                "SELECT target, first, links FROM waiting WHERE target = ? "
+                "SELECT target, first, links, cleared FROM waiting WHERE target = ? "
                 f"AND first > ? ORDER BY first LIMIT {_CHUNKS}"
             )
             args: tuple[Any, ...] = (target,)
         else:
             first = (
-                "SELECT target, first, links FROM waiting "
+                "SELECT target, first, links, cleared FROM waiting "
                 f"ORDER BY target, first LIMIT {_CHUNKS}"
             )
             more = (
-                "SELECT target, first, links FROM waiting WHERE (target, first) "
-                f"> (?, ?) ORDER BY target, first LIMIT {_CHUNKS}"
+                "SELECT target, first, links, cleared FROM waiting WHERE "
+                f"(target, first) > (?, ?) ORDER BY target, first LIMIT {_CHUNKS}"
             )
             args = ()
         if self._flags:
             self.write_flags()
         rows = self._db.execute(first, args).fetchall()
         while rows:
-            for target, _first, data in rows:
+            for target, _first, data, cleared in rows:
                 head = _unpack_code(target) + "\n"
-                for page, found in _decode_links(data).items():
+                for page, found in _decode_links(data, cleared).items():
                     yield head + _unpack_code(page), _value(found)
             if len(rows) < _CHUNKS:
                 return
             if self._flags:  # flagged while the caller iterates
                 self.write_flags()
-            last_target, last_first, _ = rows[-1]
+            last_target, last_first = rows[-1][:2]
             after = (last_first,) if prefix else (last_target, last_first)
             rows = self._db.execute(more, (*args, *after)).fetchall()
 

@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 #: a file's place is read from the index record; 6, the embedded state
 #: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
 #: SQLiteWaiting; 7, the embedded state only: the queue's fingerprints of
-#: 32 bits, webspider.frontier.fingerprints)
-FORMAT_VERSION = 7
+#: 32 bits, webspider.frontier.fingerprints; 8, the embedded state only: a
+#: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting)
+FORMAT_VERSION = 8
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"
