@@ -31,32 +31,42 @@ def path_of(i: int) -> str:
     return "/" if i == 0 else f"/p/{i}"
 
 
-def held(lock: Path) -> bool:
-    """Whether a process holds ``lock`` (a worker folder's flock), read from
-    /proc/locks: trying the lock here could take the folder from the worker."""
-    try:
-        inode = f":{lock.stat().st_ino} "
-    except FileNotFoundError:
-        return False
-    with open("/proc/locks", encoding="ascii") as locks:
-        return any("FLOCK" in line and inode in line for line in locks)
+def joined(out: Path, workers: int, since: float) -> bool:
+    """Whether ``workers`` workers have joined the crawl run started at
+    ``since``: a worker's scheduler empties (or makes) its folder's
+    pages.jsonl once it has opened the run's crawl state. A worker's folder
+    lock (taken at the command's start, a second or more before that on a
+    loaded machine) was too early: the first worker could finish the crawl
+    meanwhile, and the late one started another update crawl (every page
+    listed as gone as well as new)."""
+    for n in range(1, workers + 1):
+        try:
+            if (out / f"worker-{n}" / "pages.jsonl").stat().st_mtime < since:
+                return False
+        except FileNotFoundError:
+            return False
+    return True
 
 
-def dated_tree(server: TestServer, second_worker: Path) -> None:
+def dated_tree(server: TestServer, out: Path, run: dict[str, float]) -> None:
     """Every page says when it changed, and answers 304 when asked since.
 
-    /p/3 (depth 2) is answered once a second worker runs (holds the lock
-    ``second_worker``), and each page takes 0.1 s: in each crawl the first
-    worker cannot crawl the whole site before the second one joins, however
-    late it starts (a worker starting after a crawl finished would start
-    another update crawl)."""
+    /p/3 (depth 2) is answered once both workers have joined the run that
+    began at ``run["since"]`` (``joined``), and each page takes 0.1 s: in
+    each crawl the first worker cannot crawl the whole site before the
+    second one joins, however late it starts (a worker starting after a
+    crawl finished would start another update crawl)."""
     for i in range(PAGES):
         children = [path_of(c) for c in (2 * i + 1, 2 * i + 2) if c < PAGES]
         body = html("".join(f'<a href="{c}">{c}</a>' for c in children))
 
         def route(seen: SeenRequest, body: str = body, gate: bool = i == 3) -> Page:
             deadline = time.monotonic() + 60
-            while gate and not held(second_worker) and time.monotonic() < deadline:
+            while (
+                gate
+                and not joined(out, 2, run["since"])
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.01)
             if seen.headers.get("If-Modified-Since") == LAST_MODIFIED:
                 return Page(b"", status=304, content_type=None, delay=0.02)
@@ -73,7 +83,16 @@ def start(server: TestServer, out: Path, state_url: str) -> subprocess.Popen[str
     )
 
 
-def crawl_with(server: TestServer, out: Path, state_url: str, workers: int) -> None:
+def crawl_with(
+    server: TestServer,
+    out: Path,
+    state_url: str,
+    workers: int,
+    run: dict[str, float],
+) -> None:
+    # a file's mtime is the kernel's clock, which can lag time.time() by up
+    # to a tick: "since" is taken a little early
+    run["since"] = time.time() - 0.05
     running = [start(server, out, state_url) for _ in range(workers)]
     for worker in running:
         log = worker.communicate(timeout=180)[0]
@@ -100,8 +119,9 @@ def changes(out: Path) -> Counter[tuple[str, str]]:
 
 def test_an_update_crawl_knows_the_pages_of_every_worker(server, redis_url, tmp_path):
     out = tmp_path / "out"
-    dated_tree(server, out / "worker-2.lock")
-    crawl_with(server, out, redis_url, 2)
+    run = {"since": 0.0}
+    dated_tree(server, out, run)
+    crawl_with(server, out, redis_url, 2, run)
     fetched = Counter(seen.path for seen in server.log if seen.path != "/robots.txt")
     assert len(fetched) == PAGES
     assert max(fetched.values()) == 1
@@ -115,7 +135,7 @@ def test_an_update_crawl_knows_the_pages_of_every_worker(server, redis_url, tmp_
     assert changes(out) == Counter((url, "new") for url in urls)
 
     server.clear()
-    crawl_with(server, out, redis_url, 2)
+    crawl_with(server, out, redis_url, 2, run)
     asked = [seen for seen in server.log if seen.path != "/robots.txt"]
     assert Counter(seen.path for seen in asked) == fetched
     # every page asked for since the date the first crawl stored, whichever
