@@ -227,6 +227,8 @@ def leave_out_components(
 
 class Command(ScrapyCrawlCommand):
     crawler: Crawler | None = None
+    #: made with the crawler (``_create_crawler``)
+    stop_signals: StopSignals | None = None
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         signal.signal(signal.SIGINT, interrupted_before_the_crawl)
@@ -303,10 +305,8 @@ class Command(ScrapyCrawlCommand):
         self.crawler.signals.connect(chores.start, signal=signals.engine_started)
         self.crawler.signals.connect(chores.stop, signal=signals.engine_stopped)
         # Scrapy's handlers are in place once the engine starts
-        self.stop_signals = StopSignals()
-        self.crawler.signals.connect(
-            self.stop_signals.watch, signal=signals.engine_started
-        )
+        self.stop_signals = stops = StopSignals()
+        self.crawler.signals.connect(stops.watch, signal=signals.engine_started)
         return self.crawler
 
     def freeze_start_up_objects(self) -> None:
@@ -331,11 +331,11 @@ class Command(ScrapyCrawlCommand):
 
     def interrupted(self) -> int:
         """The signal that stopped the crawl before it finished, 0 if none."""
-        crawler = self.crawler
-        if crawler is None or not hasattr(self, "stop_signals"):
+        crawler, stops = self.crawler, self.stop_signals
+        if crawler is None or stops is None:
             return 0
         reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
-        return self.stop_signals.interrupted(reason)
+        return stops.interrupted(reason)
 
     def broken_internal_links(self) -> int:
         """Broken internal links found, when they should fail the command."""
