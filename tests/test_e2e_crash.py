@@ -436,6 +436,7 @@ def test_another_depth_cap_and_a_pages_file_written_over_are_refused(tmp_path, s
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert "another mirror (mirror=0, given mirror)" in line, line
+    assert not (out / "mirror").exists()  # the refusal made no folder
     # another crawl into the output, from another page, with no JOBDIR
     other = list(command(server, out)[7:])
     other[other.index(f"url={server.url('/')}")] = f"url={server.url('/p/2')}"

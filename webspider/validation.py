@@ -7,6 +7,7 @@ and exits with status 2) instead of a traceback deep inside a component.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -39,6 +40,8 @@ from webspider.reports.options import ReportOptions
 from webspider.scope.options import ScopeOptions, get_dropped_seeds
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scrapy.settings import BaseSettings
 
 #: every setting of webspider's own, as listed (with its default) in
@@ -79,12 +82,30 @@ def check_typed_settings(settings: BaseSettings) -> None:
             get_float(settings, name, default)
 
 
-def check_folders(settings: BaseSettings) -> None:
+def check_folders_and_state(settings: BaseSettings) -> None:
+    """The folders (``check_folders``), then the crawl state
+    (``check_crawl_state``: it lives in the output folder). A state that
+    refuses the crawl (another mirror, another scope, …) leaves no folder
+    these checks made: a refused resume with ``-a mirror=1`` left an empty
+    ``mirror`` folder beside the unfinished crawl's files."""
+    made = check_folders(settings)
+    try:
+        check_crawl_state(settings)
+    except ConfigError:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):  # not empty, or gone: kept
+                folder.rmdir()
+        raise
+
+
+def check_folders(settings: BaseSettings) -> list[Path]:
     """The output folder and the mirror can be made: a mirror that could not
     was found only once the crawl ran (a traceback a page, nothing in
     pages.jsonl, exit status 0). Made here, once every other setting passed.
     A worker of a shared crawl writes into a folder of its own, chosen after
-    these checks: its mirror is made when the crawl opens."""
+    these checks: its mirror is made when the crawl opens. Returns the
+    folders it made, parents first."""
+    made: list[Path] = []
     output = get_output_dir(settings)
     folders = [("output", output)]
     mirror = get_mirror_dir(settings)
@@ -93,12 +114,15 @@ def check_folders(settings: BaseSettings) -> None:
         inside = output.resolve() in mirror.resolve().parents
         folders.insert(len(folders) if inside else 0, ("mirror", mirror))
     for name, folder in folders:
+        missing = [folder, *folder.parents]
+        missing = [path for path in missing if not path.exists()]
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(
                 f"{name} {str(folder)!r} cannot be made: {exc.strerror or exc}"
             ) from None
+        made += reversed(missing)
     if not StateOptions.of(settings).shared and job_dir(settings):
         # The state's lock keeps a second crawl off the state; with JOBDIR the
         # state is elsewhere, and a second crawl into this output replaced
@@ -111,6 +135,7 @@ def check_folders(settings: BaseSettings) -> None:
                 f"output {str(output)!r}: another crawl is writing into it; "
                 "wait for it to end, or crawl into another output folder"
             ) from None
+    return made
 
 
 #: Scrapy's numeric settings webspider sets or reads (README, "Scrapy settings
@@ -163,9 +188,8 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     get_dropped_seeds,
     check_typed_settings,
     check_scrapy_numbers,
-    check_folders,
     # last: it opens the crawl state (after every other check passed)
-    check_crawl_state,
+    check_folders_and_state,
 ]
 
 
