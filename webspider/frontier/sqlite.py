@@ -68,7 +68,8 @@ again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
 A finished crawl's state (its flag committed) is read again only for its
-metadata: closing it deletes its records and vacuums the file (``_compact``).
+metadata: closing it drops its records and shrinks the file in place
+(``_compact``, ``_shrink``).
 
 A ``<file>.lock`` beside the state is flock()ed while it is open: a second
 crawl on the same state is refused (StateLockedError), and the OS releases
@@ -137,6 +138,19 @@ _WAL_BYTES = 1 << 20
 #: ~1 % more of the file in page headers and B-tree levels (bench/README.md,
 #: "The state's peak").
 _PAGE_SIZE = 1024
+#: ``PRAGMA auto_vacuum``'s incremental mode: SQLite keeps a map of every
+#: page's parent (one byte in ~200 of the file), so that a finished state
+#: can give its free pages back in place (SQLiteState._shrink) instead of
+#: being copied into a new file, which made the end of a crawl the state's
+#: peak on disk (the file at its largest and the copy, ~60 B/URL more).
+#: Nothing is vacuumed while the crawl runs: free pages are reused.
+_INCREMENTAL = 2
+#: pages a step of the in-place shrink frees at least (then commits, and
+#: checkpoints the log): each moves up to that many pages through the log
+_SHRINK_PAGES = 1024
+#: ... and at most this share of the file, so a step's log stays a small
+#: part of the file (and a big state takes few steps)
+_SHRINK_SHARE = 64
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -349,6 +363,8 @@ class SQLiteState:
         db = sqlite3.connect(str(tmp))
         try:
             db.execute(f"PRAGMA page_size={_PAGE_SIZE}")
+            # before the first table: the mode is fixed once one exists
+            db.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")
             db.executescript(_SCHEMA + _INDEXES)
             db.executescript(RECORDS_SCHEMA)
             db.execute(
@@ -364,6 +380,11 @@ class SQLiteState:
         db = sqlite3.connect(str(self.path))
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
+        # A freed page is not overwritten with zeros (Debian's SQLite does it
+        # by default): each was one more page in the log, and dropping the
+        # records at the end wrote every page of them (_shrink). The file is
+        # the user's own crawl, nobody else's data to scrub.
+        db.execute("PRAGMA secure_delete=OFF")
         # The log is copied into the file (a checkpoint, after the commit
         # that passes the limit) and begins again from its start; the file
         # itself shrinks back to its limit then, or the largest it ever was
@@ -939,9 +960,18 @@ class SQLiteState:
         made the end of the crawl the state's peak on disk (the records
         twice over; bench/README.md, "The state's peak"). A kill during
         any step leaves a finished state, the old file or the new one
-        (``os.replace``)."""
+        (``os.replace``).
+
+        A state made with incremental auto-vacuum (every state made since
+        2026-12-03; older ones are copied as above) is shrunk in place
+        instead (``_shrink``): the copy had the file at its largest and the
+        copy on disk at once, the end of the crawl's peak."""
         self._finishing = False
         db = self._db
+        (mode,) = db.execute("PRAGMA auto_vacuum").fetchone()
+        if mode == _INCREMENTAL:
+            self._shrink()
+            return
         tmp = self.path.with_name(self.path.name + ".new")
         try:
             tmp.unlink(missing_ok=True)
@@ -976,4 +1006,45 @@ class SQLiteState:
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
             tmp.unlink(missing_ok=True)
+            logger.warning("%s: not compacted (%s)", self.path, exc)
+
+    def _shrink(self) -> None:
+        """``_compact`` in place: the records' tables are dropped and made
+        again empty, in one transaction (dropping frees their pages without
+        writing them: a DELETE wrote each to the log), then the free pages
+        are given back in steps: ``incremental_vacuum`` moves the pages at
+        the end of the file into free ones nearer its start and cuts the
+        file, a step commits, and a checkpoint copies the step's log into
+        the file and empties the log, so that the log never holds more than
+        a step (``_SHRINK_PAGES``, at most 1/``_SHRINK_SHARE`` of the file).
+        The peak on disk is then the file as the crawl left it. A kill
+        between steps leaves a finished state, partly shrunk."""
+        db = self._db
+        kept = {"meta", "origin", "url"}
+        dropped = [
+            name
+            for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name NOT LIKE 'sqlite_%'"
+            )
+            if name not in kept
+        ]
+        try:
+            db.executescript(
+                "BEGIN;"
+                + "".join(f'DROP TABLE "{name}";' for name in dropped)
+                + RECORDS_SCHEMA
+                + "COMMIT;"
+            )
+            (pages,) = db.execute("PRAGMA page_count").fetchone()
+            step = max(_SHRINK_PAGES, int(pages) // _SHRINK_SHARE)
+            while db.execute("PRAGMA freelist_count").fetchone()[0]:
+                # run whole: the pragma yields a row a page, and execute()
+                # stepped it once (one page a step)
+                db.executescript(f"PRAGMA incremental_vacuum({step});")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            # the crawl is over and recorded as such: a full disk costs space only
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
             logger.warning("%s: not compacted (%s)", self.path, exc)
