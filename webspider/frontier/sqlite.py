@@ -68,8 +68,8 @@ again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
 A finished crawl's state (its flag committed) is read again only for its
-metadata: closing it drops its records and shrinks the file in place
-(``_compact``, ``_shrink``).
+metadata: closing it replaces the file with a copy of its metadata alone
+(``_compact``).
 
 A ``<file>.lock`` beside the state is flock()ed while it is open: a second
 crawl on the same state is refused (StateLockedError), and the OS releases
@@ -138,19 +138,6 @@ _WAL_BYTES = 1 << 20
 #: ~1 % more of the file in page headers and B-tree levels (bench/README.md,
 #: "The state's peak").
 _PAGE_SIZE = 1024
-#: ``PRAGMA auto_vacuum``'s incremental mode: SQLite keeps a map of every
-#: page's parent (one byte in ~200 of the file), so that a finished state
-#: can give its free pages back in place (SQLiteState._shrink) instead of
-#: being copied into a new file, which made the end of a crawl the state's
-#: peak on disk (the file at its largest and the copy, ~60 B/URL more).
-#: Nothing is vacuumed while the crawl runs: free pages are reused.
-_INCREMENTAL = 2
-#: pages a step of the in-place shrink frees at least (then commits, and
-#: checkpoints the log): each moves up to that many pages through the log
-_SHRINK_PAGES = 1024
-#: ... and at most this share of the file, so a step's log stays a small
-#: part of the file (and a big state takes few steps)
-_SHRINK_SHARE = 64
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -170,8 +157,7 @@ CREATE TABLE url (
     extra TEXT
 );
 """
-#: the queue's indexes (apart: the finished state's copy builds them after
-#: its rows, packed, see SQLiteState._compact)
+#: the queue's indexes
 _INDEXES = """
 CREATE INDEX url_fp ON url (fp);
 CREATE INDEX url_queued ON url (origin, depth, priority DESC) WHERE status = 1;
@@ -363,8 +349,6 @@ class SQLiteState:
         db = sqlite3.connect(str(tmp))
         try:
             db.execute(f"PRAGMA page_size={_PAGE_SIZE}")
-            # before the first table: the mode is fixed once one exists
-            db.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")
             db.executescript(_SCHEMA + _INDEXES)
             db.executescript(RECORDS_SCHEMA)
             db.execute(
@@ -380,11 +364,6 @@ class SQLiteState:
         db = sqlite3.connect(str(self.path))
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        # A freed page is not overwritten with zeros (Debian's SQLite does it
-        # by default): each was one more page in the log, and dropping the
-        # records at the end wrote every page of them (_shrink). The file is
-        # the user's own crawl, nobody else's data to scrub.
-        db.execute("PRAGMA secure_delete=OFF")
         # The log is copied into the file (a checkpoint, after the commit
         # that passes the limit) and begins again from its start; the file
         # itself shrinks back to its limit then, or the largest it ever was
@@ -946,32 +925,24 @@ class SQLiteState:
         """Give back the space of a crawl that finished (its flag committed).
 
         Nothing reads a finished state again but its metadata: the next run
-        of the command starts a fresh state (resume.open_crawl_state), and
-        the features wrote what their records held to their output files
-        (mirror-state.jsonl, broken-links.jsonl, the report) before the flag
-        was set. So the records go: the other tables (the queue's rows: what
-        was crawled) are copied into a new file, which replaces the state:
-        the rows in id order, then the indexes built over them, so that
-        every page is full without a VACUUM (which wrote the file once
-        more: at a million pages the end's peak on disk was the old file,
-        the copy and the VACUUM's, 610 bytes a URL against 487 while the
-        crawl ran). Not ``DELETE FROM record`` and VACUUM in place: in WAL
-        mode the delete wrote every page of the records to the log, which
-        made the end of the crawl the state's peak on disk (the records
-        twice over; bench/README.md, "The state's peak"). A kill during
-        any step leaves a finished state, the old file or the new one
-        (``os.replace``).
-
-        A state made with incremental auto-vacuum (every state made since
-        2026-12-03; older ones are copied as above) is shrunk in place
-        instead (``_shrink``): the copy had the file at its largest and the
-        copy on disk at once, the end of the crawl's peak."""
+        of the command starts a fresh state (resume.open_crawl_state, which
+        reads the run's number), and the features wrote what their records
+        held to their output files (mirror-state.jsonl, broken-links.jsonl,
+        deferred.jsonl, the report) before the flag was set; the pages are
+        in pages.jsonl. So only the metadata is copied into a new file (of
+        the same schema, its tables otherwise empty), which replaces the
+        state: a few KiB, whatever the crawl's size. The queue's rows were
+        copied too until 2026-12-03 (53 B/URL kept that nothing read): the
+        copy then had the file at its largest and the rows' copy on disk at
+        once, which made the end of the crawl the state's peak on disk (~60
+        B/URL above the crawl's at a million pages). Not ``DELETE`` and
+        VACUUM in place: in WAL mode the delete wrote every page of the
+        records to the log (bench/README.md, "The state's peak"), and an
+        incremental vacuum of the dropped tables' pages took ~O(n²) (65 s at
+        300,000 URLs, 2026-12-03). A kill during any step leaves a finished
+        state, the old file or the new one (``os.replace``)."""
         self._finishing = False
         db = self._db
-        (mode,) = db.execute("PRAGMA auto_vacuum").fetchone()
-        if mode == _INCREMENTAL:
-            self._shrink()
-            return
         tmp = self.path.with_name(self.path.name + ".new")
         try:
             tmp.unlink(missing_ok=True)
@@ -979,22 +950,15 @@ class SQLiteState:
             fresh = sqlite3.connect(str(tmp))
             try:
                 fresh.execute(f"PRAGMA page_size={int(page_size)}")
-                fresh.executescript(_SCHEMA)
+                fresh.executescript(_SCHEMA + _INDEXES)
                 fresh.executescript(RECORDS_SCHEMA)
                 fresh.commit()
             finally:
                 fresh.close()
             db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
-            for table in ("meta", "origin", "url"):
-                db.execute(f"INSERT INTO fresh.{table} SELECT * FROM main.{table}")
+            db.execute("INSERT INTO fresh.meta SELECT * FROM main.meta")
             db.commit()
             db.execute("DETACH DATABASE fresh")
-            fresh = sqlite3.connect(str(tmp))
-            try:
-                fresh.executescript(_INDEXES)  # sorted: their pages filled
-                fresh.commit()
-            finally:
-                fresh.close()
             with tmp.open("rb") as fh:  # on disk before it is renamed
                 os.fsync(fh.fileno())
             # closed first: the log is copied into the old file and removed
@@ -1006,45 +970,4 @@ class SQLiteState:
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
             tmp.unlink(missing_ok=True)
-            logger.warning("%s: not compacted (%s)", self.path, exc)
-
-    def _shrink(self) -> None:
-        """``_compact`` in place: the records' tables are dropped and made
-        again empty, in one transaction (dropping frees their pages without
-        writing them: a DELETE wrote each to the log), then the free pages
-        are given back in steps: ``incremental_vacuum`` moves the pages at
-        the end of the file into free ones nearer its start and cuts the
-        file, a step commits, and a checkpoint copies the step's log into
-        the file and empties the log, so that the log never holds more than
-        a step (``_SHRINK_PAGES``, at most 1/``_SHRINK_SHARE`` of the file).
-        The peak on disk is then the file as the crawl left it. A kill
-        between steps leaves a finished state, partly shrunk."""
-        db = self._db
-        kept = {"meta", "origin", "url"}
-        dropped = [
-            name
-            for (name,) in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-                " AND name NOT LIKE 'sqlite_%'"
-            )
-            if name not in kept
-        ]
-        try:
-            db.executescript(
-                "BEGIN;"
-                + "".join(f'DROP TABLE "{name}";' for name in dropped)
-                + RECORDS_SCHEMA
-                + "COMMIT;"
-            )
-            (pages,) = db.execute("PRAGMA page_count").fetchone()
-            step = max(_SHRINK_PAGES, int(pages) // _SHRINK_SHARE)
-            while db.execute("PRAGMA freelist_count").fetchone()[0]:
-                # run whole: the pragma yields a row a page, and execute()
-                # stepped it once (one page a step)
-                db.executescript(f"PRAGMA incremental_vacuum({step});")
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        except sqlite3.Error as exc:
-            # the crawl is over and recorded as such: a full disk costs space only
-            with contextlib.suppress(sqlite3.Error):
-                db.rollback()
             logger.warning("%s: not compacted (%s)", self.path, exc)
