@@ -68,7 +68,8 @@ again. (``NORMAL`` would survive kill -9 too, but a power cut
 could then lose every commit since the last checkpoint.)
 
 A finished crawl's state (its flag committed) is read again only for its
-metadata: closing it deletes its records and vacuums the file (``_compact``).
+metadata: closing it replaces the file with a copy of its metadata alone
+(``_compact``).
 
 A ``<file>.lock`` beside the state is flock()ed while it is open: a second
 crawl on the same state is refused (StateLockedError), and the OS releases
@@ -156,8 +157,7 @@ CREATE TABLE url (
     extra TEXT
 );
 """
-#: the queue's indexes (apart: the finished state's copy builds them after
-#: its rows, packed, see SQLiteState._compact)
+#: the queue's indexes
 _INDEXES = """
 CREATE INDEX url_fp ON url (fp);
 CREATE INDEX url_queued ON url (origin, depth, priority DESC) WHERE status = 1;
@@ -925,21 +925,22 @@ class SQLiteState:
         """Give back the space of a crawl that finished (its flag committed).
 
         Nothing reads a finished state again but its metadata: the next run
-        of the command starts a fresh state (resume.open_crawl_state), and
-        the features wrote what their records held to their output files
-        (mirror-state.jsonl, broken-links.jsonl, the report) before the flag
-        was set. So the records go: the other tables (the queue's rows: what
-        was crawled) are copied into a new file, which replaces the state:
-        the rows in id order, then the indexes built over them, so that
-        every page is full without a VACUUM (which wrote the file once
-        more: at a million pages the end's peak on disk was the old file,
-        the copy and the VACUUM's, 610 bytes a URL against 487 while the
-        crawl ran). Not ``DELETE FROM record`` and VACUUM in place: in WAL
-        mode the delete wrote every page of the records to the log, which
-        made the end of the crawl the state's peak on disk (the records
-        twice over; bench/README.md, "The state's peak"). A kill during
-        any step leaves a finished state, the old file or the new one
-        (``os.replace``)."""
+        of the command starts a fresh state (resume.open_crawl_state, which
+        reads the run's number), and the features wrote what their records
+        held to their output files (mirror-state.jsonl, broken-links.jsonl,
+        deferred.jsonl, the report) before the flag was set; the pages are
+        in pages.jsonl. So only the metadata is copied into a new file (of
+        the same schema, its tables otherwise empty), which replaces the
+        state: a few KiB, whatever the crawl's size. The queue's rows were
+        copied too until 2026-12-03 (53 B/URL kept that nothing read): the
+        copy then had the file at its largest and the rows' copy on disk at
+        once, which made the end of the crawl the state's peak on disk (~60
+        B/URL above the crawl's at a million pages). Not ``DELETE`` and
+        VACUUM in place: in WAL mode the delete wrote every page of the
+        records to the log (bench/README.md, "The state's peak"), and an
+        incremental vacuum of the dropped tables' pages took ~O(n²) (65 s at
+        300,000 URLs, 2026-12-03). A kill during any step leaves a finished
+        state, the old file or the new one (``os.replace``)."""
         self._finishing = False
         db = self._db
         tmp = self.path.with_name(self.path.name + ".new")
@@ -949,22 +950,15 @@ class SQLiteState:
             fresh = sqlite3.connect(str(tmp))
             try:
                 fresh.execute(f"PRAGMA page_size={int(page_size)}")
-                fresh.executescript(_SCHEMA)
+                fresh.executescript(_SCHEMA + _INDEXES)
                 fresh.executescript(RECORDS_SCHEMA)
                 fresh.commit()
             finally:
                 fresh.close()
             db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
-            for table in ("meta", "origin", "url"):
-                db.execute(f"INSERT INTO fresh.{table} SELECT * FROM main.{table}")
+            db.execute("INSERT INTO fresh.meta SELECT * FROM main.meta")
             db.commit()
             db.execute("DETACH DATABASE fresh")
-            fresh = sqlite3.connect(str(tmp))
-            try:
-                fresh.executescript(_INDEXES)  # sorted: their pages filled
-                fresh.commit()
-            finally:
-                fresh.close()
             with tmp.open("rb") as fh:  # on disk before it is renamed
                 os.fsync(fh.fileno())
             # closed first: the log is copied into the old file and removed
