@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-STATUS = {1: "queued", 2: "leased", 3: "done", 4: "deferred"}
+#: a done row is 0 from format 9, 3 before (neither is another status then)
+STATUS = {0: "done", 1: "queued", 2: "leased", 3: "done", 4: "deferred"}
 
 
 def snapshot(path: Path, into: Path) -> sqlite3.Connection:
