@@ -108,7 +108,16 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
             for rows, k, v in found
             if rows
         ]
-        namespaces.sort(key=lambda n: -n["value"] - n["key"])
+    # format 9: the namespaces keyed by hashes, a table each
+    for table in sorted(n for n in names if n.startswith("hashed_")):
+        rows, k, v = db.execute(
+            "SELECT COUNT(*), SUM(LENGTH(CAST(key AS BLOB))), "
+            "SUM(CASE typeof(value) WHEN 'integer' THEN 0 "
+            f"ELSE LENGTH(CAST(value AS BLOB)) END) FROM {table}"
+        ).fetchone()
+        if rows:
+            namespaces.append({"name": table, "rows": rows, "key": k, "value": v})
+    namespaces.sort(key=lambda n: -n["value"] - n["key"])
     queue = [
         {"status": STATUS.get(s, str(s)), "rows": rows, "key": k, "url": u, "extra": e}
         for s, rows, k, u, e in db.execute(
