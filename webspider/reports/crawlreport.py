@@ -374,12 +374,7 @@ class CrawlReport:
             self.pages += 1  # for the progress line; exact once written
             by_ticket = self._by_ticket
             if by_ticket is not None and response is not None:
-                scheduler = round_scheduler(self.crawler)
-                ticket = (
-                    None
-                    if scheduler is None
-                    else scheduler.lease_ticket(response.request)
-                )
+                ticket = self._ticket(response)
                 if ticket is not None:
                     by_ticket.setdefault(ticket, []).append(page)
                     self._unacked += 1
@@ -394,6 +389,15 @@ class CrawlReport:
         totals.incr(f"depth/{item.depth}")
         totals.incr(f"round/{item.round}")
         self._largest(item.size, item.url, item.content_type)
+
+    def _ticket(self, response: Response) -> int | None:
+        """The lease ``response``'s page waits under (None: none, or no
+        StateScheduler runs the crawl)."""
+        try:
+            scheduler = round_scheduler(self.crawler)
+        except RuntimeError:  # no engine: not in a crawl (Scrapy 2.19)
+            return None
+        return None if scheduler is None else scheduler.lease_ticket(response.request)
 
     def _largest(self, size: int, url: str, content_type: str | None) -> None:
         if self.keep_largest:
