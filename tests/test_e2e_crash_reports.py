@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.commitkill import EXTENSIONS_WITH_COMMIT_KILLER
 from tests.support.server import Page, html
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ def serve(server: TestServer) -> None:
     server.add("/robots.txt", Page(ROBOTS, content_type="text/plain"))
 
 
-def command(server: TestServer, out: Path) -> list[str]:
+def command(server: TestServer, out: Path, *extra: str) -> list[str]:
     return scrapy_command(
         *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
         *("-a", "mirror=0", "-s", "CONCURRENT_REQUESTS=4"),
@@ -58,12 +60,13 @@ def command(server: TestServer, out: Path) -> list[str]:
         # a commit every 32 pages as well as every second: the moments below
         # are committed (or not) however fast the machine crawls
         *("-s", "WEBSPIDER_STATE_COMMIT_PAGES=32"),
+        *extra,
     )
 
 
-def start(server: TestServer, out: Path) -> subprocess.Popen[str]:
+def start(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        command(server, out),
+        command(server, out, *extra),
         cwd=ROOT,
         env=scrapy_env(),
         stdout=subprocess.PIPE,
@@ -188,3 +191,36 @@ def test_an_update_crawl_after_a_finished_one_starts_its_ledgers_empty(
     assert summary["broken"]["total"] == 0
     assert summary["pages"] == PAGES + DUPLICATES + MISSING + 1
     assert summary["duplicates"]["total"] == DUPLICATES - 1
+
+
+def test_a_commit_between_a_pages_item_and_its_acknowledgement_counts_it_once(
+    tmp_path, server, uninterrupted
+):
+    # the page's item is seen, the state commits before its lease is
+    # acknowledged, kill -9: the page is fetched again, and counted once
+    # (what the report kept of it waits for the acknowledgement)
+    out = tmp_path / "out"
+    crawl = start(
+        server,
+        out,
+        *("-s", f"EXTENSIONS={EXTENSIONS_WITH_COMMIT_KILLER}"),
+        *("-s", "TEST_KILL_AT_ITEM=/p/40"),
+    )
+    log = crawl.communicate(timeout=120)[0]
+    assert crawl.returncode == -signal.SIGKILL, log
+    # the pages counted, and no row a page to tell them (the embedded state)
+    with sqlite3.connect(out / ".webspider-state.sqlite3") as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        if "hashed_reports_pages" in tables:
+            rows = db.execute("SELECT COUNT(*) FROM hashed_reports_pages")
+            assert rows.fetchone() == (0,)
+        (totals,) = db.execute(
+            "SELECT r.value FROM record r JOIN namespace n"
+            " ON n.id = unicode(r.key) AND substr(r.key, 2) = 'pages'"
+            " WHERE n.name = 'reports.totals'"
+        ).fetchone()
+        assert 0 < totals < PAGES
+    db.close()
+    finish(server, out)
+    assert server.requested_pages().count("/p/40") == 2  # fetched again
+    assert reports(out) == uninterrupted

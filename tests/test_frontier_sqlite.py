@@ -22,9 +22,15 @@ from webspider.frontier import keyfilter, sqliterecords
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
+from webspider.frontier.state import FORMAT_VERSION as FORMAT
 from webspider.frontier.state import StateError, StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER
+from webspider.mirror.state import NS_PATHS
 from webspider.records import MemoryRecords, flag_text, flagged, flags_of
+from webspider.reports.crawlreport import NS_PAGES
+from webspider.reports.duplicates import NS_CONTENT, _content_key
+from webspider.reports.links import NS_LINKS
+from webspider.utils.urlcodes import NS_CODES, UrlCodes, url_id
 
 
 def req(path: str, depth: int = 0) -> StoredRequest:
@@ -100,17 +106,19 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6", "7"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6", "7", "8"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
     # whole URL, format 4 kept a page's place in mirror.where, format 5 the
     # waiting links in the record table, format 6 64-bit fingerprints,
-    # format 7 no cleared bits a chunk: never misread as format 8's
+    # format 7 no cleared bits a chunk, format 8 done rows of status 3 and
+    # hashed keys as base64 in the record table: never misread as the
+    # current format's
     state = SQLiteState(path)
     state.set_meta("format", old)
     state.close()
-    with pytest.raises(StateError, match=rf"format {old}.* reads format 8"):
+    with pytest.raises(StateError, match=rf"format {old}.* reads format {FORMAT}"):
         SQLiteState(path)
 
 
@@ -312,7 +320,9 @@ def test_done_rows_and_a_finished_state_keep_only_what_is_read_again(path):
     state.commit()
     db = sqlite3.connect(path)  # a reader of what was committed
     try:
-        done = db.execute("SELECT referer, extra FROM url WHERE status = 3")
+        done = db.execute(
+            "SELECT referer, extra FROM url WHERE status = ?", (sqlite_state.DONE,)
+        )
         assert set(done.fetchall()) == {(None, None)}
         assert db.execute("SELECT COUNT(*) FROM url").fetchone() == (2000,)
     finally:
@@ -787,6 +797,60 @@ def test_records_read_strings_a_state_wrote_as_json(path):
     assert state.records("ns").get("k") == "old text"
     assert list(state.records("ns").items()) == [("k", "old text")]
     state.close()
+
+
+def test_namespaces_keyed_by_hashes_are_the_features_own():
+    # the frontier names them (it sits below the features that own them)
+    assert set(sqliterecords.HASHED) == {
+        NS_PATHS,
+        NS_PAGES,
+        NS_CONTENT,
+        NS_LINKS,
+        NS_CODES,
+    }
+
+
+def test_keys_of_hashes_are_stored_as_their_bytes_in_tables_of_their_own(path):
+    state = SQLiteState(path)
+    urls = [f"http://a.test/{i}" for i in range(50)]
+    codes = UrlCodes.of(state).give(urls)
+    ids = [url_id(url) for url in urls]
+    state.records("reports.link_states").put_many([(i, 1) for i in ids])
+    content = _content_key("exact", "ab" * 32)
+    state.records("reports.content").put(content, codes[urls[0]])
+    state.commit()
+    db = sqlite3.connect(path)
+    try:
+        # nothing of theirs in the shared table (the codes' sites are there)
+        names = db.execute(
+            "SELECT DISTINCT n.name FROM record r"
+            " JOIN namespace n ON n.id = unicode(r.key)"
+        ).fetchall()
+        assert names == [("urls.sites",)]
+        for table, length, rows in [
+            ("hashed_urls_codes", 3, 50),  # 4 characters of base64
+            ("hashed_reports_link_states", 9, 50),  # 12
+            ("hashed_reports_content", 13, 1),  # the kind's initial and 16
+        ]:
+            found = db.execute(
+                f"SELECT typeof(key), length(key), COUNT(*) FROM {table} GROUP BY 1, 2"
+            ).fetchall()
+            assert found == [("blob", length, rows)], table
+        assert db.execute("SELECT key FROM hashed_reports_content").fetchone() == (
+            b"e" + bytes.fromhex("ab" * 12),
+        )
+    finally:
+        db.close()
+    state.close()
+    again = SQLiteState(path)
+    assert UrlCodes.of(again).find(urls) == codes
+    assert again.records("reports.link_states").get_many(ids) == [1] * 50
+    assert again.records("reports.content").get(content) == codes[urls[0]]
+    with pytest.raises(ValueError, match="no prefix"):
+        list(again.records("urls.codes").items("A"))
+    with pytest.raises(ValueError, match="no flagged"):
+        again.records("urls.codes").flag_many([("AAAA", 1, None)])
+    again.close()
 
 
 def test_in_lists_come_in_few_lengths():

@@ -302,6 +302,60 @@ def test_records_put_new_and_incr_many_at_once(state):
     assert dict(totals.items()) == {"depth/1": 1, "pages": 5}
 
 
+#: keys of the namespaces keyed by hashes (the embedded state stores the
+#: base64 ones as their bytes, webspider.frontier.sqliterecords.SQLiteHashed):
+#: ids, codes, a content key, and shapes that are not exactly base64
+HASHED_KEYS = [
+    "AAAAAAAAAAAA",  # an id of zero bytes
+    "q+/9Zm3Kx0aB",  # a standard id (+ and /)
+    "q-_9",  # a URL-safe code
+    "q+/9",  # the same bytes in standard base64: another key
+    "AbCdE",  # a 5-character code
+    "AbCdEfGh",  # 8
+    "AAA=",  # padded: not the bytes' one form
+    "AA==",
+    "eAAAAAAAAAAAAAAAA",  # a content key: the kind's initial, 16 of base64
+    "nq+/9Zm3Kx0aBq+/9",
+    "exact:0f",
+    "",
+    "é-code",
+    "ab\ncd",
+]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "reports.link_states",
+        "mirror.paths",
+        "urls.codes",
+        "reports.pages",
+        "reports.content",
+    ],
+)
+def test_records_keyed_by_hashes_keep_every_key_as_it_was(state, name):
+    records = state.records(name)
+    expected = {key: i for i, key in enumerate(HASHED_KEYS)}
+    records.put_many(list(expected.items())[::2])
+    for key, value in list(expected.items())[1::2]:
+        assert records.put_new(key, value) is True
+    assert records.put_new("q-_9", -1) is False
+    assert records.get_many([*HASHED_KEYS, "BBBB"]) == [*expected.values(), None]
+    assert records.get("AbCdE") == expected["AbCdE"]
+    assert dict(records.items()) == expected
+    assert records.count() == len(expected)
+    state.commit()
+    records.delete(["q+/9", "AA=="])
+    del expected["q+/9"], expected["AA=="]
+    assert records.incr("AbCdEfGh", 2) == expected["AbCdEfGh"] + 2
+    expected["AbCdEfGh"] += 2
+    assert dict(records.items()) == expected
+    assert records.get_many(["q-_9", "q+/9"]) == [expected["q-_9"], None]
+    records.clear()
+    assert records.count() == 0
+    assert records.get("q-_9") is None
+
+
 def test_records_items_by_prefix_in_key_order(state):
     broken = state.records("reports.broken")
     broken.put_many(

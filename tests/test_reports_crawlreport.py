@@ -78,6 +78,19 @@ def test_a_resumed_crawl_reports_the_whole_crawl(request, tmp_path, store):
     assert tables.largest[0] == (100, "http://s/", None)
 
 
+def test_a_page_seen_outside_a_crawls_leases_is_counted_once(tmp_path, store):
+    # no scheduler hands out leases here (a request kept in memory is the
+    # crawl's case): the page is counted on the next commit, once
+    crawler, report, _ = opened(store, tmp_path)
+    url = "http://s/x"
+    response = HtmlResponse(url, body=b"<p>x</p>", request=Request(url))
+    for _ in range(2):
+        crawler.stats.inc_value(STATS_PAGES)
+        report.item_seen(PageItem(url=url, size=3), response)
+        crawler.signals.send_catch_log(signals.crawl_state_committing, records=store)
+    assert report.summary(None).pages == 1
+
+
 def test_a_new_crawl_on_the_state_starts_from_zero(request, tmp_path, store):
     crawler, report, _ = opened(store, tmp_path)
     fetched(crawler, report, "http://s/")

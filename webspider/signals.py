@@ -106,6 +106,17 @@ crawl_state_opened = object()
 #: far (running totals of counters), synchronously.
 crawl_state_committing = object()
 
+#: Leased requests are done: the embedded crawl state holds their
+#: acknowledgement, committed with the next ``crawl_state_committing``'s
+#: writes (a shared state sends the acknowledgements after that signal, on
+#: its commit). Sent with ``tickets``: the leases' tickets, which the
+#: scheduler's ``lease_ticket(request)`` gave for their requests. What a
+#: feature keeps of a page until its lease is acknowledged and writes on
+#: the next commit is committed exactly once: a page whose acknowledgement
+#: a kill lost is fetched again, and only then kept again. Sent only when
+#: a handler is connected.
+requests_acknowledged = object()
+
 #: The crawl state is about to be committed and closed, at the end of a crawl
 #: (after the downloads and the scraper closed, before Scrapy's
 #: ``spider_closed``, when the state is already closed). Sent with ``reason``

@@ -70,7 +70,8 @@ import synth  # noqa: E402
 
 STATE = ".webspider-state.sqlite3"
 #: a URL's status in the crawl state's ``url`` table once its page is done
-DONE = 3
+#: (webspider.frontier.sqlite.DONE: 0 from format 9, 3 before)
+DONE = 0
 #: summary.json keys compared (times, versions and paths are not)
 SUMMARY_KEYS = (
     "finish_reason",

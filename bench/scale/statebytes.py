@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-STATUS = {1: "queued", 2: "leased", 3: "done", 4: "deferred"}
+#: a done row is 0 from format 9, 3 before (neither is another status then)
+STATUS = {0: "done", 1: "queued", 2: "leased", 3: "done", 4: "deferred"}
 
 
 def snapshot(path: Path, into: Path) -> sqlite3.Connection:
@@ -107,7 +108,16 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
             for rows, k, v in found
             if rows
         ]
-        namespaces.sort(key=lambda n: -n["value"] - n["key"])
+    # format 9: the namespaces keyed by hashes, a table each
+    for table in sorted(n for n in names if n.startswith("hashed_")):
+        rows, k, v = db.execute(
+            "SELECT COUNT(*), SUM(LENGTH(CAST(key AS BLOB))), "
+            "SUM(CASE typeof(value) WHEN 'integer' THEN 0 "
+            f"ELSE LENGTH(CAST(value AS BLOB)) END) FROM {table}"
+        ).fetchone()
+        if rows:
+            namespaces.append({"name": table, "rows": rows, "key": k, "value": v})
+    namespaces.sort(key=lambda n: -n["value"] - n["key"])
     queue = [
         {"status": STATUS.get(s, str(s)), "rows": rows, "key": k, "url": u, "extra": e}
         for s, rows, k, u, e in db.execute(

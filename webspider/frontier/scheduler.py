@@ -109,6 +109,7 @@ from webspider.signals import (
     crawl_state_finishing,
     crawl_state_opened,
     listened,
+    requests_acknowledged,
 )
 from webspider.utils.atomic import open_atomic
 
@@ -319,6 +320,9 @@ class StateScheduler(BaseScheduler):
     def _close(self, reason: str) -> None:
         state = self.state
         assert state is not None
+        # the requests done are acknowledged before the features finish:
+        # what they keep until an acknowledgement is in their last figures
+        self._acknowledge()
         # the features finish what they keep in the state while it is open;
         # a long piece of work commits as it goes (with pages.jsonl's
         # length, like any commit), so that a kill during it loses little
@@ -576,6 +580,22 @@ class StateScheduler(BaseScheduler):
             self._to_ack += tickets  # sent after the lines are on disk
         else:
             self.state.ack(tickets)
+        if listened(self.crawler, requests_acknowledged):
+            self.crawler.signals.send_catch_log(
+                signal=requests_acknowledged, tickets=tickets
+            )
+
+    def lease_ticket(self, request: Request | None) -> int | None:
+        """The ticket of the lease ``request`` was handed out under (a retry
+        goes on with its first request's), or None: a request kept in
+        memory, or one whose lease is acknowledged already."""
+        if request is None:
+            return None
+        ticket = self._out.get(request)
+        if ticket is None:
+            held = self._out_keys.get(request_key(request))
+            ticket = held[0] if held is not None else None
+        return ticket
 
     def item_scraped(self, item: Any, response: Response) -> None:
         """Hold a page's line until its lease is acknowledged (see
@@ -585,11 +605,7 @@ class StateScheduler(BaseScheduler):
         if pages is None:
             return
         line = pages.line(item)
-        request = response.request
-        ticket = self._out.get(request) if request is not None else None
-        if ticket is None and request is not None:
-            held = self._out_keys.get(request_key(request))
-            ticket = held[0] if held is not None else None
+        ticket = self.lease_ticket(response.request)
         if ticket is None:
             pages.write([line])
         else:

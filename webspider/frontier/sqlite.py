@@ -1,17 +1,18 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 8; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 9; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
 a table of their own, 7 fingerprints of 32 bits, 8 a waiting-links
-chunk's cleared bits in a column)::
+chunk's cleared bits in a column, 9 a done row's status 0 and the
+namespaces keyed by hashes in tables of their own, keys as bytes)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
         key TEXT NOT NULL,       -- the exact de-duplication key, without
                                  -- its origin's name when it begins with it
         url TEXT,                -- as found; NULL when equal to key
-        status INTEGER NOT NULL, -- 1 queued, 2 leased, 3 done, 4 deferred
+        status INTEGER NOT NULL, -- 1 queued, 2 leased, 0 done, 4 deferred
         origin INTEGER NOT NULL, -- origin.id
         depth, round, priority, kind INTEGER NOT NULL,  -- kind: 0 page, 1 requisite
         referer INTEGER,         -- url.id of the page it was found on
@@ -29,6 +30,8 @@ chunk's cleared bits in a column)::
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
     waiting                  -- links.waiting, packed (sqliterecords.SQLiteWaiting)
+    hashed_<namespace>       -- the namespaces keyed by hashes, their keys'
+                             -- bytes (sqliterecords.SQLiteHashed)
 
 Why the id is the queue's order and not the fingerprint (format 1): rows
 are appended at the end of the table, and leased and acknowledged in about
@@ -94,8 +97,14 @@ from typing import IO, TYPE_CHECKING, Any
 from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.requestdata import REFERER_HEADER
+from webspider.frontier.sqliterecords import (
+    HASHED,
+    SQLiteHashed,
+    SQLiteRecords,
+    SQLiteWaiting,
+    in_marks,
+)
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
-from webspider.frontier.sqliterecords import SQLiteRecords, SQLiteWaiting, in_marks
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FINISHED,
@@ -113,7 +122,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-QUEUED, LEASED, DONE, DEFERRED = 1, 2, 3, 4
+#: a done row's status is 0: SQLite stores the integers 0 and 1 in no
+#: byte of the row (their type in its header says it), and most rows of a
+#: crawl that ran a while are done (3 before format 9: a byte a URL)
+QUEUED, LEASED, DONE, DEFERRED = 1, 2, 0, 4
 _SEEN = (QUEUED, LEASED, DONE)
 _KINDS = {"page": 0, "requisite": 1}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
@@ -853,12 +865,15 @@ class SQLiteState:
     # -- records (webspider.records) ---------------------------------------------------
     def records(self, name: str) -> SQLiteRecords | SQLiteWaiting:
         """The namespace of records ``name``, written in this state's
-        transaction (``links.waiting`` in a table of its own)."""
+        transaction (``links.waiting`` and the namespaces keyed by hashes,
+        ``HASHED``, in tables of their own)."""
         found = self._records.get(name)
         if found is None:
             found = self._records[name] = (
                 SQLiteWaiting(self._db, name)
                 if name == NS_WAITING
+                else SQLiteHashed(self._db, name)
+                if name in HASHED
                 else SQLiteRecords(self._db, name)
             )
         return found

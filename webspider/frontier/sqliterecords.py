@@ -287,11 +287,16 @@ class _HeldFlags:
 class SQLiteRecords(_HeldFlags):
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_known", "_ns", "_old", "_young", "name")
+    __slots__ = ("_db", "_known", "_ns", "_old", "_table", "_young", "name")
 
-    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, name: str, table: str = "record"
+    ) -> None:
         self._db = db
         self.name = name
+        #: the table of its rows (the shared ``record``, or one of its own:
+        #: SQLiteHashed)
+        self._table = table
         ns = namespace_id(db, name)
         if not 0 < ns < 0xD800:
             raise ValueError(f"namespace id {ns} out of range")
@@ -307,10 +312,18 @@ class SQLiteRecords(_HeldFlags):
         self._flags: dict[str, list[Any]] = {}
         where, args = self._range("")
         keys = db.execute(
-            f"SELECT key FROM record WHERE {where} LIMIT ?", (*args, KNOWN_MAX + 1)
+            f"SELECT key FROM {table} WHERE {where} LIMIT ?", (*args, KNOWN_MAX + 1)
         ).fetchall()
         if len(keys) <= KNOWN_MAX:
-            self._known = {key[1:] for (key,) in keys}
+            self._known = {self._unpack(key) for (key,) in keys}
+
+    def _pack(self, key: str) -> str | bytes:
+        """``key`` as the table stores it."""
+        return self._ns + key
+
+    def _unpack(self, stored: str | bytes) -> str:
+        """The key of a stored one."""
+        return str(stored)[1:]
 
     def _added(self, keys: Iterable[str]) -> None:
         known = self._known
@@ -350,7 +363,8 @@ class SQLiteRecords(_HeldFlags):
                 text = None
             else:
                 row = self._db.execute(
-                    "SELECT value FROM record WHERE key = ?", (self._ns + key,)
+                    f"SELECT value FROM {self._table} WHERE key = ?",
+                    (self._pack(key),),
                 ).fetchone()
                 text = None if row is None else row[0]
             self._remember(key, text)
@@ -374,17 +388,16 @@ class SQLiteRecords(_HeldFlags):
                     young[key] = None
             missing = [key for key in missing if key in known]
         if missing:
-            found: dict[str, str | bytes | int] = {}
-            ns = self._ns
-            for start in range(0, len(missing), _BATCH):
-                chunk = missing[start : start + _BATCH]
-                marks, args = in_marks([ns + key for key in chunk])
-                query = (
-                    f"SELECT substr(key, 2), value FROM record WHERE key IN ({marks})"
-                )
+            pack = self._pack
+            stored = [pack(key) for key in missing]
+            found: dict[str | bytes, str | bytes | int] = {}
+            table = self._table
+            for start in range(0, len(stored), _BATCH):
+                marks, args = in_marks(stored[start : start + _BATCH])
+                query = f"SELECT key, value FROM {table} WHERE key IN ({marks})"
                 found.update(self._db.execute(query, args))
-            for key in missing:
-                young[key] = found.get(key)
+            for key, as_stored in zip(missing, stored, strict=True):
+                young[key] = found.get(as_stored)
         answer = [None if (v := young[key]) is None else _loads(v) for key in keys]
         if len(young) >= CACHE_MAX:
             # this page's keys are the young generation's first (a page
@@ -398,8 +411,8 @@ class SQLiteRecords(_HeldFlags):
             self.write_flags()
         text = _encode(value)
         self._db.execute(
-            "INSERT OR REPLACE INTO record (key, value) VALUES (?, ?)",
-            (self._ns + key, text),
+            f"INSERT OR REPLACE INTO {self._table} (key, value) VALUES (?, ?)",
+            (self._pack(key), text),
         )
         self._remember(key, text)
         if self._known is not None:
@@ -408,11 +421,11 @@ class SQLiteRecords(_HeldFlags):
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         if self._flags:
             self.write_flags()
-        ns = self._ns
+        pack = self._pack
         rows = [(key, _encode(value)) for key, value in items]
         self._db.executemany(
-            "INSERT OR REPLACE INTO record (key, value) VALUES (?, ?)",
-            [(ns + key, text) for key, text in rows],
+            f"INSERT OR REPLACE INTO {self._table} (key, value) VALUES (?, ?)",
+            [(pack(key), text) for key, text in rows],
         )
         # what the cache holds is brought up to date (the ledger reads again
         # the states it wrote); what it does not hold is not added
@@ -430,8 +443,8 @@ class SQLiteRecords(_HeldFlags):
             self.write_flags()
         text = _encode(value)
         cursor = self._db.execute(
-            "INSERT OR IGNORE INTO record (key, value) VALUES (?, ?)",
-            (self._ns + key, text),
+            f"INSERT OR IGNORE INTO {self._table} (key, value) VALUES (?, ?)",
+            (self._pack(key), text),
         )
         if cursor.rowcount > 0:
             self._remember(key, text)
@@ -451,10 +464,10 @@ class SQLiteRecords(_HeldFlags):
         if self._flags:
             self.write_flags()
         (value,) = self._db.execute(
-            "INSERT INTO record (key, value) VALUES (?, ?) "
+            f"INSERT INTO {self._table} (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
             "RETURNING value",
-            (self._ns + key, by, by),
+            (self._pack(key), by, by),
         ).fetchone()
         self._forget(key)
         if self._known is not None:
@@ -464,10 +477,10 @@ class SQLiteRecords(_HeldFlags):
     def delete(self, keys: Iterable[str]) -> None:
         if self._flags:
             self.write_flags()
-        ns = self._ns
+        pack = self._pack
         keys = list(keys)
         self._db.executemany(
-            "DELETE FROM record WHERE key = ?", [(ns + key,) for key in keys]
+            f"DELETE FROM {self._table} WHERE key = ?", [(pack(key),) for key in keys]
         )
         known = self._known
         for key in keys:
@@ -564,7 +577,7 @@ class SQLiteRecords(_HeldFlags):
         # one statement over the key range: nothing read, nothing decoded
         self._write_flags_in((prefix,))
         where, args = self._range(prefix)
-        self._db.execute(f"DELETE FROM record WHERE {where}", args)
+        self._db.execute(f"DELETE FROM {self._table} WHERE {where}", args)
         self._forget_all()
         if self._known is not None:
             self._known = {key for key in self._known if not key.startswith(prefix)}
@@ -584,20 +597,22 @@ class SQLiteRecords(_HeldFlags):
         # row from the prefix again for each page (quadratic: 200,000 rows
         # in 6.4 s against 0.24 s)
         end = args[1:]
+        table = self._table
         query = (
-            f"SELECT key, value FROM record WHERE key > ?"
+            f"SELECT key, value FROM {table} WHERE key > ?"
             f"{' AND key < ?' if end else ''} ORDER BY key LIMIT {_PAGE}"
         )
         if self._flags:
             self.write_flags()
         # the first page includes the prefix itself as a key
         rows = self._db.execute(
-            f"SELECT key, value FROM record WHERE {where} ORDER BY key LIMIT {_PAGE}",
+            f"SELECT key, value FROM {table} WHERE {where} ORDER BY key LIMIT {_PAGE}",
             args,
         ).fetchall()
+        unpack = self._unpack
         while rows:
             for key, value in rows:
-                yield key[1:], _loads(value)
+                yield unpack(key), _loads(value)
             if len(rows) < _PAGE:
                 return
             if self._flags:  # flagged while the caller iterates
@@ -609,7 +624,7 @@ class SQLiteRecords(_HeldFlags):
             self.write_flags()
         where, args = self._range(prefix)
         (n,) = self._db.execute(
-            f"SELECT COUNT(*) FROM record WHERE {where}",
+            f"SELECT COUNT(*) FROM {self._table} WHERE {where}",
             args,
         ).fetchone()
         return int(n)
@@ -617,9 +632,110 @@ class SQLiteRecords(_HeldFlags):
     def clear(self) -> None:
         self._flags = {}  # written, they would be deleted
         where, args = self._range("")
-        self._db.execute(f"DELETE FROM record WHERE {where}", args)
+        self._db.execute(f"DELETE FROM {self._table} WHERE {where}", args)
         self._forget_all()
         self._known = set()
+
+
+# -- namespaces keyed by hashes: tables of their own, keys as bytes ----------------
+#: the namespaces whose keys are hashes in base64 (a URL's id or code,
+#: webspider.utils.urlcodes; a content hash, webspider.reports.duplicates,
+#: behind its kind's initial): name → (characters kept before the base64,
+#: whether it is URL-safe base64). tests/test_frontier_sqlite.py checks the
+#: names against the features' constants (which live on floors above this one)
+HASHED = {
+    "reports.link_states": (0, False),
+    "mirror.paths": (0, False),
+    "urls.codes": (0, True),
+    "reports.pages": (0, True),
+    "reports.content": (1, False),
+}
+#: URL-safe base64 → standard (and the standard characters it never uses →
+#: one standard base64 refuses, so that such a key is stored as text)
+_FROM_URLSAFE = str.maketrans("-_+/", "+/**")
+_TO_URLSAFE = str.maketrans("+/", "-_")
+
+
+def hashed_table(name: str) -> str:
+    """The table of the hashed namespace ``name``."""
+    return "hashed_" + name.replace(".", "_")
+
+
+class SQLiteHashed(SQLiteRecords):
+    """A namespace of ``HASHED`` (webspider.records.Records) in a table of
+    its own, ``hashed_<name>(key PRIMARY KEY, value) WITHOUT ROWID``, its
+    keys stored as the bytes their base64 stands for (a BLOB: 9 bytes for a
+    12-character URL id, 3 for a 4-character code) and no namespace
+    character before them: a quarter of the key and a byte less a row, on
+    rows that are one a URL seen (``reports.link_states``, ``urls.codes``)
+    or one a page (``mirror.paths``, ``reports.pages``, ``reports.content``).
+
+    A key that is not exactly such base64 (its length not a multiple of 4
+    — a URL code of 5 characters —, another character, padding) is stored
+    as it is, a TEXT, which never equals a BLOB: every key reads back as it
+    was written. What the features ask of these namespaces is what this
+    keeps: a key's value, the whole namespace counted, listed or cleared.
+    So a prefix must be ``""``, and ``items`` lists the keys in the order
+    of their stored form (the text keys first, then by bytes), not as
+    strings; there are no flagged records here (ValueError for each)."""
+
+    __slots__ = ("_head", "_urlsafe")
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self._head, self._urlsafe = HASHED[name]
+        table = hashed_table(name)
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} "
+            "(key NOT NULL PRIMARY KEY, value NOT NULL) WITHOUT ROWID"
+        )
+        super().__init__(db, name, table)
+
+    def _pack(self, key: str) -> str | bytes:
+        head = self._head
+        body = key[head:] if head else key
+        if not body or len(body) & 3 or not key.isascii():
+            return key
+        if self._urlsafe:
+            body = body.translate(_FROM_URLSAFE)
+        try:
+            raw = a2b_base64(body, strict_mode=True)
+        except BinasciiError:
+            return key
+        if len(raw) * 4 != len(body) * 3:  # padding: not the bytes' one form
+            return key
+        return key[:head].encode("ascii") + raw if head else raw
+
+    def _unpack(self, stored: str | bytes) -> str:
+        if type(stored) is not bytes:
+            return str(stored)
+        head = self._head
+        body = b2a_base64(stored[head:], newline=False).decode("ascii")
+        if self._urlsafe:
+            body = body.translate(_TO_URLSAFE)
+        return stored[:head].decode("ascii") + body if head else body
+
+    def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
+        if prefix:
+            raise ValueError(f"{self.name}: keys are hashes, no prefix but ''")
+        return "1", ()
+
+    def _no_flags(self) -> None:
+        raise ValueError(f"{self.name}: keys are hashes, no flagged records")
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        self._no_flags()
+
+    def unflag(self, keys: Iterable[str], bits: int) -> None:
+        self._no_flags()
+
+    def unflag_prefix(self, prefix: str, bits: int) -> None:
+        self._no_flags()
+
+    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
+        self._no_flags()
+
+    def write_flags(self, within: Set[str] | None = None) -> None:
+        pass  # none held: flag_many refuses
 
 
 # -- links.waiting: a table of its own ----------------------------------------------

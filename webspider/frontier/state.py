@@ -63,8 +63,11 @@ if TYPE_CHECKING:
 #: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
 #: SQLiteWaiting; 7, the embedded state only: the queue's fingerprints of
 #: 32 bits, webspider.frontier.fingerprints; 8, the embedded state only: a
-#: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting)
-FORMAT_VERSION = 8
+#: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting; 9,
+#: the embedded state only: a done row's status 0, and the namespaces keyed
+#: by hashes in tables of their own with their keys' bytes, webspider.
+#: frontier.sqliterecords.SQLiteHashed)
+FORMAT_VERSION = 9
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"

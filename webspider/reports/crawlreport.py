@@ -12,13 +12,18 @@ report.html lists the MAX_ROWS most linked broken links (internal first) and
 the first MAX_ROWS duplicates in URL order, with the totals.
 
 For the whole crawl, a resumed one included: kept in the crawl state as
-records (``reports.pages``: one row per page keyed by its code — the
-crawl's shared URL codes, webspider.utils.urlcodes.UrlCodes, 4 characters
-where a digest took 16 — so a page fetched again after a kill is counted
-once; ``reports.totals``: pages per depth and
-round, the largest files, and the counters of the stats listed in
-CARRIED_STATS as they were at the last commit, added back to the stats when
-a crawl resumes). What the requests still in progress at a commit counted
+records (``reports.totals``: pages per depth and round, the largest files,
+and the counters of the stats listed in CARRIED_STATS as they were at the
+last commit, added back to the stats when a crawl resumes). A page is
+counted once however often a kill makes the crawl fetch it: on the
+embedded state, what the report keeps of a page waits for its lease's
+acknowledgement (webspider.signals.requests_acknowledged) and is counted
+on the next commit, in the transaction of that acknowledgement — a page
+whose acknowledgement a kill lost is fetched again and counted then, and
+only then; on a shared state (Redis), whose workers' writes are applied as
+they come, a row a page (``reports.pages``, keyed by its code — the
+crawl's shared URL codes, webspider.utils.urlcodes.UrlCodes) tells a page
+counted already. What the requests still in progress at a commit counted
 (their responses' statuses, their pages' links) is left out of the counters
 committed: their leases are not acknowledged by that commit, so after a kill
 they are fetched, and counted, again — and only then. So a killed and
@@ -47,6 +52,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import signals, skips
 from webspider.config import get_output_dir
+from webspider.frontier.scheduler import round_scheduler
 from webspider.internals import requests_in_progress
 from webspider.items import PageItem
 from webspider.keys import (
@@ -210,15 +216,32 @@ class CrawlReport:
         #: round trip each on Redis, where four a page cost a third of a
         #: worker's round trips); without a crawl state, at once
         self._hold = False
+        #: the embedded state's pages waiting for their lease's
+        #: acknowledgement: ticket → what is kept of its pages (see the
+        #: module docstring); None: a shared state's, every page goes to
+        #: ``_held`` at once
+        self._by_ticket: dict[int, list[_Held]] | None = None
+        self._unacked = 0
+        #: pages whose acknowledgement the next commit holds: counted with
+        #: no row of ``reports.pages``
+        self._acked: list[_Held] = []
 
     def crawl_state_opened(self, records: RecordStore) -> None:
         self.open(records)
-        # The counts stay exact across a kill: the pages are written on
-        # crawl_state_committing, before the acknowledgements of that commit
-        # (a shared state applies each write as it comes): a worker killed
-        # before has its pages fetched again and counted then, one killed
-        # between leaves them counted, and put_new does not count them twice.
+        # The counts stay exact across a kill. On the embedded state a page
+        # is counted on the first crawl_state_committing after its lease's
+        # acknowledgement: both in one transaction. A shared state applies
+        # each write as it comes, and its acknowledgements are sent after
+        # crawl_state_committing: a worker killed before has its pages
+        # fetched again and counted then, one killed between leaves them
+        # counted, and put_new (a row a page) does not count them twice.
         self._hold = True
+        if not getattr(records, "shared", False):
+            self._by_ticket = {}
+            self._unacked = 0
+            self.crawler.signals.connect(
+                self.requests_acknowledged, signal=signals.requests_acknowledged
+            )
         stats = self.crawler.stats
         if stats is None or not stats.get_value(STATS_STATE_RESUMED):
             self._pages.clear()
@@ -237,24 +260,41 @@ class CrawlReport:
     def _write_held(self) -> None:
         """Write the pages held since the last commit, and add them to the
         counts once for all (a write a key, not three a page)."""
-        held = self._held
-        if not held:
+        held, acked = self._held, self._acked
+        if not held and not acked:
             return
         self._held = []
+        self._acked = []
         counts: dict[str, int] = {}
-        code_of = self._codes.give([page[0] for page in held])
-        new = self._pages.put_new_many([(code_of[page[0]], 1) for page in held])
+        # a page without a lease (kept in memory), or any on a shared state:
+        # its row tells whether it was counted already
+        new = [True] * len(acked)
+        if held:
+            code_of = self._codes.give([page[0] for page in held])
+            new += self._pages.put_new_many([(code_of[page[0]], 1) for page in held])
         for (url, depth, round_, size, content_type), fresh in zip(
-            held, new, strict=True
+            acked + held, new, strict=True
         ):
             if fresh:  # not fetched again after a kill
                 for key in ("pages", f"depth/{depth}", f"round/{round_}"):
                     counts[key] = counts.get(key, 0) + 1
                 self._largest(size, url, content_type)
         if counts:
-            self.pages = self._totals.incr_many(counts)["pages"]
+            self.pages = self._totals.incr_many(counts)["pages"] + self._unacked
         else:  # all fetched again after a kill: counted already
             self.pages -= len(held)
+
+    def requests_acknowledged(self, tickets: list[int]) -> None:
+        """The pages of these leases are done: counted on the next commit,
+        with their acknowledgements."""
+        by_ticket = self._by_ticket
+        if not by_ticket:
+            return
+        for ticket in tickets:
+            pages = by_ticket.pop(ticket, None)
+            if pages is not None:
+                self._acked += pages
+                self._unacked -= len(pages)
 
     def _save(self) -> None:
         self._write_held()
@@ -309,6 +349,12 @@ class CrawlReport:
 
     def crawl_state_closing(self, reason: str, records: RecordStore) -> None:
         self._save()
+        # pages whose lease is not acknowledged now are released with it:
+        # fetched, and counted, by the run that resumes the crawl
+        self.pages -= self._unacked
+        self._unacked = 0
+        if self._by_ticket:
+            self._by_ticket.clear()
         # Scrapy closes the state before spider_closed: take the tables
         # that come from it now (bounded: MAX_ROWS rows of each)
         self._final = self.report(self.summary(reason))
@@ -319,15 +365,21 @@ class CrawlReport:
         # Scrapy's last figures.
         self.write(reason)
 
-    def item_seen(self, item: Any) -> None:
+    def item_seen(self, item: Any, response: Response | None = None) -> None:
         if not isinstance(item, PageItem):
             return
         if self._hold:
             # written with the page's acknowledgement (crawl_state_committing)
-            self._held.append(
-                (item.url, item.depth, item.round, item.size, item.content_type)
-            )
+            page = (item.url, item.depth, item.round, item.size, item.content_type)
             self.pages += 1  # for the progress line; exact once written
+            by_ticket = self._by_ticket
+            if by_ticket is not None and response is not None:
+                ticket = self._ticket(response)
+                if ticket is not None:
+                    by_ticket.setdefault(ticket, []).append(page)
+                    self._unacked += 1
+                    return
+            self._held.append(page)
             return
         code = self._codes.give([item.url])[item.url]
         if not self._pages.put_new(code, 1):
@@ -337,6 +389,15 @@ class CrawlReport:
         totals.incr(f"depth/{item.depth}")
         totals.incr(f"round/{item.round}")
         self._largest(item.size, item.url, item.content_type)
+
+    def _ticket(self, response: Response) -> int | None:
+        """The lease ``response``'s page waits under (None: none, or no
+        StateScheduler runs the crawl)."""
+        try:
+            scheduler = round_scheduler(self.crawler)
+        except RuntimeError:  # no engine: not in a crawl (Scrapy 2.19)
+            return None
+        return None if scheduler is None else scheduler.lease_ticket(response.request)
 
     def _largest(self, size: int, url: str, content_type: str | None) -> None:
         if self.keep_largest:
