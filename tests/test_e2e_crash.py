@@ -28,6 +28,7 @@ from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env
 from tests.support.endkill import EXTENSIONS_WITH_KILLER
 from tests.support.server import Page, html
 from tests.support.site import Node, Site
+from webspider.frontier.state import FORMAT_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -384,16 +385,20 @@ def test_other_start_urls_an_older_format_and_a_corrupt_state_are_refused(
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert "other start URLs or scope" in line and "restart=1" in line
-    # a state of format 7 (a waiting-links chunk without its cleared bits):
-    # never read as format 8's
+    # a state of the format before (format 8: a waiting link's long text
+    # always inline): never read as today's
     served = len(server.requested_pages())
+    old = FORMAT_VERSION - 1
     with sqlite3.connect(out / STATE) as db:
-        db.execute("UPDATE meta SET value = '7' WHERE name = 'format'")
+        db.execute("UPDATE meta SET value = ? WHERE name = 'format'", (str(old),))
     db.close()
     refused = run_crawl(*args)
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
-    assert "crawl state of format 7, this webspider reads format 8" in line, line
+    expected = (
+        f"crawl state of format {old}, this webspider reads format {FORMAT_VERSION}"
+    )
+    assert expected in line, line
     assert "restart=1" in line
     assert len(server.requested_pages()) == served  # nothing crawled
     (out / STATE).write_bytes(b"\0garbage" * 512)

@@ -1,10 +1,11 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 8; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 9; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
 a table of their own, 7 fingerprints of 32 bits, 8 a waiting-links
-chunk's cleared bits in a column)::
+chunk's cleared bits in a column, 9 a waiting link's repeated text kept
+once)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
@@ -28,7 +29,7 @@ chunk's cleared bits in a column)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
-    waiting                  -- links.waiting, packed (sqliterecords.SQLiteWaiting)
+    waiting, waiting_text    -- links.waiting, packed (sqliterecords.SQLiteWaiting)
 
 Why the id is the queue's order and not the fingerprint (format 1): rows
 are appended at the end of the table, and leased and acknowledged in about

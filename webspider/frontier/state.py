@@ -63,8 +63,10 @@ if TYPE_CHECKING:
 #: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
 #: SQLiteWaiting; 7, the embedded state only: the queue's fingerprints of
 #: 32 bits, webspider.frontier.fingerprints; 8, the embedded state only: a
-#: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting)
-FORMAT_VERSION = 8
+#: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting; 9,
+#: the embedded state only: a waiting link's text kept once in
+#: ``waiting_text`` when it repeats, SQLiteWaiting)
+FORMAT_VERSION = 9
 
 #: metadata names every implementation keeps
 META_FORMAT = "format"
