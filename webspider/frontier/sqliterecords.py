@@ -7,6 +7,7 @@ Layout, beside the tables of webspider.frontier.sqlite::
            value) WITHOUT ROWID   -- value: see below
     waiting(target, first, flags, cleared, links,  -- links.waiting only,
             PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed (SQLiteWaiting)
+    waiting_text(id INTEGER PRIMARY KEY, text)  -- its texts met again (format 9)
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -779,7 +780,7 @@ def _link_bytes(
     its id in ``waiting_text``)."""
     if text is None:
         size = _NO_TEXT
-    elif type(text) is int:
+    elif isinstance(text, int):
         size = _LONG
     else:
         size = len(text)
@@ -793,7 +794,7 @@ def _link_bytes(
         out.append(flags | 16 | size << 5)
         _varint(out, len(raw))
         out += raw
-    if type(text) is int:
+    if isinstance(text, int):
         _varint(out, text << 1 | 1)
     elif text is not None:
         if size == _LONG:
@@ -934,7 +935,7 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
 
 class SQLiteWaiting(_HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
-    (state format 6, 8): the records interface of a namespace of flagged
+    (state format 6, 8, 9): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —
     about 40 % fewer bytes a link than the ``record`` table's row a link
     (bench/README.md, "The waiting links packed").
@@ -948,13 +949,37 @@ class SQLiteWaiting(_HeldFlags):
     its bytes (format 8; see Writes), ``links`` the links one after the
     other: a byte (the link's flags in bits 0-3,
     bit 4 set for a page code kept as text, bits 5-7 the text's length up
-    to 5, 6 for no text given, 7 for 6 bytes or more), the page (3 bytes;
-    or a varint length and the code's UTF-8), a varint of the length past
-    6 for a longer text, the text (UTF-8). So a link costs its page's
-    code, a byte and its text, and the target's code and the row's
-    overhead (~12 bytes) are shared by the chunk's links: ~12 bytes a link
-    on the synthetic site, ~18 with the B-tree's free space, where a row a
-    link of the ``record`` table took ~29.
+    to 5, 6 for no text given, 7 for a varint that follows), the page (3
+    bytes; or a varint length and the code's UTF-8), for size 7 a varint:
+    even, twice the length past 6 of a longer text, then the text (UTF-8);
+    odd, twice the id of a text kept in ``waiting_text``, plus one (format
+    9; see Texts). So a link costs its page's code, a byte and its text
+    or the text's id, and the target's code and the row's overhead (~12
+    bytes) are shared by the chunk's links: ~6 bytes a link on the
+    synthetic site, ~8 with the B-tree's free space (~12 and ~18 with
+    every text inline, format 8), where a row a link of the ``record``
+    table took ~29.
+
+    Texts. Most links' texts repeat (a site's navigation; on the
+    synthetic site ``link N``, N the link's place in its page), and the
+    text is only read for the links whose target turns out broken. So a
+    text of INTERN_FROM characters or more that ``write_flags`` meets
+    again among the last TEXTS_KEPT to twice TEXTS_KEPT distinct texts it
+    met (two generations in memory: text → id, 0 while met once) is
+    written once to ``waiting_text`` (a rowid table: appended, its pages
+    full) and its links hold its id, one byte below 64, two below 8,192;
+    a text met once stays in its link, as before (a site whose texts
+    never repeat pays nothing in bytes). The id's row is written in the
+    same transaction as the links that name it (the crawl process is the
+    state's only writer, and a transaction not committed dies with it and
+    with the memory of the ids it wrote); a process that opens the state
+    again starts with no memory and keeps the texts it meets again once
+    more (a second row for a text: bytes, never a wrong text). Rows are
+    never deleted while a crawl runs (a text's links are not counted),
+    only with every link (``clear``) and with the records when a finished
+    crawl's state is compacted: at most one row a repeated text a process
+    met, a few KB on the synthetic site. Ids read are kept in memory too
+    (at most TEXTS_KEPT), others read with a query.
 
     Writes. ``flag_many`` holds its rows until the state commits, as
     ``SQLiteRecords`` does ("Flags written behind"), then appends each
@@ -1198,7 +1223,7 @@ class SQLiteWaiting(_HeldFlags):
     def _text(self, text: bytes | int) -> bytes:
         """A decoded link's text: its UTF-8, read from ``waiting_text`` for
         an id."""
-        if type(text) is not int:
+        if not isinstance(text, int):
             return text
         raw = self._texts.get(text)
         if raw is None:
