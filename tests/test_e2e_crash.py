@@ -336,6 +336,51 @@ def test_kill_9_with_missing_anchors_and_sitemaps_then_resume(tmp_path, server):
     assert summary["broken"]["missing_anchors"] == PAGES
 
 
+def test_kill_9_keeps_every_broken_links_referrer_and_text(tmp_path, server):
+    """The links waiting for a target keep their referrer and text through
+    kills (format 10: a text met again is kept once, in the state's
+    transaction; a resumed process meets every text anew): the broken
+    links' report of a killed and resumed crawl, with the mirror, is the
+    uninterrupted crawl's, each referrer with its text."""
+    for i in range(PAGES):
+        links = [path_of(c) for c in (2 * i + 1, 2 * i + 2) if c < PAGES]
+        body = "".join(f'<a href="{u}">{u}</a>' for u in links)
+        # linked from most pages with one text, from some with one of three,
+        # and from four pages each with texts of their own
+        if i >= 3:
+            body += '<a href="/gone/nav">Gone, a navigation link</a>'
+        if i >= 15:
+            body += f'<a href="/gone/deep{i % 4}">deep link {i % 3}</a>'
+        body += f'<a href="/gone/own{i // 4}">only page {i} says this</a>'
+        server.add(path_of(i), Page(html(body), delay=0.005))
+    extra = ("-a", "mirror=1")
+    reference = tmp_path / "reference"
+    finish(server, reference, *extra)
+    expected = (reference / "broken-links.jsonl").read_text("utf-8").splitlines()
+    records = {
+        json.loads(line)["url"][len(server.base) :]: json.loads(line)
+        for line in expected
+    }
+    assert len(records) == 1 + 4 + (PAGES + 3) // 4
+    nav = records["/gone/nav"]
+    assert nav["referrer_count"] == len(nav["referrers"]) == PAGES - 3
+    assert {r["text"] for r in nav["referrers"]} == {"Gone, a navigation link"}
+    assert {r["text"] for r in records["/gone/deep1"]["referrers"]} == {
+        f"deep link {n}" for n in range(3)
+    }
+    assert [r["text"] for r in records["/gone/own5"]["referrers"]] == [
+        f"only page {i} says this" for i in sorted(range(20, 24), key=path_of)
+    ]
+    server.clear()
+    moments = Moments(server)
+    out = tmp_path / "out"
+    for n in (12, 45, 90):
+        killed_at(moments, server, out, nth_page(n), *extra)
+    finish(server, out, *extra)
+    got = (out / "broken-links.jsonl").read_text("utf-8").splitlines()
+    assert got == expected
+
+
 def test_second_crawl_refused_then_double_ctrl_c_then_resume(tmp_path, server):
     site = tree()
     site.serve(server)
@@ -385,9 +430,8 @@ def test_other_start_urls_an_older_format_and_a_corrupt_state_are_refused(
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert "other start URLs or scope" in line and "restart=1" in line
-    # a state of the format before (format 8: done rows of status 3, the
-    # hashed namespaces' keys in base64 in the record table): never read as
-    # the current one's
+    # a state of the format before (format 9: a waiting link's repeated
+    # text inline each time it comes): never read as today's
     served = len(server.requested_pages())
     old = FORMAT_VERSION - 1
     with sqlite3.connect(out / STATE) as db:

@@ -106,14 +106,15 @@ def test_another_format_is_refused(path):
         SQLiteState(path)
 
 
-@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6", "7", "8"])
+@pytest.mark.parametrize("old", ["2", "3", "4", "5", "6", "7", "8", "9"])
 def test_a_state_of_an_older_format_is_refused(path, old):
     # format 2's records named URLs by ids and per-feature codes, format 3
     # kept a waiting link in two rows and keyed the mirror's index by the
     # whole URL, format 4 kept a page's place in mirror.where, format 5 the
     # waiting links in the record table, format 6 64-bit fingerprints,
     # format 7 no cleared bits a chunk, format 8 done rows of status 3 and
-    # hashed keys as base64 in the record table: never misread as the
+    # hashed keys as base64 in the record table, format 9 no waiting_text
+    # (an odd long-text length is a text's id in 10): never misread as the
     # current format's
     state = SQLiteState(path)
     state.set_meta("format", old)
@@ -1025,6 +1026,78 @@ def test_a_cleared_range_is_kept_in_its_chunks_cleared_bits(path):
         state.close()
 
 
+def test_a_repeated_text_is_kept_once(path):
+    """links.waiting (format 10): a text met again is kept once in
+    ``waiting_text`` and its links hold its id (one byte below 64, two
+    after); a text met once, or shorter than INTERN_FROM, stays in its
+    link. Read back the same after the state is opened again (the texts'
+    memory gone), also by links written after that."""
+    long_text = "A navigation link's text"
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        db = state._db
+        rows = [(f"AAAA\n{_code(i)}", 2, long_text) for i in range(20)]
+        rows += [(f"BBBB\n{_code(i)}", 2, f"only once {i}") for i in range(20)]
+        rows += [(f"CCCC\n{_code(i)}", 3, "ab") for i in range(20)]  # short
+        # 100 texts, each on two links: ids past 63
+        rows += [
+            (f"{target}\n{_code(i)}", 2, f"text number {i}")
+            for target in ("DDDD", "EEEE")
+            for i in range(100)
+        ]
+        rows += [(f"FFFF\n{_code(i)}", 1, None) for i in range(20)]  # no text
+        waiting.flag_many(rows)
+        state.commit()
+        texts = [
+            bytes(t).decode() for (t,) in db.execute("SELECT text FROM waiting_text")
+        ]
+        assert sorted(texts) == sorted(
+            [long_text, *(f"text number {i}" for i in range(100))]
+        )
+        stored: dict[str, bytes] = {}
+        for target, links in db.execute(
+            "SELECT target, links FROM waiting ORDER BY target, first"
+        ):
+            code = sqliterecords._unpack_code(target)
+            stored[code] = stored.get(code, b"") + links
+        # once inline (met the first time: a byte, the page, the length, the
+        # text), then 5 bytes a link: a byte, the page, the id (1)
+        assert stored["AAAA"].count(long_text.encode()) == 1
+        assert len(stored["AAAA"]) == 5 + len(long_text) + 19 * 5
+        assert all(f"only once {i}".encode() in stored["BBBB"] for i in range(20))
+        assert stored["CCCC"].count(b"ab") == 20
+        # the second of each pair: its id (2-101), 2 bytes past 63
+        assert len(stored["EEEE"]) == sum(5 if i < 64 else 6 for i in range(2, 102))
+        expected = {key: flagged(bits, text or "") for key, bits, text in rows}
+        assert dict(waiting.items()) == expected
+        state.close()
+        state = SQLiteState(path)
+        waiting = state.records("links.waiting")
+        assert dict(waiting.items()) == expected
+        assert waiting.get("EEEE\n" + _code(99)) == flagged(2, "text number 99")
+        more = [(f"GGGG\n{_code(i)}", 2, long_text) for i in range(3)]
+        waiting.flag_many(more)
+        state.commit()
+        expected.update((key, flagged(bits, text)) for key, bits, text in more)
+        assert dict(waiting.items()) == expected
+        # a new crawl on the state: the texts go with the links
+        waiting.clear()
+        waiting.flag_many(more)
+        state.commit()
+        assert dict(waiting.items()) == {k: flagged(2, long_text) for k, _, _ in more}
+        [(n,)] = state._db.execute("SELECT count(*) FROM waiting_text")
+        assert n == 1
+    finally:
+        state.close()
+
+
+def _code(i: int) -> str:
+    """A 4-character URL code of ``i`` (in order)."""
+    alphabet = sqliterecords._CODE_CHARS
+    return "AA" + alphabet[i // 64] + alphabet[i % 64]
+
+
 def _stored_order(key: str) -> tuple[bool, str, bool, str]:
     target, _, page = key.partition("\n")
     return _packed(target), target, _packed(page), page
@@ -1042,6 +1115,9 @@ def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
     — the chunks' cleared bits — with and without text, over the pages it
     held): the same records, in the same order."""
     monkeypatch.setattr(sqliterecords, "CHUNK_BYTES", 40)
+    # the texts' memory turned over often: a text kept once, met again
+    # after it is forgotten, is kept once more (a second id, both read)
+    monkeypatch.setattr(sqliterecords, "TEXTS_KEPT", 8)
     rng = random.Random(seed)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     codes = ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(60)]
@@ -1058,7 +1134,15 @@ def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
                     (
                         f"{rng.choice(targets)}\n{rng.choice(codes)}",
                         rng.choice((1, 2, 3, 4)),
-                        rng.choice((None, "", "t", "text " * rng.randrange(1, 4))),
+                        rng.choice(
+                            (
+                                None,
+                                "",
+                                "t",
+                                "text " * rng.randrange(1, 4),
+                                f"text {rng.randrange(200)}",  # ids past 63
+                            )
+                        ),
                     )
                     for _ in range(rng.randrange(1, 30))
                 ]

@@ -90,10 +90,11 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
         if "links" in cols:  # links packed in chunks by target
             links = keys = values = 0
             cleared = "cleared" if "cleared" in cols else "0"  # format 8
+            ids = "waiting_text" in names  # format 10: texts kept once
             for target, first, data, bits in db.execute(
                 f"SELECT target, first, links, {cleared} FROM waiting"
             ):
-                links += _chunk_links(data, bits)
+                links += _chunk_links(data, bits, ids)
                 keys += len(target) + len(first)
                 values += len(data)
             found = [(links, keys, values)] if links else []
@@ -138,10 +139,11 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _chunk_links(data: bytes, cleared: int = 0) -> int:
+def _chunk_links(data: bytes, cleared: int = 0, ids: bool = False) -> int:
     """How many links a chunk of ``waiting`` holds (webspider.frontier.
     sqliterecords.SQLiteWaiting's layout; a link its ``cleared`` bits
-    leave with no flag is not counted)."""
+    leave with no flag is not counted; ``ids``: format 10, an odd length
+    is a text's id in ``waiting_text``)."""
 
     def varint(at: int) -> tuple[int, int]:
         n = shift = 0
@@ -167,7 +169,12 @@ def _chunk_links(data: bytes, cleared: int = 0) -> int:
             size = 0
         elif size == 7:
             more, at = varint(at)
-            size = 6 + more
+            if not ids:
+                size = 6 + more
+            elif more & 1:
+                size = 0  # the text's id: kept once in waiting_text
+            else:
+                size = 6 + (more >> 1)
         at += size
         if head & 15 & ~cleared:
             links += 1

@@ -2,10 +2,12 @@
 
     python bench/scale/waitingreplay.py                 # 10,000 pages
     python bench/scale/waitingreplay.py --pages 4000 --layouts chunks
+    python bench/scale/waitingreplay.py --texts target   # or unique
 
 A crawl's pattern of ``links.waiting`` (webspider.utils.waitinglinks) on
 a site of random links, breadth-first: page i, when fetched, flags its
-links to the pages after it for the reports (a text, ``link N``) and the
+links to the pages after it for the reports (a text, ``link N``, or with
+``--texts`` the target's title or a text of its own) and the
 mirror; every 50 pages the state commits, and the 50 targets fetched
 meanwhile are settled (the mirror's bit cleared over each target's range,
 then the reports'). Kept in the embedded state's two layouts: ``record``
@@ -36,7 +38,20 @@ LINKS = 31
 EVERY = 50
 
 
-def replay(layout: str, pages: int, seed: int, folder: Path) -> str:
+#: a link's text: its place in its page (the synthetic site's ``link N``), its
+#: target's (a title: every page links to a page with the same text), or
+#: its own (no text repeats)
+TEXTS = {
+    "place": lambda n, t, i: f"link {n}",
+    "target": lambda n, t, i: f"Title of page number {t}",
+    "unique": lambda n, t, i: f"link {n} of page {i}",
+}
+
+
+def replay(
+    layout: str, pages: int, seed: int, folder: Path, texts: str = "place"
+) -> str:
+    text_of = TEXTS[texts]
     rng = random.Random(seed)
     codes = [base64.urlsafe_b64encode(rng.randbytes(3)).decode() for _ in range(pages)]
     links = [rng.sample(range(pages), LINKS) for _ in range(pages)]
@@ -55,7 +70,7 @@ def replay(layout: str, pages: int, seed: int, folder: Path) -> str:
     found = ""
     for i in range(pages):
         records.flag_many(
-            (codes[t] + "\n" + codes[i], 2, f"link {n}")
+            (codes[t] + "\n" + codes[i], 2, text_of(n, t, i))
             for n, t in enumerate(links[i])
             if t > i
         )
@@ -75,7 +90,7 @@ def replay(layout: str, pages: int, seed: int, folder: Path) -> str:
             n = records.count()
             size, payload, unused = db.execute(
                 "SELECT SUM(pgsize), SUM(payload), SUM(unused) FROM dbstat "
-                "WHERE name = ?",
+                "WHERE name IN (?, 'waiting_text')",  # its texts (format 10)
                 (table,),
             ).fetchone()
             found = (
@@ -96,10 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pages", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--layouts", default="record,chunks")
+    p.add_argument("--texts", choices=sorted(TEXTS), default="place")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="waitingreplay-") as tmp:
         for layout in args.layouts.split(","):
-            print(replay(layout, args.pages, args.seed, Path(tmp)), flush=True)
+            print(
+                replay(layout, args.pages, args.seed, Path(tmp), args.texts), flush=True
+            )
     return 0
 
 

@@ -1,11 +1,12 @@
 """The embedded crawl state: one SQLite file (standard library), WAL mode.
 
-Layout (``FORMAT_VERSION`` 9; 3 changed the records' keys only, 4 their
+Layout (``FORMAT_VERSION`` 10; 3 changed the records' keys only, 4 their
 values: the links waiting for their target share a row, 5 the mirror's
 namespaces: no ``mirror.where``, 6 the waiting links packed by target in
 a table of their own, 7 fingerprints of 32 bits, 8 a waiting-links
 chunk's cleared bits in a column, 9 a done row's status 0 and the
-namespaces keyed by hashes in tables of their own, keys as bytes)::
+namespaces keyed by hashes in tables of their own, keys as bytes, 10 a
+waiting link's repeated text kept once)::
 
     url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
         fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
@@ -29,7 +30,7 @@ namespaces keyed by hashes in tables of their own, keys as bytes)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
-    waiting                  -- links.waiting, packed (sqliterecords.SQLiteWaiting)
+    waiting, waiting_text    -- links.waiting, packed (sqliterecords.SQLiteWaiting)
     hashed_<namespace>       -- the namespaces keyed by hashes, their keys'
                              -- bytes (sqliterecords.SQLiteHashed)
 

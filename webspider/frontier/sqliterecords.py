@@ -7,6 +7,7 @@ Layout, beside the tables of webspider.frontier.sqlite::
            value) WITHOUT ROWID   -- value: see below
     waiting(target, first, flags, cleared, links,  -- links.waiting only,
             PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed (SQLiteWaiting)
+    waiting_text(id INTEGER PRIMARY KEY, text)  -- its texts met again (format 10)
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -107,6 +108,10 @@ CREATE TABLE IF NOT EXISTS waiting (
     links BLOB NOT NULL,
     PRIMARY KEY (target, first)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS waiting_text (
+    id INTEGER PRIMARY KEY,
+    text BLOB NOT NULL
+);
 """
 
 #: rows read per query while iterating
@@ -814,10 +819,18 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
 
 #: a link's size field (bits 5-7 of its first byte): the text's length up
 #: to 5, ``_NO_TEXT`` (none given: a link appended by ``flag_many`` with no
-#: text keeps the one before it), or ``_LONG`` (6 and more, a varint of the
-#: length past 6 follows)
+#: text keeps the one before it), or ``_LONG``: a varint follows, even for
+#: a text of 6 bytes and more (twice its length past 6; the text follows),
+#: odd for a text kept once in ``waiting_text`` (twice its id, plus one;
+#: format 10)
 _NO_TEXT = 6
 _LONG = 7
+#: a text this long or longer is kept once in ``waiting_text`` when it comes
+#: again (SQLiteWaiting, "Texts"); a shorter one takes as few bytes inline
+INTERN_FROM = 3
+#: texts a generation of the texts' memory holds (two generations; ~100
+#: bytes each)
+TEXTS_KEPT = 8192
 
 
 def _decode_links(data: bytes, cleared: int = 0) -> _Links:
@@ -841,12 +854,18 @@ def _decode_links(data: bytes, cleared: int = 0) -> _Links:
             page = data[at : at + 3]
             at += 3
         size = head >> 5
+        text: bytes | int | None
         if size == _NO_TEXT:
             text = None
+        elif size == _LONG:
+            more, at = _read_varint(data, at)
+            if more & 1:
+                text = more >> 1  # a text's id in waiting_text
+            else:
+                size = 6 + (more >> 1)
+                text = data[at : at + size]
+                at += size
         else:
-            if size == _LONG:
-                more, at = _read_varint(data, at)
-                size = 6 + more
             text = data[at : at + size]
             at += size
         old = out.get(page)
@@ -870,10 +889,15 @@ def _decode_links(data: bytes, cleared: int = 0) -> _Links:
     return out
 
 
-def _link_bytes(out: bytearray, page: Any, flags: int, text: bytes | None) -> None:
-    """Append a link to a chunk's bytes ``out``."""
+def _link_bytes(
+    out: bytearray, page: Any, flags: int, text: bytes | int | None
+) -> None:
+    """Append a link to a chunk's bytes ``out`` (``text``: its UTF-8, or
+    its id in ``waiting_text``)."""
     if text is None:
         size = _NO_TEXT
+    elif isinstance(text, int):
+        size = _LONG
     else:
         size = len(text)
         if size > 5:
@@ -886,9 +910,11 @@ def _link_bytes(out: bytearray, page: Any, flags: int, text: bytes | None) -> No
         out.append(flags | 16 | size << 5)
         _varint(out, len(raw))
         out += raw
-    if text is not None:
+    if isinstance(text, int):
+        _varint(out, text << 1 | 1)
+    elif text is not None:
         if size == _LONG:
-            _varint(out, len(text) - 6)
+            _varint(out, len(text) - 6 << 1)
         out += text
 
 
@@ -947,7 +973,8 @@ def _clear_links(data: bytes, bits: int) -> bytes | None:
         size = head >> 5
         if size == _LONG:
             more, at = _read_varint(data, at)
-            at += 6 + more
+            if not more & 1:
+                at += 6 + (more >> 1)
         elif size != _NO_TEXT:
             at += size
         flags = head & 15 & ~bits
@@ -1024,7 +1051,7 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
 
 class SQLiteWaiting(_HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
-    (state format 6, 8): the records interface of a namespace of flagged
+    (state format 6, 8, 9): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —
     about 40 % fewer bytes a link than the ``record`` table's row a link
     (bench/README.md, "The waiting links packed").
@@ -1038,13 +1065,37 @@ class SQLiteWaiting(_HeldFlags):
     its bytes (format 8; see Writes), ``links`` the links one after the
     other: a byte (the link's flags in bits 0-3,
     bit 4 set for a page code kept as text, bits 5-7 the text's length up
-    to 5, 6 for no text given, 7 for 6 bytes or more), the page (3 bytes;
-    or a varint length and the code's UTF-8), a varint of the length past
-    6 for a longer text, the text (UTF-8). So a link costs its page's
-    code, a byte and its text, and the target's code and the row's
-    overhead (~12 bytes) are shared by the chunk's links: ~12 bytes a link
-    on the synthetic site, ~18 with the B-tree's free space, where a row a
-    link of the ``record`` table took ~29.
+    to 5, 6 for no text given, 7 for a varint that follows), the page (3
+    bytes; or a varint length and the code's UTF-8), for size 7 a varint:
+    even, twice the length past 6 of a longer text, then the text (UTF-8);
+    odd, twice the id of a text kept in ``waiting_text``, plus one (format
+    9; see Texts). So a link costs its page's code, a byte and its text
+    or the text's id, and the target's code and the row's overhead (~12
+    bytes) are shared by the chunk's links: ~6 bytes a link on the
+    synthetic site, ~8 with the B-tree's free space (~12 and ~18 with
+    every text inline, format 8), where a row a link of the ``record``
+    table took ~29.
+
+    Texts. Most links' texts repeat (a site's navigation; on the
+    synthetic site ``link N``, N the link's place in its page), and the
+    text is only read for the links whose target turns out broken. So a
+    text of INTERN_FROM characters or more that ``write_flags`` meets
+    again among the last TEXTS_KEPT to twice TEXTS_KEPT distinct texts it
+    met (two generations in memory: text → id, 0 while met once) is
+    written once to ``waiting_text`` (a rowid table: appended, its pages
+    full) and its links hold its id, one byte below 64, two below 8,192;
+    a text met once stays in its link, as before (a site whose texts
+    never repeat pays nothing in bytes). The id's row is written in the
+    same transaction as the links that name it (the crawl process is the
+    state's only writer, and a transaction not committed dies with it and
+    with the memory of the ids it wrote); a process that opens the state
+    again starts with no memory and keeps the texts it meets again once
+    more (a second row for a text: bytes, never a wrong text). Rows are
+    never deleted while a crawl runs (a text's links are not counted),
+    only with every link (``clear``) and with the records when a finished
+    crawl's state is compacted: at most one row a repeated text a process
+    met, a few KB on the synthetic site. Ids read are kept in memory too
+    (at most TEXTS_KEPT), others read with a query.
 
     Writes. ``flag_many`` holds its rows until the state commits, as
     ``SQLiteRecords`` does ("Flags written behind"), then appends each
@@ -1080,7 +1131,7 @@ class SQLiteWaiting(_HeldFlags):
     else). Values are flagged only: ``put`` and ``put_new`` take a flagged
     value, ``incr`` is refused."""
 
-    __slots__ = ("_db", "_grown", "name")
+    __slots__ = ("_db", "_grown", "_ids", "_ids_old", "_texts", "name")
 
     def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
@@ -1089,6 +1140,12 @@ class SQLiteWaiting(_HeldFlags):
         self._flags: dict[str, list[Any]] = {}
         #: chunks an append took past CHUNK_BYTES: (target, first)
         self._grown: list[tuple[Any, Any]] = []
+        #: texts met lately → their id in waiting_text, 0 when met once and
+        #: kept inline (two generations of TEXTS_KEPT: see "Texts")
+        self._ids: dict[str, int] = {}
+        self._ids_old: dict[str, int] = {}
+        #: ids read or written lately → the text's UTF-8
+        self._texts: dict[int, bytes] = {}
         db.create_function("wl_grown", 3, self._note_grown)
         db.create_function("wl_clear", 2, _materialise, deterministic=True)
 
@@ -1209,6 +1266,7 @@ class SQLiteWaiting(_HeldFlags):
         limit = CHUNK_BYTES  # wl_grown is called past it only
         appends: list[tuple[str | bytes, str | bytes, int, bytes, int, bool]] = []
         packed: dict[str, str | bytes] = {}  # a page's code, once a batch
+        ids, ids_old = self._ids, self._ids_old
         for key, (bits, text) in rows.items():
             head, sep, tail = key.partition("\n")
             if not sep:
@@ -1219,24 +1277,81 @@ class SQLiteWaiting(_HeldFlags):
             page = packed.get(tail)
             if page is None:
                 page = packed[tail] = _pack_code(tail)
+            if text is not None and len(text) >= INTERN_FROM:
+                found = ids.get(text)
+                if found is None:
+                    found = ids_old.pop(text, None)
+                    if found is None:
+                        found = 0  # met once: inline
+                    ids[text] = found
+                    if len(ids) >= TEXTS_KEPT:
+                        self._ids_old = ids_old = ids
+                        self._ids = ids = {}
+                elif not found:  # met again: kept once from now on
+                    found = ids[text] = self._intern(text)
+                if found:  # its id (< 64: one byte; < 8,192: two)
+                    code = found << 1 | 1
+                    if type(page) is bytes and code < 128:
+                        link = bytes((bits | _LONG << 5,)) + page + bytes((code,))
+                    else:
+                        link = _link(page, bits, found)
+                    appends.append((target, page, bits, link, limit, False))
+                    continue
             raw = None if text is None else text.encode("utf-8", "surrogatepass")
-            if type(page) is bytes and raw is not None and len(raw) < 134:
+            if type(page) is bytes and raw is not None and len(raw) < 70:
                 # the usual link, as _link_bytes writes it
                 size = len(raw)
                 if size < 6:
                     link = bytes((bits | size << 5,)) + page + raw
                 else:
-                    link = bytes((bits | _LONG << 5,)) + page + bytes((size - 6,)) + raw
+                    link = (
+                        bytes((bits | _LONG << 5,))
+                        + page
+                        + bytes((size - 6 << 1,))
+                        + raw
+                    )
                 appends.append((target, page, bits, link, limit, False))
                 continue
-            out = bytearray()
-            _link_bytes(out, page, bits, raw)
-            appends.append((target, page, bits, bytes(out), limit, raw is None))
+            appends.append(
+                (target, page, bits, _link(page, bits, raw), limit, raw is None)
+            )
         grown = self._grown
         self._db.executemany(_APPEND, appends)
         if grown:
             self._grown = []
             self._split(grown)
+
+    def _intern(self, text: str) -> int:
+        """Keep ``text`` once in ``waiting_text`` (in the state's transaction)."""
+        raw = text.encode("utf-8", "surrogatepass")
+        cursor = self._db.execute("INSERT INTO waiting_text (text) VALUES (?)", (raw,))
+        found = cursor.lastrowid
+        assert found is not None
+        self._remember_text(found, raw)
+        return found
+
+    def _remember_text(self, found: int, raw: bytes) -> None:
+        texts = self._texts
+        if len(texts) >= TEXTS_KEPT:
+            texts.clear()
+        texts[found] = raw
+
+    def _text(self, text: bytes | int) -> bytes:
+        """A decoded link's text: its UTF-8, read from ``waiting_text`` for
+        an id."""
+        if not isinstance(text, int):
+            return text
+        raw = self._texts.get(text)
+        if raw is None:
+            row = self._db.execute(
+                "SELECT text FROM waiting_text WHERE id = ?", (text,)
+            ).fetchone()
+            raw = b"" if row is None else bytes(row[0])
+            self._remember_text(text, raw)
+        return raw
+
+    def _value(self, found: list[Any]) -> str:
+        return flagged(found[0], self._text(found[1]).decode("utf-8", "surrogatepass"))
 
     def _by_target(self, keys: Iterable[str], op: _Op) -> dict[Any, list[Any]]:
         ops: dict[Any, list[tuple[Any, _Op]]] = {}
@@ -1292,7 +1407,7 @@ class SQLiteWaiting(_HeldFlags):
             target, page = _pack_key(key)
             row = self._locate(target, page)
             found = None if row is None else _decode_links(row[1], row[2]).get(page)
-            out.append(None if found is None else _value(found))
+            out.append(None if found is None else self._value(found))
         return out
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -1319,12 +1434,13 @@ class SQLiteWaiting(_HeldFlags):
             args = ()
         if self._flags:
             self.write_flags()
+        value = self._value
         rows = self._db.execute(first, args).fetchall()
         while rows:
             for target, _first, data, cleared in rows:
                 head = _unpack_code(target) + "\n"
                 for page, found in _decode_links(data, cleared).items():
-                    yield head + _unpack_code(page), _value(found)
+                    yield head + _unpack_code(page), value(found)
             if len(rows) < _CHUNKS:
                 return
             if self._flags:  # flagged while the caller iterates
@@ -1383,6 +1499,10 @@ class SQLiteWaiting(_HeldFlags):
     def clear(self) -> None:
         self._flags = {}  # written, they would be deleted
         self._db.execute("DELETE FROM waiting")
+        self._db.execute("DELETE FROM waiting_text")
+        self._ids = {}
+        self._ids_old = {}
+        self._texts = {}
 
 
 def _group(prefix: str) -> str | bytes:
@@ -1394,8 +1514,10 @@ def _group(prefix: str) -> str | bytes:
     return _pack_code(prefix[:-1])
 
 
-def _value(found: list[Any]) -> str:
-    return flagged(found[0], found[1].decode("utf-8", "surrogatepass"))
+def _link(page: Any, flags: int, text: bytes | int | None) -> bytes:
+    out = bytearray()
+    _link_bytes(out, page, flags, text)
+    return bytes(out)
 
 
 def _entry(value: Any) -> tuple[int, bytes]:
