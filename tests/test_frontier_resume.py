@@ -212,7 +212,7 @@ def test_corrupt_and_locked_states_are_refused(tmp_path):
 
 def test_the_commit_cadence_comes_from_the_settings(tmp_path):
     state, _ = open_crawl_state(settings(tmp_path))
-    assert (state.commit_interval, state.commit_acks) == (1.0, 32)
+    assert (state.commit_interval, state.commit_acks) == (1.0, 128)
     state.close()
     state, _ = open_crawl_state(settings(tmp_path, WEBSPIDER_STATE_COMMIT_PAGES="0"))
     assert (state.commit_interval, state.commit_acks) == (1.0, None)  # time only

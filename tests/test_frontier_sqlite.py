@@ -12,6 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from array import array
 from pathlib import Path
 
@@ -210,6 +212,175 @@ def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
         index = state.records("mirror.index")
         assert index.get("http://a.test/c0") == {"path": "c0.html"}
         assert index.get("http://a.test/u0") is None
+    finally:
+        state.close()
+
+
+class GatedFsync:
+    """The durability thread's fsync, held until ``gate`` is set; records
+    the inode it synced and when it finished."""
+
+    def __init__(self, fail: OSError | None = None) -> None:
+        self.gate = threading.Event()
+        self.synced: list[tuple[int, float]] = []
+        self.fail = fail
+
+    def __call__(self, fd: int) -> None:
+        assert self.gate.wait(10)
+        if self.fail is not None:
+            fail, self.fail = self.fail, None
+            raise fail
+        os.fsync(fd)
+        self.synced.append((os.fstat(fd).st_ino, time.monotonic()))
+
+
+def test_the_log_is_fsynced_after_the_commit_and_before_the_next(path, monkeypatch):
+    fsync = GatedFsync()
+    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    state = SQLiteState(path)
+    wal = path.with_name(path.name + "-wal")
+    try:
+        # in WAL mode, NORMAL: the COMMIT itself does not wait for the disk
+        assert state._db.execute("PRAGMA synchronous").fetchone() == (1,)
+        state.add([req("a"), req("b")])
+        state.commit()  # returns while its fsync is held
+        assert fsync.synced == []
+        state.add([req("c")])
+        threading.Timer(0.3, fsync.gate.set).start()
+        started = time.monotonic()
+        state.commit()  # waits for the first batch's fsync before it begins
+        assert time.monotonic() - started >= 0.25
+        assert len(fsync.synced) == 1
+        assert fsync.synced[0][0] == os.stat(wal).st_ino  # the live log
+        state.wait_durable()
+        assert len(fsync.synced) == 2
+        # closing waits for the last commit's fsync
+        fsync.gate.clear()
+        state.add([req("d")])
+        state.set_meta("finished", "1")
+        threading.Timer(0.3, fsync.gate.set).start()
+        started = time.monotonic()
+    finally:
+        state.close()
+    assert time.monotonic() - started >= 0.25
+    assert len(fsync.synced) == 3
+
+
+def test_the_log_fsynced_is_the_live_one_after_checkpoints(path, monkeypatch):
+    fsync = GatedFsync()
+    fsync.gate.set()
+    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    state = SQLiteState(path)
+    wal = path.with_name(path.name + "-wal")
+    try:
+        for batch in range(40):  # past the log's limit: checkpoints, restarts
+            state.add([req(f"{batch}-{i}-{'x' * 200}") for i in range(100)])
+            state.commit()
+            state.wait_durable()
+            assert fsync.synced[-1][0] == os.stat(wal).st_ino
+        assert os.stat(wal).st_size <= 2 * sqlite_state._WAL_BYTES
+        assert len(fsync.synced) == 40
+    finally:
+        state.close()
+
+
+def test_an_fsync_error_is_raised_by_the_next_commit(path, monkeypatch):
+    fsync = GatedFsync(fail=OSError(5, "Input/output error"))
+    fsync.gate.set()
+    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    state = SQLiteState(path)
+    try:
+        state.add([req("a")])
+        state.commit()
+        with pytest.raises(OSError, match="Input/output error"):
+            state.commit()
+    finally:
+        state.close()
+
+
+def test_a_power_cut_keeps_the_last_durable_commit(path, tmp_path):
+    """What the durability argument rests on (sqlite.py, "Durability"): a
+    log whose tail after the last fsynced commit is torn — cut anywhere, or
+    garbage — opens as that commit, never as a mix or a corrupt state."""
+    state = SQLiteState(path)
+    wal = path.with_name(path.name + "-wal")
+    try:
+        state.add([req(f"a{i}") for i in range(50)])
+        state.set_offset("pages.jsonl", 100)
+        state.commit()
+        state.wait_durable()
+        durable = os.stat(wal).st_size
+        state.add([req(f"b{i}") for i in range(50)])
+        state.set_offset("pages.jsonl", 200)
+        state.commit()
+        state.wait_durable()
+        whole = os.stat(wal).st_size
+        assert whole > durable
+        image = path.read_bytes()
+        log = wal.read_bytes()
+    finally:
+        state.close()
+    rng = random.Random(17)
+    tails = [b"", log[durable : durable + 1000], log[durable:-7]]
+    tails.append(bytes(rng.randrange(256) for _ in range(whole - durable)))
+    for n, tail in enumerate(tails):
+        copy = tmp_path / f"cut{n}" / "state.sqlite3"
+        copy.parent.mkdir()
+        copy.write_bytes(image)
+        copy.with_name(copy.name + "-wal").write_bytes(log[:durable] + tail)
+        cut = SQLiteState(copy)
+        try:
+            assert cut.get_offset("pages.jsonl") == 100
+            assert "http://a.test/a49" in cut
+            assert "http://a.test/b0" not in cut
+            assert len(cut) == 50
+        finally:
+            cut.close()
+
+
+KILLED_WHILE_SYNCING = textwrap.dedent(
+    """
+    import sys, threading
+    from webspider.frontier import sqlite
+    from webspider.frontier.sqlite import SQLiteState
+    from webspider.frontier.state import StoredRequest
+    never = threading.Event()
+    sqlite._fsync = lambda fd: never.wait()  # the fsync still runs at the kill
+    def req(p):
+        return StoredRequest(key="http://a.test/" + p, url="http://a.test/" + p)
+    s = SQLiteState(sys.argv[1])
+    s.add([req(f"c{i}") for i in range(100)])
+    s.set_offset("pages.jsonl", 500)
+    s.commit()
+    s.add([req(f"u{i}") for i in range(100)])   # never committed
+    print("ready", flush=True)
+    threading.Event().wait(60)
+    """
+)
+
+
+def test_kill_9_while_the_fsync_runs_keeps_the_commit(path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WHILE_SYNCING, str(path)],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
+    state = SQLiteState(path)
+    try:
+        assert len(state) == 100
+        assert "http://a.test/c99" in state
+        assert "http://a.test/u0" not in state
+        assert state.get_offset("pages.jsonl") == 500
     finally:
         state.close()
 

@@ -37,9 +37,10 @@ WEBSPIDER_STATE_LEASE_TIMEOUT = 60.0
 # the embedded crawl state commits (an fsync) this many seconds after the
 # last commit, and also once this many pages are done (0: the time alone); a
 # kill fetches again what was in flight and what was done since the last
-# commit (bench/README.md, "The state's commit, per page")
+# commit (bench/README.md, "The state's commit, per page" and "The COMMIT's
+# fsync off the event loop, and 128 pages a commit")
 WEBSPIDER_STATE_COMMIT_INTERVAL = 1.0
-WEBSPIDER_STATE_COMMIT_PAGES = 32
+WEBSPIDER_STATE_COMMIT_PAGES = 128
 # page directives (webspider.directives.middleware, docs/page-directives.md)
 WEBSPIDER_DIRECTIVES_ENABLED = True
 WEBSPIDER_DIRECTIVES_META = True

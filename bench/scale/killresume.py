@@ -592,6 +592,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--project", type=Path, default=HERE.parent.parent)
     p.add_argument("--out", type=Path, default=HERE.parent / "results")
     p.add_argument("--name", default="killresume")
+    p.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="Scrapy setting for every crawl, e.g. WEBSPIDER_STATE_COMMIT_PAGES=0",
+    )
     args = p.parse_args(argv)
     # a plain kill ends the run as Ctrl-C does: nginx and the crawl stopped
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -607,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     site_links: dict[str, list[str]] = synth.manifest(root)["links"]  # type: ignore[assignment]
     extra = ["-s", "WEBSPIDER_PROGRESS=off"]
+    for setting in args.set:
+        extra += ["-s", setting]
     if args.max_depth:
         extra += ["-a", f"max_depth={args.max_depth}"]
     if not args.mirror:
