@@ -174,17 +174,18 @@ class Entry:
         earlier version wrote, and the long form. ``plain_path``: whether
         the path is the one ``url_path`` gives, when the caller knows
         (``where_value``); ``packed_restore``: ``pack_restore`` of ``restore``
-        when worked out already (by the page worker)."""
+        when worked out already (by the page worker, which then sends only
+        this form: ``restore`` itself may be left empty)."""
         digest = _hash_b64(self.hash)
         stamp = _http_date_stamp(self.last_modified)
         if plain_path is None:
             path = "/".join(self.path)
             plain_path = path == "/".join(url_path(self.url))
         same = restore = None
-        if self.restore:
-            packed = packed_restore
-            if packed is None:
-                packed = pack_restore(self.url, self.restore)
+        packed = packed_restore
+        if packed is None and self.restore:
+            packed = pack_restore(self.url, self.restore)
+        if packed:
             same, restore = packed.get("same"), packed.get("restore")
         etag, derived = self.etag, _derived_etag(self.etag, stamp, self.size)
         if derived:

@@ -132,6 +132,13 @@ class PageWriter(Protocol):
         ``where_value`` of 1 stands for) if it worked it out already,
         else None."""
 
+    def planned_path(self, response: Response) -> Segments | None:
+        """``SafeTree.plan`` of ``url_path(response)`` in its own tree of
+        the mirror, if it planned it already, else None."""
+
+    def forget_plans(self) -> None:
+        """A write of the crawl's found the tree changed: plan anew."""
+
     async def store(
         self,
         response: Response,
@@ -582,7 +589,7 @@ class MirrorStore:
         for k, v in headers.items():
             setattr(entry, k, v)
         if path is None:
-            planned = self.tree.plan(self.url_path(response, kind))
+            planned = self.plan(response, kind)
             owner = self.state.owner(planned)
             twin = self.twin(url, planned, digest, owner)
             if twin is not None:
@@ -602,6 +609,27 @@ class MirrorStore:
         plain = writer.plain_path(response) if writer is not None and kind else None
         self._placed[url] = (path, self.state.reserve(entry, plain))
         return entry, change, True
+
+    def plan(self, response: Response, kind: str) -> Segments:
+        """``SafeTree.plan`` of the page's ``url_path``: the page worker's
+        plan when it made one as it read the page (a look-up in the folder
+        it creates the files in, off this core and never waiting there for
+        the folder's lock), or planned here."""
+        assert self.tree is not None
+        writer = self.writer
+        if writer is not None and kind:
+            planned = writer.planned_path(response)
+            if planned is not None:
+                return planned
+        return self.tree.plan(self.url_path(response, kind))
+
+    def _forget_plans(self) -> None:
+        """A write went to another path than planned, or was refused: the
+        tree changed, and both trees' plans walk it again."""
+        if self.tree is not None:
+            self.tree.forget_plans()
+        if self.writer is not None:
+            self.writer.forget_plans()
 
     def url_path(self, response: Response, kind: str) -> Segments:
         """The mirror path of ``response``'s URL: the page worker's, when it
@@ -697,9 +725,9 @@ class MirrorStore:
         """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
-        if used != entry.path and self.tree is not None:
+        if used != entry.path:
             # the tree changed under us: the folders planned are walked again
-            self.tree.forget_plans()
+            self._forget_plans()
         entry.path = used
         reserved = self._placed.pop(entry.url, None)
         placed = reserved[1] if reserved is not None and reserved[0] == used else None
@@ -757,8 +785,7 @@ class MirrorStore:
     def abandon(self, entry: Entry) -> None:
         """``entry``'s file could not be written: links must not lead there."""
         assert self.state is not None
-        if self.tree is not None:
-            self.tree.forget_plans()  # refused: the tree may have changed
+        self._forget_plans()  # refused: the tree may have changed
         self._placed.pop(entry.url, None)
         if entry.url in self._replacing:
             self.state.release(entry, self._replacing.pop(entry.url))
