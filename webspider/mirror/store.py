@@ -588,9 +588,16 @@ class MirrorStore:
         entry.encoding = getattr(response, "encoding", None)
         for k, v in headers.items():
             setattr(entry, k, v)
+        owned = False
         if path is None:
             planned = self.plan(response, kind)
-            owner = self.state.owner(planned)
+            if old is None:
+                # a new URL takes the name when nobody owns it (nearly
+                # always): one write, not a read of its owner and then it
+                owner = self.state.take(url, planned)
+                owned = owner is None
+            else:
+                owner = self.state.owner(planned)
             twin = self.twin(url, planned, digest, owner)
             if twin is not None:
                 # "/" and "/index.html": the same bytes want the same name;
@@ -607,7 +614,8 @@ class MirrorStore:
         self._replacing[url] = old
         writer = self.writer
         plain = writer.plain_path(response) if writer is not None and kind else None
-        self._placed[url] = (path, self.state.reserve(entry, plain))
+        owned = owned and path == planned
+        self._placed[url] = (path, self.state.reserve(entry, plain, owned))
         return entry, change, True
 
     def plan(self, response: Response, kind: str) -> Segments:
