@@ -109,6 +109,11 @@ NS_OUTPUTS = "mirror.outputs"
 
 HTML, CSS = "html", "css"
 
+#: ``json.dumps(value, ensure_ascii=False)`` (the same text) without a new
+#: JSONEncoder for each line of changes.jsonl (json.dumps makes one whenever
+#: an argument is not its default: a few µs a page)
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+
 
 class PageWriter(Protocol):
     """Another writer of the mirror's pages: one that read a page may hold
@@ -479,9 +484,7 @@ class MirrorStore:
                 "change": change,
                 "path": "/".join(path) if path else None,
             }
-            self._changes.write(
-                (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
-            )
+            self._changes.write((_encode_line(line) + "\n").encode("utf-8"))
         self._inc(f"{STATS_CHANGES}/{change}")
 
     # -- update crawls -----------------------------------------------------------
