@@ -111,6 +111,8 @@ def replay(args: argparse.Namespace) -> int:
     timed(worker, "page_to_json", "parse: page_to_json")
     timed(worker, "convert", "store: convert")
     timed(worker, "pack_restore", "store: pack_restore")
+    if hasattr(worker.Worker, "plan"):  # the page's file planned (mirror17b)
+        timed(worker.Worker, "plan", "parse: plan")
     timed(worker, "frame_head", "answers' JSON")
     timed(safefs.SafeTree, "write", "store: SafeTree.write")
     real_open = os.open

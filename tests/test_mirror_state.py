@@ -304,6 +304,36 @@ def test_a_names_owner_is_kept_as_its_code(store):
     assert state.owner(("www.example.org", "docs", "a.html")) is None
 
 
+def test_a_new_url_takes_a_free_name_in_one_write(store):
+    """``take``: the name's owner, or (none) the URL owns it from then on;
+    ``reserve`` with ``owned`` writes no second claim, ``release`` frees it."""
+    state = MirrorState(store, "/m")
+    name = ("h", "a.html")
+    url, other = "http://h/a", "http://h/A"
+    assert state.take(url, name) is None
+    assert state.owner(name) == url
+    assert state.take(other, ("h", "A.html")) == url  # the same name, cased
+    assert state.owner(name) == url
+    new = entry(url, "h/a.html")
+    value = state.reserve(new, None, owned=True)
+    assert state.owner(name) == url
+    assert state.targets([url]).where == {url: value}
+    state.put(new, placed=value)
+    assert state.owner(name) == url and state.entry(url).path == name
+    # taken and released (the write refused): free again
+    assert state.take("http://h/b", ("h", "b.html")) is None
+    state.reserve(entry("http://h/b", "h/b.html"), None, owned=True)
+    state.release(entry("http://h/b", "h/b.html"), None)
+    assert state.owner(("h", "b.html")) is None
+    assert state.targets(["http://h/b"]).where == {}
+    # reserved elsewhere meanwhile (its old place, cased like the new one):
+    # the new name is still its own
+    assert state.take("http://h/c", ("h", "c.html")) is None
+    state.reserved["http://h/c"] = "h/C.html"
+    state.reserve(entry("http://h/c", "h/c.html"), None, owned=True)
+    assert state.owner(("h", "c.html")) == "http://h/c"
+
+
 def test_spans_are_kept_with_the_pending_record(store):
     state = MirrorState(store, "/m")
     packed = array("q", [1, 5, 7, 9, 12, 3])

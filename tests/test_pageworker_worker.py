@@ -148,24 +148,25 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
     assert "path" not in answer
 
 
-def parse_and_store(w, ident, body, targets):
+def parse_and_store(w, ident, body, targets, key=URL):
     """The crawl's two messages for a page at URL: parse it, then store it
-    with ``targets`` (the state's snapshot of its links)."""
+    with ``targets`` (the state's snapshot of its links); ``key``: the
+    page's canonical URL (None: not sent)."""
     w.handle(
         {"op": "parse", "id": ident, "url": URL, "encoding": "utf-8", "keep": True},
         body,
     )
-    return w.handle(
-        {
-            "op": "store",
-            "id": ident,
-            "key": URL,
-            "path": list(url_path(URL)),
-            "kind": "html",
-            "targets": targets.to_json(),
-        },
-        b"",
-    )
+    store = {
+        "op": "store",
+        "id": ident,
+        "key": key,
+        "path": list(url_path(URL)),
+        "kind": "html",
+        "targets": targets.to_json(),
+    }
+    if key is None:
+        del store["key"]
+    return w.handle(store, b"")
 
 
 def converted_here(body, state):
@@ -204,11 +205,17 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # the kept links of the page's site expected where url_path says are
     # sent as ``plain`` keys, without their path (and without spans)
     assert set(answer["plain"]) == set(here.plain) == set(here.kept)
-    assert (answer["kept"], answer["restore"]) == ({}, here.restore)
+    assert answer["kept"] == {}
     # the index record's form of ``restore`` comes packed (off the crawl's
-    # core), as the crawl would pack it
+    # core), as the crawl would pack it, and only so (the crawl keeps no
+    # other form: Entry.index_json)
     assert here.restore
     assert answer["packed"] == pack_restore(URL, here.restore)
+    assert "restore" not in answer
+    # a store without the page's key (its canonical URL) gets it unpacked
+    answer, _ = parse_and_store(w, 8, PAGE, state.targets(keys), key=None)
+    assert answer["restore"] == here.restore
+    assert "packed" not in answer
     assert "crc" not in answer
     assert packed == b""
     # stored once: a second store of the same page is refused
@@ -282,6 +289,76 @@ def test_the_worker_refuses_paths_outside_its_folder(tmp_path):
     answer = ask(w, {"op": "store", "id": 1, "key": URL, "path": ["..", "evil.html"]})
     assert answer["unsafe"] is True
     assert not (tmp_path / "evil.html").exists()
+
+
+# -- the page's path planned where its file is created -------------------------------
+def parse_kept(w, ident, url=URL):
+    return ask(
+        w,
+        {"op": "parse", "id": ident, "url": url, "encoding": "utf-8", "keep": True},
+        PAGE,
+    )
+
+
+def test_the_page_read_comes_with_its_path_planned(tmp_path):
+    """The worker plans the page's file (SafeTree.plan, its own tree of the
+    mirror) as it reads it: the crawl's process then makes no look-up in the
+    folder the worker creates files in."""
+    w = worker(tmp_path / "m")
+    # nothing there yet: the path as url_path gives it (true: not sent twice)
+    assert parse_kept(w, 1)["planned"] is True
+    # a folder where the file goes: the name write would use, suffixed
+    (tmp_path / "m/site.test/dir/page.html").mkdir(parents=True)
+    answer = parse_kept(w, 2)
+    assert list(answer["planned"]) == ["site.test", "dir", "page%~f.html"]
+    assert tuple(answer["path"]) == url_path(URL)  # and the path unplanned
+    # a symlink on the way: not planned there (the crawl plans it, and refuses)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "m/other.test").symlink_to(tmp_path / "outside")
+    answer = parse_kept(w, 3, "http://other.test/p.html")
+    assert "planned" not in answer
+    assert list(answer["path"]) == ["other.test", "p.html"]
+    # a page not kept for the mirror is not planned
+    answer = ask(w, {"op": "parse", "id": 4, "url": URL, "keep": False}, PAGE)
+    assert "planned" not in answer
+    assert not list((tmp_path / "outside").iterdir())
+
+
+def test_the_worker_forgets_its_plans_when_the_tree_changed(tmp_path):
+    """Its plans keep the folders they walked (SafeTree.plan): a write that
+    used another path, a refused one, and the crawl's message (its own
+    write found the tree changed) make it walk them again."""
+    w = worker(tmp_path / "m")
+    folder = tmp_path / "m/site.test/dir"
+    assert parse_kept(w, 1)["planned"] is True  # the folder is not there yet
+    store = {"op": "store", "id": 1, "key": URL, "path": list(url_path(URL))}
+    assert tuple(ask(w, store)["used"]) == url_path(URL)
+    parse_kept(w, 2)  # now its walk is kept
+    assert w.tree is not None and w.tree._planned
+    # the folder swapped for a symlink: the kept walk does not see it, the
+    # write refuses it, and the plans are forgotten
+    (tmp_path / "outside").mkdir()
+    folder.rename(tmp_path / "old")
+    folder.symlink_to(tmp_path / "outside")
+    assert ask(w, {**store, "id": 2})["unsafe"] is True
+    assert not w.tree._planned
+    assert "planned" not in parse_kept(w, 3)  # walked again: refused
+    assert not list((tmp_path / "outside").iterdir())
+    # a write to another path than planned forgets them too
+    folder.unlink()
+    (tmp_path / "old").rename(folder)
+    assert parse_kept(w, 4)["planned"] is True  # its folder's walk kept
+    assert w.tree._planned
+    (folder / "page.html").unlink()
+    (folder / "page.html").mkdir()  # a folder where the file was planned
+    used = ask(w, {**store, "id": 4})["used"]
+    assert list(used) == ["site.test", "dir", "page%~f.html"]
+    assert not w.tree._planned
+    # and the crawl's message
+    parse_kept(w, 6)
+    assert w.tree._planned
+    assert w.handle({"op": "forget_plans"}, b"") is None
+    assert not w.tree._planned
 
 
 def run_worker(*frames):

@@ -174,17 +174,18 @@ class Entry:
         earlier version wrote, and the long form. ``plain_path``: whether
         the path is the one ``url_path`` gives, when the caller knows
         (``where_value``); ``packed_restore``: ``pack_restore`` of ``restore``
-        when worked out already (by the page worker)."""
+        when worked out already (by the page worker, which then sends only
+        this form: ``restore`` itself may be left empty)."""
         digest = _hash_b64(self.hash)
         stamp = _http_date_stamp(self.last_modified)
         if plain_path is None:
             path = "/".join(self.path)
             plain_path = path == "/".join(url_path(self.url))
         same = restore = None
-        if self.restore:
-            packed = packed_restore
-            if packed is None:
-                packed = pack_restore(self.url, self.restore)
+        packed = packed_restore
+        if packed is None and self.restore:
+            packed = pack_restore(self.url, self.restore)
+        if packed:
             same, restore = packed.get("same"), packed.get("restore")
         etag, derived = self.etag, _derived_etag(self.etag, stamp, self.size)
         if derived:
@@ -914,11 +915,29 @@ class MirrorState:
         return self.codes.urls([str(found)])[0]
 
     # -- writing ---------------------------------------------------------------------
-    def _place(self, url: str, path: Segments, plain: str | None = None) -> str | int:
+    def take(self, url: str, path: Segments) -> str | None:
+        """``owner(path)``; when it has none, ``url`` owns it from now on
+        (``reserve`` it, with ``owned``, or ``release`` it): one
+        ``put_new`` where a read that finds no owner and then a ``put_new``
+        were two statements (the first of a new name nearly always finds
+        none)."""
+        key = path_key(path)
+        code = self.codes.give([url])[url]
+        if self.paths.put_new(key, code):
+            return None
+        return self.owner_of(key)
+
+    def _place(
+        self,
+        url: str,
+        path: Segments,
+        plain: str | None = None,
+        owned: bool = False,
+    ) -> str | int:
         """``url`` is at ``path`` now: the name's owner (its index record,
         or ``reserved``, says the rest). Returns its ``where_value``
         (``plain``: the path ``url_path`` gives ``url``, when worked out
-        already)."""
+        already; ``owned``: ``url`` took the name already, ``take``)."""
         where = "/".join(path)
         if plain is None:
             value = where_value(url, where)
@@ -931,7 +950,8 @@ class MirrorState:
             key = where_path(url, old).casefold()
             if self.owner_of(key) == url:
                 self.paths.delete([key])
-        self._own(url, where)
+        if not owned or old is not None:  # (old's name may be this one's, cased)
+            self._own(url, where)
         return value
 
     def _own(self, url: str, where: str) -> None:
@@ -939,13 +959,16 @@ class MirrorState:
         code = self.codes.give([url])[url]
         self.paths.put_new(where.casefold(), code)
 
-    def reserve(self, entry: Entry, plain: str | None = None) -> str | int:
+    def reserve(
+        self, entry: Entry, plain: str | None = None, owned: bool = False
+    ) -> str | int:
         """Know where ``entry`` goes (for links to it, its own included)
         before its file is written, without recording it in the index.
         Returns its ``where_value`` (``put`` may be given it).
         ``plain``: ``"/".join(url_path(entry.url))``, when worked out
-        already (by the page worker)."""
-        value = self.reserved[entry.url] = self._place(entry.url, entry.path, plain)
+        already (by the page worker); ``owned``: ``take`` gave it the name."""
+        value = self._place(entry.url, entry.path, plain, owned)
+        self.reserved[entry.url] = value
         return value
 
     def release(self, entry: Entry, old: Entry | None) -> None:

@@ -109,6 +109,11 @@ NS_OUTPUTS = "mirror.outputs"
 
 HTML, CSS = "html", "css"
 
+#: ``json.dumps(value, ensure_ascii=False)`` (the same text) without a new
+#: JSONEncoder for each line of changes.jsonl (json.dumps makes one whenever
+#: an argument is not its default: a few µs a page)
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+
 
 class PageWriter(Protocol):
     """Another writer of the mirror's pages: one that read a page may hold
@@ -131,6 +136,13 @@ class PageWriter(Protocol):
         """``"/".join(url_path(canonical_url(response.url)))`` (the path a
         ``where_value`` of 1 stands for) if it worked it out already,
         else None."""
+
+    def planned_path(self, response: Response) -> Segments | None:
+        """``SafeTree.plan`` of ``url_path(response)`` in its own tree of
+        the mirror, if it planned it already, else None."""
+
+    def forget_plans(self) -> None:
+        """A write of the crawl's found the tree changed: plan anew."""
 
     async def store(
         self,
@@ -472,9 +484,7 @@ class MirrorStore:
                 "change": change,
                 "path": "/".join(path) if path else None,
             }
-            self._changes.write(
-                (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
-            )
+            self._changes.write((_encode_line(line) + "\n").encode("utf-8"))
         self._inc(f"{STATS_CHANGES}/{change}")
 
     # -- update crawls -----------------------------------------------------------
@@ -581,9 +591,16 @@ class MirrorStore:
         entry.encoding = getattr(response, "encoding", None)
         for k, v in headers.items():
             setattr(entry, k, v)
+        owned = False
         if path is None:
-            planned = self.tree.plan(self.url_path(response, kind))
-            owner = self.state.owner(planned)
+            planned = self.plan(response, kind)
+            if old is None:
+                # a new URL takes the name when nobody owns it (nearly
+                # always): one write, not a read of its owner and then it
+                owner = self.state.take(url, planned)
+                owned = owner is None
+            else:
+                owner = self.state.owner(planned)
             twin = self.twin(url, planned, digest, owner)
             if twin is not None:
                 # "/" and "/index.html": the same bytes want the same name;
@@ -600,8 +617,30 @@ class MirrorStore:
         self._replacing[url] = old
         writer = self.writer
         plain = writer.plain_path(response) if writer is not None and kind else None
-        self._placed[url] = (path, self.state.reserve(entry, plain))
+        owned = owned and path == planned
+        self._placed[url] = (path, self.state.reserve(entry, plain, owned))
         return entry, change, True
+
+    def plan(self, response: Response, kind: str) -> Segments:
+        """``SafeTree.plan`` of the page's ``url_path``: the page worker's
+        plan when it made one as it read the page (a look-up in the folder
+        it creates the files in, off this core and never waiting there for
+        the folder's lock), or planned here."""
+        assert self.tree is not None
+        writer = self.writer
+        if writer is not None and kind:
+            planned = writer.planned_path(response)
+            if planned is not None:
+                return planned
+        return self.tree.plan(self.url_path(response, kind))
+
+    def _forget_plans(self) -> None:
+        """A write went to another path than planned, or was refused: the
+        tree changed, and both trees' plans walk it again."""
+        if self.tree is not None:
+            self.tree.forget_plans()
+        if self.writer is not None:
+            self.writer.forget_plans()
 
     def url_path(self, response: Response, kind: str) -> Segments:
         """The mirror path of ``response``'s URL: the page worker's, when it
@@ -697,9 +736,9 @@ class MirrorStore:
         """Record a file ``store_file`` wrote (on the reactor thread)."""
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
-        if used != entry.path and self.tree is not None:
+        if used != entry.path:
             # the tree changed under us: the folders planned are walked again
-            self.tree.forget_plans()
+            self._forget_plans()
         entry.path = used
         reserved = self._placed.pop(entry.url, None)
         placed = reserved[1] if reserved is not None and reserved[0] == used else None
@@ -757,8 +796,7 @@ class MirrorStore:
     def abandon(self, entry: Entry) -> None:
         """``entry``'s file could not be written: links must not lead there."""
         assert self.state is not None
-        if self.tree is not None:
-            self.tree.forget_plans()  # refused: the tree may have changed
+        self._forget_plans()  # refused: the tree may have changed
         self._placed.pop(entry.url, None)
         if entry.url in self._replacing:
             self.state.release(entry, self._replacing.pop(entry.url))

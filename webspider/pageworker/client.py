@@ -156,11 +156,12 @@ class PageWorker:
         self._ids = itertools.count(1)
         #: response → the id the worker holds its page under
         self._held: WeakKeyDictionary[Response, int] = WeakKeyDictionary()
-        #: response → its mirror path as the worker planned it (url_path),
-        #: and the path url_path gives its canonical URL
-        self._paths: WeakKeyDictionary[Response, tuple[Segments, str | None]] = (
-            WeakKeyDictionary()
-        )
+        #: response → its mirror path as the worker worked it out
+        #: (url_path), the path url_path gives its canonical URL, and the
+        #: path the worker's SafeTree.plan gave (None: not planned there)
+        self._paths: WeakKeyDictionary[
+            Response, tuple[Segments, str | None, Segments | None]
+        ] = WeakKeyDictionary()
         self._failed = False
         #: the worker answered its first message: it reads pages from now on
         self._ready = False
@@ -485,7 +486,11 @@ class PageWorker:
             self._held[response] = ident
             path = answer.get("path")
             if path is not None:
-                self._paths[response] = tuple(path), answer.get("plain")
+                path = tuple(path)
+                planned = answer.get("planned")
+                if planned is not None:
+                    planned = path if planned is True else tuple(planned)
+                self._paths[response] = path, answer.get("plain"), planned
         self._inc(STATS_PARSED)
         return page
 
@@ -504,6 +509,17 @@ class PageWorker:
         paths = self._paths.get(response)
         return paths[1] if paths is not None else None
 
+    def planned_path(self, response: Response) -> Segments | None:
+        """``SafeTree.plan`` of ``url_path(response)``, as the worker's tree
+        planned it when it read the page, or None."""
+        paths = self._paths.get(response)
+        return paths[2] if paths is not None else None
+
+    def forget_plans(self) -> None:
+        """The tree changed under a write of this process's: the worker's
+        plans walk every folder again (SafeTree.forget_plans)."""
+        self._send({"op": "forget_plans"})
+
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None
     ) -> tuple[Segments, Conversion | None] | None:
@@ -513,9 +529,9 @@ class PageWorker:
         PageWriter): the path written and the conversion, or None (store it
         here). The worker answers ``used``, the conversion's ``count``/
         ``pending``/``kept`` (the kept links not in ``plain``)/``plain``/
-        ``restore`` and ``crc``, with the packed spans of the links the
-        fix-up may change (when the page keeps some not in ``plain``) as
-        bytes; or ``refused``."""
+        ``packed`` (``restore`` as the index record keeps it) and ``crc``,
+        with the packed spans of the links the fix-up may change (when the
+        page keeps some not in ``plain``) as bytes; or ``refused``."""
         ident = self._held.pop(response, None)
         if ident is None:
             return None
@@ -535,24 +551,27 @@ class PageWorker:
             self._inc(f"{STATS_FALLBACK}/store")
             return None
         self._inc(STATS_STORED)
-        answer, packed = reply
+        answer, spans_bytes = reply
         if "refused" in answer:
             error = answer["refused"]
             raise UnsafePathError(error) if answer.get("unsafe") else OSError(error)
         conversion = None
         if "count" in answer:
+            # ``restore`` comes packed (the index record's form: all the
+            # crawl keeps of it), as it is only when the store had no key
+            packed = answer.get("packed")
             conversion = Conversion(
                 b"",
                 answer["count"],
                 set(answer["pending"]),
                 answer["kept"],
-                answer["restore"],
+                answer.get("restore") or {},
                 plain=answer.get("plain"),
-                packed_restore=answer.get("packed"),
+                packed_restore=packed,
             )
-            if packed:
+            if spans_bytes:
                 spans: array[int] = array("q")
-                spans.frombytes(packed)
+                spans.frombytes(spans_bytes)
                 conversion.packed_spans = answer["crc"], spans
         return tuple(answer["used"]), conversion
 

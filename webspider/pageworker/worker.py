@@ -41,7 +41,7 @@ from typing import IO, TYPE_CHECKING, Any
 from webspider.mirror.fixup import fix_job, keeps_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
-from webspider.mirror.safefs import SafeTree, UnsafePathError
+from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
 from webspider.mirror.state import TargetIndex, pack_restore
 from webspider.page.encoding import body_encoding
 from webspider.page.links import (
@@ -251,6 +251,10 @@ class Worker:
         if op == "forget":
             self.forget(header["id"])
             return None
+        if op == "forget_plans":  # the crawl's own write found the tree changed
+            if self.tree is not None:
+                self.tree.forget_plans()
+            return None
         if op == "fixup":
             return self.fix_up(header), b""
         if op == "init":
@@ -306,11 +310,36 @@ class Worker:
             # where the mirror will want it (webspider.mirror.store.prepare):
             # worked out here, off the crawl's core
             with contextlib.suppress(ValueError):  # then worked out there
-                answer["path"] = url_path(url, header.get("kind") != CSS)
+                path = url_path(url, header.get("kind") != CSS)
+                answer["path"] = path
                 # and what its index record's path is compared with
                 # (webspider.mirror.state.where_value)
                 answer["plain"] = "/".join(url_path(canonical_url(url)))
+                planned = self.plan(path)
+                if planned is not None:
+                    # true: as ``path`` (nearly always; not sent twice)
+                    answer["planned"] = True if planned == path else planned
         return answer
+
+    def plan(self, path: Segments) -> Segments | None:
+        """The path the mirror's write of ``path`` would use now
+        (``SafeTree.plan``), for the crawl's ``MirrorStore.prepare``: planned
+        here, where the files are created, it costs the crawl's process
+        no look-up in a folder this process is filling (a ``stat`` that
+        waited for the folder's lock while a file was created in it). None
+        when the plan is refused (a symlink, an unsafe name): the crawl
+        plans it itself, and refuses it there.
+
+        Planned as the page is read, before the stores that come after it:
+        a file or folder those create where this page's path goes is found
+        by its write, which decides (the path used is answered, the crawl
+        records it), as when the crawl planned before those stores were
+        done."""
+        assert self.tree is not None
+        try:
+            return self.tree.plan(path)
+        except OSError:  # UnsafePathError included
+            return None
 
     def store(self, header: dict[str, Any]) -> Reply:
         ident = header["id"]
@@ -341,9 +370,14 @@ class Worker:
                 if self.keep_originals:
                     self.tree.write(original_path(used), body)
         except UnsafePathError as exc:
+            self.tree.forget_plans()  # refused: the tree may have changed
             return {"id": ident, "refused": str(exc), "unsafe": True}, b""
         except OSError as exc:
+            self.tree.forget_plans()
             return {"id": ident, "refused": str(exc), "unsafe": False}, b""
+        if used != path:
+            # the tree changed under the plan: the folders are walked again
+            self.tree.forget_plans()
         reply: dict[str, Any] = {"id": ident, "used": used}
         packed = b""
         if conversion is not None:
@@ -360,12 +394,15 @@ class Worker:
                 pending=sorted(conversion.pending),
                 kept=kept,
                 plain=plain,
-                restore=conversion.restore,
             )
-            if conversion.restore and "key" in header:
-                # the index record's form of it, worked out here, off the
-                # crawl's core (the page's canonical URL is its key)
-                reply["packed"] = pack_restore(header["key"], conversion.restore)
+            if conversion.restore:
+                if "key" in header:
+                    # the index record's form of it, worked out here, off the
+                    # crawl's core (the page's canonical URL is its key): the
+                    # crawl needs no other (Entry.index_json)
+                    reply["packed"] = pack_restore(header["key"], conversion.restore)
+                else:
+                    reply["restore"] = conversion.restore
             if conversion.spans and keeps_spans(
                 len(body), bool(conversion.pending or kept), bool(plain)
             ):
