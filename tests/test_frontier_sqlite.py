@@ -183,14 +183,20 @@ def test_a_commit_is_due_at_once_for_a_request_fetched_again(path):
         state.close()
 
 
-def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
+def start_child(script: str, path: Path) -> subprocess.Popen[str]:
+    """``script`` run in another process on the state at ``path``, this
+    tree's webspider imported; it prints "ready" once it holds the state."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path)],
+    return subprocess.Popen(
+        [sys.executable, "-c", script, str(path)],
         stdout=subprocess.PIPE,
         env=env,
         text=True,
     )
+
+
+def test_kill_9_keeps_the_committed_batch_and_returns_the_leases(path):
+    child = start_child(CHILD, path)
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
@@ -360,13 +366,7 @@ KILLED_WHILE_SYNCING = textwrap.dedent(
 
 
 def test_kill_9_while_the_fsync_runs_keeps_the_commit(path):
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WHILE_SYNCING, str(path)],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
+    child = start_child(KILLED_WHILE_SYNCING, path)
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
