@@ -1051,7 +1051,7 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
 
 class SQLiteWaiting(_HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
-    (state format 6, 8, 9): the records interface of a namespace of flagged
+    (state format 6, 8, 10): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —
     about 40 % fewer bytes a link than the ``record`` table's row a link
     (bench/README.md, "The waiting links packed").
@@ -1069,7 +1069,7 @@ class SQLiteWaiting(_HeldFlags):
     bytes; or a varint length and the code's UTF-8), for size 7 a varint:
     even, twice the length past 6 of a longer text, then the text (UTF-8);
     odd, twice the id of a text kept in ``waiting_text``, plus one (format
-    9; see Texts). So a link costs its page's code, a byte and its text
+    10; see Texts). So a link costs its page's code, a byte and its text
     or the text's id, and the target's code and the row's overhead (~12
     bytes) are shared by the chunk's links: ~6 bytes a link on the
     synthetic site, ~8 with the B-tree's free space (~12 and ~18 with
