@@ -1263,6 +1263,35 @@ def test_a_repeated_text_is_kept_once(path):
         state.close()
 
 
+def test_a_missing_kept_text_is_a_damaged_state(path):
+    """A waiting link that names a text ``waiting_text`` lacks (only a
+    damaged file can: both are written in one transaction) is refused with
+    the state's one line naming the file, never read as an empty text."""
+    text = "A navigation link's text"
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        waiting.flag_many([(f"AAAA\n{_code(i)}", 2, text) for i in range(3)])
+        state.commit()
+        state._db.execute("DELETE FROM waiting_text")
+        state.commit()
+    finally:
+        state.close()
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        assert waiting.get("AAAA\n" + _code(0)) == flagged(2, text)  # inline
+        with pytest.raises(StateError) as raised:
+            waiting.get("AAAA\n" + _code(1))
+        message = str(raised.value)
+        assert message.startswith(f"{path}: not a readable crawl state")
+        assert "\n" not in message and "-a restart=1" in message
+        with pytest.raises(StateError):
+            dict(waiting.items())
+    finally:
+        state.close()
+
+
 def _code(i: int) -> str:
     """A 4-character URL code of ``i`` (in order)."""
     alphabet = sqliterecords._CODE_CHARS

@@ -85,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 from webspider.frontier.packedlists import MARK as PACKED_MARK
 from webspider.frontier.packedlists import pack, unpack
+from webspider.frontier.state import StateError
 from webspider.records import FLAGS_MAX, check_bits, flag_text, flagged, flags_of
 
 if TYPE_CHECKING:
@@ -1346,7 +1347,17 @@ class SQLiteWaiting(_HeldFlags):
             row = self._db.execute(
                 "SELECT text FROM waiting_text WHERE id = ?", (text,)
             ).fetchone()
-            raw = b"" if row is None else bytes(row[0])
+            if row is None:
+                # written in the transaction of the links that name it: only a
+                # damaged file lacks it, and an empty text would be a wrong one
+                (_seq, _name, file) = self._db.execute(
+                    "PRAGMA database_list"
+                ).fetchone()
+                raise StateError(
+                    f"{file}: not a readable crawl state (a waiting link names "
+                    f"text {text}, which is missing); start over with -a restart=1"
+                )
+            raw = bytes(row[0])
             self._remember_text(text, raw)
         return raw
 
