@@ -255,6 +255,9 @@ DOWNLOADER_MIDDLEWARES = {
     "webspider.politeness.robotstxt.RobotsTxtMiddleware": 100,
     # process_response before RetryMiddleware (550) sees 429/503
     "webspider.politeness.middleware.PolitenessMiddleware": 560,
+    # sees a timeout before RetryMiddleware (550) and the reports (45): one
+    # cut by a stop of the crawl's process (Ctrl-Z) is fetched again
+    "webspider.frontier.stopped.StoppedTimeoutMiddleware": 555,
     # just before the download, after everything that adds credentials
     # (HttpAuth 300, DefaultHeaders 400, cookies 700, proxies 750)
     "webspider.credentials.middleware.CredentialsMiddleware": 760,
