@@ -1062,6 +1062,23 @@ class SQLiteState:
             self._lock_file = None
         self._unlock()
 
+    def abandon(self) -> None:
+        """Close without committing, leaving the state as a kill would: what
+        was written since the last commit is rolled back, the lock released.
+        For a crawl that a write the disk refused stopped
+        (webspider.storage): SQLite may have rolled part of the
+        transaction back already, and no commit may follow."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.rollback()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        try:
+            # the last fsync's error, if any: the crawl stops for one already
+            with contextlib.suppress(OSError):
+                self._close_wal()
+        finally:
+            self._unlock()
+
     def _compact(self) -> None:
         """Give back the space of a crawl that finished (its flag committed).
 
