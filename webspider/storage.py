@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import resource
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -71,6 +72,13 @@ _SQLITE_ADVICE = {
     _SQLITE_FULL: "free space",
     _SQLITE_IOERR: "free space or check the disk",
 }
+#: SQLite does not say which errno it met: a file-size limit in force may be it
+_SQLITE_LIMITED = {
+    _SQLITE_FULL: "free space or raise the file-size limit (ulimit -f)",
+    _SQLITE_IOERR: (
+        "free space, raise the file-size limit (ulimit -f) or check the disk"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,10 @@ def advice_for(exc: BaseException) -> str | None:
         return ADVICE.get(exc.errno) if exc.errno is not None else None
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
-        return None if code is None else _SQLITE_ADVICE.get(code & 0xFF)
+        if code is None:
+            return None
+        limited = resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
+        return (_SQLITE_LIMITED if limited else _SQLITE_ADVICE).get(code & 0xFF)
     return None
 
 
