@@ -37,6 +37,7 @@ import errno
 import logging
 import resource
 import sqlite3
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -53,6 +54,8 @@ logger = logging.getLogger(__name__)
 CLOSE_REASON = "write_failed"
 #: writes that failed this way, the first one included
 STATS_FAILED_WRITES = "webspider/storage/failed_write_count"
+#: errors of the crawl state met after the stop, not logged (``_AfterStop``)
+STATS_AFTER_STOP = "webspider/storage/after_stop_error_count"
 
 #: what to do, by the errno of a write that failed
 ADVICE = {
@@ -72,6 +75,9 @@ _SQLITE_ADVICE = {
     _SQLITE_FULL: "free space",
     _SQLITE_IOERR: "free space or check the disk",
 }
+#: SQLITE_IOERR_READ, SQLITE_IOERR_SHORT_READ: a read (a truncated file,
+#: not a write the disk refused)
+_SQLITE_READS = frozenset({10 | 1 << 8, 10 | 2 << 8})
 #: SQLite does not say which errno it met: a file-size limit in force may be it
 _SQLITE_LIMITED = {
     _SQLITE_FULL: "free space or raise the file-size limit (ulimit -f)",
@@ -107,7 +113,7 @@ def advice_for(exc: BaseException) -> str | None:
         return ADVICE.get(exc.errno) if exc.errno is not None else None
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
-        if code is None:
+        if code is None or code in _SQLITE_READS:
             return None
         limited = resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
         return (_SQLITE_LIMITED if limited else _SQLITE_ADVICE).get(code & 0xFF)
@@ -151,8 +157,43 @@ def stop_crawl(
     failure = WriteFailure(str(path) if path is not None else None, error, advice)
     _FAILURES[crawler] = failure
     logger.error("Stopping the crawl: %s", failure.line())
+    _AfterStop.install(crawler)
     _close(crawler)
     return True
+
+
+class _AfterStop(logging.Filter):
+    """The pages in flight when the crawl stopped are processed while the
+    engine closes, and write into the crawl state's transaction that nothing
+    commits any more — which SQLite may have rolled back when the failed
+    write was its COMMIT (a table first made in it is gone: "no such
+    table"). Their errors (an SQLite error, or another write the disk
+    refused, raised where Scrapy logs it with its traceback) are what the
+    stop left behind, not news: counted in STATS_AFTER_STOP, not logged. A
+    filter of the root logger's handlers, where every logger's records end
+    (Scrapy's log handler is one), for the rest of the process."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__()
+        self._crawler = weakref.ref(crawler)
+
+    @classmethod
+    def install(cls, crawler: Crawler) -> None:
+        after = cls(crawler)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(after)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        info = record.exc_info
+        error = info[1] if info else None
+        if error is None:
+            return True
+        if not isinstance(error, sqlite3.Error) and not failed_write(error):
+            return True
+        crawler = self._crawler()
+        if crawler is not None and crawler.stats is not None:
+            crawler.stats.inc_value(STATS_AFTER_STOP)
+        return False
 
 
 def _close(crawler: Crawler) -> None:

@@ -93,7 +93,7 @@ from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.resume import open_crawl_state
+from webspider.frontier.resume import open_crawl_state, state_path
 from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
@@ -112,7 +112,7 @@ from webspider.signals import (
     listened,
     requests_acknowledged,
 )
-from webspider.storage import stop_crawl, write_failure
+from webspider.storage import failed_write, stop_crawl, write_failure
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -240,6 +240,8 @@ class StateScheduler(BaseScheduler):
         self.pages: PagesFile | None = None
         #: lease → the pages.jsonl lines of its page, written when it is done
         self._lines: dict[int, list[bytes]] = {}
+        #: the crawl state could not be opened: a write the disk refused
+        self._open_failure: BaseException | None = None
         if self.write_pages:
             crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
 
@@ -254,7 +256,16 @@ class StateScheduler(BaseScheduler):
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> None:
-        self.state, resumed = open_crawl_state(self.crawler.settings)
+        try:
+            self.state, resumed = open_crawl_state(self.crawler.settings)
+        except (OSError, sqlite3.Error) as exc:
+            if not failed_write(exc):
+                raise
+            # a full disk before the first page: the crawl is stopped once
+            # the engine is open (closing it while it opens fails in Scrapy)
+            self._open_failure = exc
+            self.crawler.signals.connect(self._not_opened, signal=signals.spider_opened)
+            return
         state = self.state
         self.shared = getattr(state, "shared", False)
         if self.shared:
@@ -291,6 +302,12 @@ class StateScheduler(BaseScheduler):
                 state.released_on_open,
                 counts.done,
             )
+
+    def _not_opened(self) -> None:
+        exc = self._open_failure
+        assert exc is not None
+        where = state_path(self.crawler.settings)
+        stop_crawl(self.crawler, exc, where if isinstance(exc, sqlite3.Error) else None)
 
     def close(self, reason: str) -> Deferred[None] | None:
         state = self.state
@@ -462,6 +479,8 @@ class StateScheduler(BaseScheduler):
         state.expire(now)
 
     def enqueue_request(self, request: Request) -> bool:
+        if self.state is None:  # not opened (a full disk): the crawl stops
+            return False
         try:
             return self._enqueue_request(request)
         except Exception as exc:
@@ -545,7 +564,7 @@ class StateScheduler(BaseScheduler):
             stats.inc_value(STATS_URLS_SEEN)
 
     def next_request(self) -> Request | None:
-        if self.stopped:
+        if self.state is None or self.stopped:
             return None
         try:
             return self._next_request()

@@ -181,6 +181,7 @@ from webspider.frontier.state import (
     StateError,
     StoredRequest,
 )
+from webspider.storage import failed_write
 from webspider.utils.atomic import fsync_folder
 from webspider.utils.waitinglinks import NS_WAITING
 
@@ -406,6 +407,8 @@ class SQLiteState:
             self._load()
         except sqlite3.DatabaseError as exc:
             self._abandon(db)
+            if failed_write(exc):  # a full or failing disk, not a damaged file
+                raise
             raise StateError(
                 # one line: SQLite's message may list damaged pages on several
                 f"{self.path}: not a readable crawl state (corrupt or truncated: "

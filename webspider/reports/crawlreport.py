@@ -510,10 +510,13 @@ class CrawlReport:
         return self.crawler.get_extension(BrokenLinks)
 
     # -- files ----------------------------------------------------------------------
-    def write(self, reason: str | None = None) -> Summary | None:
+    def write(self, reason: str | None = None, *, last: bool = False) -> Summary | None:
         """Write summary.json and report.html; the summary, or None when a
         write the disk refused stopped the crawl (webspider.storage): the
-        files are left as they were, and the crawl state may be closed."""
+        files are left as they were, and the crawl state may be closed.
+        Such a write stops the crawl, unless it is the ``last`` one (when
+        Scrapy closes the spider: the crawl state is closed, the crawl
+        finished or not already, and the files its close wrote stay)."""
         if write_failure(self.crawler) is not None:
             return None
         summary = self.summary(reason)
@@ -527,7 +530,7 @@ class CrawlReport:
             path = self.output / REPORT_FILE
             write_atomic(path, render(report))
         except OSError as exc:
-            if not stop_crawl(self.crawler, exc, path):
+            if last or not stop_crawl(self.crawler, exc, path):
                 logger.error(
                     "Cannot write the crawl report in %s: %s", self.output, exc
                 )
@@ -543,7 +546,7 @@ class CrawlReport:
     def spider_closed(self, reason: str) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
-        summary = self.write(reason)
+        summary = self.write(reason, last=True)
         self._final = None
         for line in summary.log_lines() if summary is not None else ():
             logger.info("%s", line)
