@@ -126,11 +126,15 @@ def failed_write(exc: BaseException) -> bool:
 
 
 _FAILURES: WeakKeyDictionary[Crawler, WriteFailure] = WeakKeyDictionary()
+#: any crawl of this process was stopped: ``write_failure`` is asked once a
+#: request, where a look-up of the weak dictionary (a new weak reference
+#: each time) would cost more than the rest of the check
+_ANY: list[bool] = []
 
 
 def write_failure(crawler: Crawler) -> WriteFailure | None:
     """The write that stopped this crawl, or None."""
-    return _FAILURES.get(crawler)
+    return _FAILURES.get(crawler) if _ANY else None
 
 
 def stop_crawl(
@@ -156,6 +160,7 @@ def stop_crawl(
         error = " ".join(str(exc).split()) or type(exc).__name__
     failure = WriteFailure(str(path) if path is not None else None, error, advice)
     _FAILURES[crawler] = failure
+    _ANY.append(True)
     logger.error("Stopping the crawl: %s", failure.line())
     _AfterStop.install(crawler)
     _close(crawler)
