@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import resource
 import sqlite3
 import weakref
 from dataclasses import dataclass
@@ -115,9 +114,17 @@ def advice_for(exc: BaseException) -> str | None:
         code = getattr(exc, "sqlite_errorcode", None)
         if code is None or code in _SQLITE_READS:
             return None
-        limited = resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
-        return (_SQLITE_LIMITED if limited else _SQLITE_ADVICE).get(code & 0xFF)
+        return (_SQLITE_LIMITED if _size_limited() else _SQLITE_ADVICE).get(code & 0xFF)
     return None
+
+
+def _size_limited() -> bool:
+    """Whether a file-size limit (``ulimit -f``) is in force."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only, and asked on a failure only
+    except ImportError:
+        return False
+    return resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
 
 
 def failed_write(exc: BaseException) -> bool:
