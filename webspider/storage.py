@@ -183,7 +183,8 @@ class _AfterStop(logging.Filter):
     refused, raised where Scrapy logs it with its traceback) are what the
     stop left behind, not news: counted in STATS_AFTER_STOP, not logged. A
     filter of the root logger's handlers, where every logger's records end
-    (Scrapy's log handler is one), for the rest of the process."""
+    (Scrapy's log handler is one), while the stopped crawl's crawler
+    lives."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__()
@@ -203,7 +204,9 @@ class _AfterStop(logging.Filter):
         if not isinstance(error, sqlite3.Error) and not failed_write(error):
             return True
         crawler = self._crawler()
-        if crawler is not None and crawler.stats is not None:
+        if crawler is None:  # its crawl is over (a process of several crawls)
+            return True
+        if crawler.stats is not None:
             crawler.stats.inc_value(STATS_AFTER_STOP)
         return False
 
