@@ -32,6 +32,8 @@ from scrapy.utils.signal import send_catch_log_async as scrapy_send_catch_log_as
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+from webspider.storage import stop_crawl
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable
     from types import CodeType
@@ -237,9 +239,12 @@ def live_receivers(sender: Any, signal: Any) -> list[Any]:
     return live
 
 
-def _log_caught(receiver: Any, spider: Any, error: BaseException) -> None:
+def _log_caught(receiver: Any, sender: Any, spider: Any, error: BaseException) -> None:
     """Scrapy's record of the exception a receiver raised, with its
-    traceback."""
+    traceback; a write the disk refused stops the crawl instead, in one line
+    (webspider.storage)."""
+    if stop_crawl(sender, error):
+        return
     logger.error(
         "Error caught on signal handler: %(receiver)s",
         {"receiver": receiver},
@@ -276,7 +281,7 @@ def send_catch_log(signal: Any, sender: Any, **named: Any) -> list[tuple[Any, An
             result = Failure()  # type: ignore[no-untyped-call]
         except Exception as ex:
             result = Failure()  # type: ignore[no-untyped-call]
-            _log_caught(receiver, spider, ex)
+            _log_caught(receiver, sender, spider, ex)
         else:
             result = response
         responses.append((receiver, result))
@@ -355,12 +360,15 @@ async def send_catch_log_async(
         except dont_log as ex:  # pylint: disable=catching-non-exception
             result = ex
         except Exception as ex:
-            _log_caught(receiver, spider, ex)
+            _log_caught(receiver, sender, spider, ex)
             result = ex
         results.append((receiver, result))
     if waits:
         awaited = await asyncio.gather(
-            *(_outcome(w, receiver, dont_log, spider) for _, receiver, w in waits)
+            *(
+                _outcome(w, receiver, dont_log, sender, spider)
+                for _, receiver, w in waits
+            )
         )
         for (index, receiver, _), result in zip(waits, awaited, strict=True):
             results[index] = (receiver, result)
@@ -371,6 +379,7 @@ async def _outcome(
     awaitable: Awaitable[Any],
     receiver: Any,
     dont_log: tuple[type[BaseException], ...],
+    sender: Any,
     spider: Any,
 ) -> Any:
     try:
@@ -378,7 +387,7 @@ async def _outcome(
     except dont_log as ex:  # pylint: disable=catching-non-exception
         return ex
     except Exception as ex:
-        _log_caught(receiver, spider, ex)
+        _log_caught(receiver, sender, spider, ex)
         return ex
 
 

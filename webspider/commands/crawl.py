@@ -26,6 +26,12 @@ signal ended does and as ``scrapy combine`` does: a script that runs the
 crawl and then publishes its mirror does not take half a crawl for a whole
 one. A signal that came once the crawl had finished (during its end-of-crawl
 work, which a single Ctrl-C lets complete) leaves the status at 0.
+
+A crawl that a write the disk refused stopped (full, over quota or the
+file-size limit, read-only, failing: webspider.storage) ends with one line
+naming the file, the error and what to do, e.g. ``webspider: cannot write
+out/pages.jsonl: No space left on device; the crawl is not finished: free
+space and run the same command again to continue it``, and exit status 4.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.reports.options import ReportOptions
 from webspider.signals import SignalManager
 from webspider.spiders.webspider import WebSpider
+from webspider.storage import write_failure
 from webspider.utils.memory import release_free_memory
 from webspider.validation import check_settings
 
@@ -80,6 +87,8 @@ HOUSEKEEPING_SECONDS = 1.0
 EXIT_USAGE = 2
 #: WEBSPIDER_FAIL_ON_BROKEN and broken internal links were found
 EXIT_BROKEN = 3
+#: a write the disk refused stopped the crawl (webspider.storage)
+EXIT_WRITE_FAILED = 4
 #: a crawl a signal stopped exits with this plus the signal's number
 EXIT_SIGNAL = 128
 #: Scrapy components that do nothing while their switch is off, by the
@@ -320,7 +329,12 @@ class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         tune_garbage_collector()
         super().run(args, opts)
-        if self.exitcode == 0 and (signum := self.interrupted()):
+        failure = write_failure(self.crawler) if self.crawler is not None else None
+        if failure is not None:
+            # whatever else stopped it meanwhile: it is not finished
+            sys.stderr.write(f"webspider: {failure.line()}\n")
+            self.exitcode = EXIT_WRITE_FAILED
+        elif self.exitcode == 0 and (signum := self.interrupted()):
             sys.stderr.write(
                 "webspider: interrupted: the crawl is not finished; run the same "
                 "command again to continue it\n"

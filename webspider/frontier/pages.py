@@ -28,6 +28,7 @@ written.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -126,10 +127,21 @@ class PagesFile:
         return buffer.getvalue()
 
     def write(self, lines: list[bytes]) -> None:
-        for line in lines:
-            self._fh.write(line)
+        try:
+            for line in lines:
+                self._fh.write(line)
+        except OSError as exc:
+            self._name(exc)
+            raise
         if lines:
             self._last = lines[-1]
+
+    def _name(self, exc: OSError) -> None:
+        """Have ``exc`` (a write's or an fsync's, which name no file) name
+        this one: the line that stops the crawl says which
+        (webspider.storage)."""
+        if exc.filename is None:
+            exc.filename = str(self.path)
 
     def tail(self) -> str | None:
         """The digest (``tail_digest``) of the last line written since this
@@ -146,7 +158,11 @@ class PagesFile:
         if self._syncing is not None:
             return
         fh = self._fh
-        fh.flush()
+        try:
+            fh.flush()
+        except OSError as exc:
+            self._name(exc)
+            raise
         if self._fsync is None:
             self._fsync = ThreadPoolExecutor(1, thread_name_prefix="webspider-pages")
         self._syncing_to = fh.tell()
@@ -157,14 +173,18 @@ class PagesFile:
         fsync, and doing one more only for lines written since); the
         file's length."""
         fh = self._fh
-        fh.flush()
-        length = fh.tell()
-        syncing = self._syncing
-        if syncing is not None:
-            self._syncing = None
-            syncing.result()  # its error, if any, is the caller's
-        if syncing is None or length > self._syncing_to:
-            os.fsync(fh.fileno())
+        try:
+            fh.flush()
+            length = fh.tell()
+            syncing = self._syncing
+            if syncing is not None:
+                self._syncing = None
+                syncing.result()  # its error, if any, is the caller's
+            if syncing is None or length > self._syncing_to:
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            self._name(exc)
+            raise
         self.offset = length
         return length
 
@@ -172,7 +192,19 @@ class PagesFile:
         try:
             self.sync()
         finally:
+            self._close()
+
+    def abandon(self) -> None:
+        """Close, its error ignored (a write the disk refused stopped the
+        crawl): the file stays as a kill leaves it, longer than its
+        committed length at most, and a resumed crawl cuts it back."""
+        with contextlib.suppress(OSError):
+            self._close()
+
+    def _close(self) -> None:
+        try:
             if self._fsync is not None:
                 self._fsync.shutdown()
                 self._fsync = None
+        finally:
             self._fh.close()

@@ -688,6 +688,17 @@ class RedisState:
             or time.monotonic() - self._last_commit >= self.commit_interval
         )
 
+    def abandon(self) -> None:
+        """Disconnect without sending the pending record writes, putting
+        back the leases this worker holds: a write the disk refused stopped
+        its crawl (webspider.storage), and what it did since its last
+        commit is done again (by whichever worker leases those requests)."""
+        self._writes.take()
+        with contextlib.suppress(StateError):
+            if self._held:
+                self.release(list(self._held))
+        self.redis.close()
+
     def close(self) -> None:
         """Send the pending record writes, put back the leases this worker
         holds, and disconnect."""

@@ -75,6 +75,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -92,7 +93,7 @@ from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.resume import open_crawl_state
+from webspider.frontier.resume import open_crawl_state, state_path
 from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
@@ -111,6 +112,7 @@ from webspider.signals import (
     listened,
     requests_acknowledged,
 )
+from webspider.storage import failed_write, stop_crawl, write_failure
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -238,6 +240,8 @@ class StateScheduler(BaseScheduler):
         self.pages: PagesFile | None = None
         #: lease → the pages.jsonl lines of its page, written when it is done
         self._lines: dict[int, list[bytes]] = {}
+        #: the crawl state could not be opened: a write the disk refused
+        self._open_failure: BaseException | None = None
         if self.write_pages:
             crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
 
@@ -252,7 +256,16 @@ class StateScheduler(BaseScheduler):
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> None:
-        self.state, resumed = open_crawl_state(self.crawler.settings)
+        try:
+            self.state, resumed = open_crawl_state(self.crawler.settings)
+        except (OSError, sqlite3.Error) as exc:
+            if not failed_write(exc):
+                raise
+            # a full disk before the first page: the crawl is stopped once
+            # the engine is open (closing it while it opens fails in Scrapy)
+            self._open_failure = exc
+            self.crawler.signals.connect(self._not_opened, signal=signals.spider_opened)
+            return
         state = self.state
         self.shared = getattr(state, "shared", False)
         if self.shared:
@@ -290,6 +303,12 @@ class StateScheduler(BaseScheduler):
                 counts.done,
             )
 
+    def _not_opened(self) -> None:
+        exc = self._open_failure
+        assert exc is not None
+        where = state_path(self.crawler.settings)
+        stop_crawl(self.crawler, exc, where if isinstance(exc, sqlite3.Error) else None)
+
     def close(self, reason: str) -> Deferred[None] | None:
         state = self.state
         if state is None:
@@ -300,7 +319,19 @@ class StateScheduler(BaseScheduler):
         if self._wake is not None:
             self._wake.cancel()
             self._wake = None
-        self._flush_adds()
+        if self.stopped:
+            # a write the disk refused stopped the crawl: the features do
+            # not finish (their end writes too), the state stays as a kill
+            # leaves it
+            self._abandon()
+            return None
+        try:
+            self._flush_adds()
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            self._abandon()
+            return None
         if listened(self.crawler, crawl_state_finishing) and _on_event_loop():
             # the engine waits for it: a feature's end may wait for another
             # process (the mirror's fix-up for the page worker)
@@ -318,8 +349,19 @@ class StateScheduler(BaseScheduler):
         self._close(reason)
 
     def _close(self, reason: str) -> None:
+        try:
+            self._close_state(reason)
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+        if self.stopped:
+            self._abandon()
+
+    def _close_state(self, reason: str) -> None:
         state = self.state
         assert state is not None
+        if self.stopped:
+            return
         # the requests done are acknowledged before the features finish:
         # what they keep until an acknowledgement is in their last figures
         self._acknowledge()
@@ -332,6 +374,8 @@ class StateScheduler(BaseScheduler):
             records=state,
             commit=self._commit,
         )
+        if self.stopped:  # one of their writes failed: nothing more
+            return
         self._release_all()
         left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)
@@ -349,15 +393,46 @@ class StateScheduler(BaseScheduler):
                     self.write_deferred(path)
                 else:  # not a leftover of an earlier crawl into this output
                     path.unlink(missing_ok=True)
+        if self.stopped:  # deferred.jsonl could not be written
+            return
         if reason == "finished":
             # the next run of the same command is a new (update) crawl
             state.set_meta(META_FINISHED, "1")
         self._commit()
+        if self.stopped:
+            return
         if self.pages is not None:
             self.pages.close()
             self.pages = None
         state.close()
         self.state = None
+
+    # -- a write the disk refused (webspider.storage) -----------------------------
+    @property
+    def stopped(self) -> bool:
+        """Whether a write the disk refused stopped the crawl: nothing is
+        written or committed from then on."""
+        return write_failure(self.crawler) is not None
+
+    def _stop(self, exc: BaseException) -> bool:
+        """``stop_crawl`` for ``exc`` (the state's file named for an SQLite
+        error); False when ``exc`` is not such a write."""
+        path = getattr(self.state, "path", None)
+        return stop_crawl(
+            self.crawler, exc, path if isinstance(exc, sqlite3.Error) else None
+        )
+
+    def _abandon(self) -> None:
+        """Close the state and pages.jsonl without committing or writing
+        anything more: as a kill leaves them, which the same command
+        continues (pages.jsonl is cut back to its committed length then)."""
+        self.stats.set_value(STATS_FILTERED, self.filtered)
+        if self.pages is not None:
+            self.pages.abandon()
+            self.pages = None
+        state, self.state = self.state, None
+        if state is not None:
+            state.abandon()
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -368,9 +443,17 @@ class StateScheduler(BaseScheduler):
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
+        try:
+            return self._has_pending_requests()
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            return True  # the engine closes the crawl, not as finished
+
+    def _has_pending_requests(self) -> bool:
         if len(self) > 0:
             return True
-        if not self.shared:
+        if not self.shared or self.stopped:
             return False
         state = self.state
         assert state is not None
@@ -396,6 +479,16 @@ class StateScheduler(BaseScheduler):
         state.expire(now)
 
     def enqueue_request(self, request: Request) -> bool:
+        if self.state is None:  # not opened (a full disk): the crawl stops
+            return False
+        try:
+            return self._enqueue_request(request)
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            return False
+
+    def _enqueue_request(self, request: Request) -> bool:
         assert self.state is not None
         key = request_key(request)
         stored = to_stored(request, key, self.crawler.spider)
@@ -471,6 +564,16 @@ class StateScheduler(BaseScheduler):
             stats.inc_value(STATS_URLS_SEEN)
 
     def next_request(self) -> Request | None:
+        if self.state is None or self.stopped:
+            return None
+        try:
+            return self._next_request()
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            return None
+
+    def _next_request(self) -> Request | None:
         state = self.state
         assert state is not None
         if self._adds:
@@ -555,7 +658,7 @@ class StateScheduler(BaseScheduler):
     def _acknowledge(self) -> None:
         """Acknowledge the leases of the requests that left the engine."""
         out = self._out
-        if not out:
+        if not out or self.stopped:
             return
         in_progress = requests_in_progress(self.crawler.engine)
         done = [request for request in out if request not in in_progress]
@@ -602,18 +705,33 @@ class StateScheduler(BaseScheduler):
         webspider.frontier.pages); a page without a lease (kept in memory)
         is written at once."""
         pages = self.pages
-        if pages is None:
+        if pages is None or self.stopped:
             return
         line = pages.line(item)
         ticket = self.lease_ticket(response.request)
         if ticket is None:
-            pages.write([line])
+            try:
+                pages.write([line])
+            except OSError as exc:
+                if not self._stop(exc):
+                    raise
         else:
             self._lines.setdefault(ticket, []).append(line)
 
     def _commit(self) -> None:
         """One transaction: the acks so far, pages.jsonl's length and what
-        the features keep with them."""
+        the features keep with them. Nothing once a write the disk refused
+        stopped the crawl (webspider.storage), this commit's included: the
+        state stays at the last commit whose writes all succeeded."""
+        if self.stopped:
+            return
+        try:
+            self._commit_now()
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+
+    def _commit_now(self) -> None:
         assert self.state is not None
         if self.pages is not None:
             # on disk while the features write their part (pages.py)
@@ -621,6 +739,8 @@ class StateScheduler(BaseScheduler):
         self.crawler.signals.send_catch_log(
             signal=crawl_state_committing, records=self.state
         )
+        if self.stopped:  # a feature's write failed (its signal handler)
+            return
         if self.pages is not None:
             self.state.set_offset(PAGES_FILE, self.pages.sync())
             tail = self.pages.tail()
@@ -667,16 +787,28 @@ class StateScheduler(BaseScheduler):
         stored = to_stored(request, request_key(request), self.crawler.spider)
         if stored is None:
             return False
-        [new] = self.state.defer([stored])
+        try:
+            [new] = self.state.defer([stored])
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            return False
         return new
 
     def start_round(self) -> bool:
         """Begin the next round from the deferred frontier. False (and no new
         round) when no deferred URL is left to fetch."""
         assert self.state is not None
-        self._acknowledge()
-        self._commit()
-        return self.state.next_round() > 0
+        if self.stopped:
+            return False
+        try:
+            self._acknowledge()
+            self._commit()
+            return not self.stopped and self.state.next_round() > 0
+        except Exception as exc:
+            if not self._stop(exc):
+                raise
+            return False
 
     def deferred_count(self) -> int:
         return self.state.deferred if self.state is not None else 0

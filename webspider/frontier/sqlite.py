@@ -181,6 +181,7 @@ from webspider.frontier.state import (
     StateError,
     StoredRequest,
 )
+from webspider.storage import failed_write
 from webspider.utils.atomic import fsync_folder
 from webspider.utils.waitinglinks import NS_WAITING
 
@@ -406,6 +407,8 @@ class SQLiteState:
             self._load()
         except sqlite3.DatabaseError as exc:
             self._abandon(db)
+            if failed_write(exc):  # a full or failing disk, not a damaged file
+                raise
             raise StateError(
                 # one line: SQLite's message may list damaged pages on several
                 f"{self.path}: not a readable crawl state (corrupt or truncated: "
@@ -1061,6 +1064,23 @@ class SQLiteState:
             _HELD[os.path.abspath(self.path)] = self._lock_file
             self._lock_file = None
         self._unlock()
+
+    def abandon(self) -> None:
+        """Close without committing, leaving the state as a kill would: what
+        was written since the last commit is rolled back, the lock released.
+        For a crawl that a write the disk refused stopped
+        (webspider.storage): SQLite may have rolled part of the
+        transaction back already, and no commit may follow."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.rollback()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        try:
+            # the last fsync's error, if any: the crawl stops for one already
+            with contextlib.suppress(OSError):
+                self._close_wal()
+        finally:
+            self._unlock()
 
     def _compact(self) -> None:
         """Give back the space of a crawl that finished (its flag committed).

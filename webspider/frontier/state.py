@@ -284,3 +284,8 @@ class CrawlState(Protocol):
     def close(self) -> None:
         """Commit and close."""
         ...
+
+    def abandon(self) -> None:
+        """Close without committing: the state is left as a kill would leave
+        it (a write the disk refused stopped the crawl, webspider.storage)."""
+        ...

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from webspider.mirror.links import fix_up, needs_fix_up
-from webspider.mirror.safefs import UnsafePathError
+from webspider.mirror.safefs import refusal_error, refusal_json
 from webspider.mirror.state import Entry, spans_of, unpack_pending
 from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
 
@@ -183,8 +183,7 @@ def file_fix_json(
     if fixed.missing:
         return {"missing": True}
     if fixed.error is not None:
-        unsafe = isinstance(fixed.error, UnsafePathError)
-        return {"refused": str(fixed.error), "unsafe": unsafe}
+        return refusal_json(fixed.error)
     data: dict[str, Any] = {
         "count": fixed.count,
         "pending": fixed.pending,
@@ -206,10 +205,7 @@ def file_fix_from_json(
     if data.get("missing"):
         return FileFix(missing=True)
     if "refused" in data:
-        error = str(data["refused"])
-        return FileFix(
-            error=UnsafePathError(error) if data["unsafe"] else OSError(error)
-        )
+        return FileFix(error=refusal_error(data))
     spans = remembered
     if "spans" in data:
         spans = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ from webspider.keys import META_DONT_MIRROR, NOT_MODIFIED_FLAG
 from webspider.mirror.safefs import UnsafePathError
 from webspider.mirror.store import MirrorStore
 from webspider.page.response import response_of
+from webspider.storage import failed_write, stop_crawl
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -112,6 +114,13 @@ class MirrorPipeline:
             return item
         try:
             return await self.mirror(item, response)
+        except (OSError, sqlite3.Error) as exc:
+            # a write the disk refused (full, failing): not the page's fault,
+            # and not recorded as done: the crawl stops, the same command
+            # fetches the page again (webspider.storage)
+            if not stop_crawl(self.crawler, exc):
+                raise
+            return item
         finally:
             self.store.forget(response)
 
@@ -137,6 +146,8 @@ class MirrorPipeline:
         try:
             entry, change, write = store.prepare(response, digest)
         except (OSError, UnsafePathError) as exc:
+            if failed_write(exc):
+                raise
             store.refused(response.url, exc)
             return item
         if not write:
@@ -156,6 +167,10 @@ class MirrorPipeline:
                     used, conversion = store.store_file(response, entry, targets)
             except (OSError, UnsafePathError) as exc:
                 store.abandon(entry)
+                if failed_write(exc):
+                    if exc.filename is None:
+                        exc.filename = str(store.root.joinpath(*entry.path))
+                    raise
                 store.refused(response.url, exc)
                 return item
             store.written(entry, used, change, conversion)

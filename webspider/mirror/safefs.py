@@ -23,12 +23,12 @@ import itertools
 import os
 import re
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webspider.mirror.paths import NAME_MAX, conflict_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
     from pathlib import Path
 
 Segments = tuple[str, ...]
@@ -49,6 +49,30 @@ _BAD_CHAR = re.compile(r"[/\\\x00-\x1f\x7f]")
 class UnsafePathError(OSError):
     """A path that would leave the tree, follow a symlink or touch a
     forbidden file."""
+
+
+def refusal_json(exc: OSError) -> dict[str, Any]:
+    """A refused write as the page worker sends it back: what
+    ``refusal_error`` makes an error of again, its errno and file kept (a
+    full disk stops the crawl, a refused path does not: webspider.storage)."""
+    if isinstance(exc, UnsafePathError):
+        return {"refused": str(exc), "unsafe": True}
+    return {
+        "refused": exc.strerror or str(exc),
+        "unsafe": False,
+        "errno": exc.errno,
+        "filename": exc.filename,
+    }
+
+
+def refusal_error(data: Mapping[str, Any]) -> OSError:
+    """The error ``refusal_json`` described."""
+    error = str(data["refused"])
+    if data.get("unsafe"):
+        return UnsafePathError(error)
+    if data.get("errno") is None:
+        return OSError(error)
+    return OSError(int(data["errno"]), error, data.get("filename"))
 
 
 def check_segments(segments: Segments) -> None:

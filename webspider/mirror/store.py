@@ -71,6 +71,7 @@ from webspider.signals import (
     crawl_state_finishing,
     crawl_state_opened,
 )
+from webspider.storage import stop_crawl, write_failure
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -341,9 +342,20 @@ class MirrorStore:
         fh = self._changes
         if fh is None:
             return
-        fh.flush()
-        os.fsync(fh.fileno())
+        try:
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:
+            raise self._named(exc, self.changes_path) from None
         records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
+
+    @staticmethod
+    def _named(exc: OSError, path: Path) -> OSError:
+        """``exc`` naming ``path`` (a write's error names no file): the line
+        that stops the crawl says which (webspider.storage)."""
+        if exc.filename is None:
+            exc.filename = str(path)
+        return exc
 
     def _start_writer(self) -> None:
         writer, state = self._attached, self.state
@@ -365,14 +377,19 @@ class MirrorStore:
         if state is None or self._finished or writer is None or reason == "shutdown":
             return  # finished on crawl_state_closing
         self._finished = True
-        state.flush()
-        started = time.monotonic()
-        fixed = await self.fix_up_pages_shared(writer, commit)
-        # before the mirror's index is written and the state closes (this
-        # process's last work, some 0.05 s on python3.11-doc): the page
-        # worker stops meanwhile, on its own core
-        writer.mirror_done()
-        self._finish(reason, commit, fixed, started)
+        try:
+            state.flush()
+            started = time.monotonic()
+            fixed = await self.fix_up_pages_shared(writer, commit)
+            # before the mirror's index is written and the state closes (this
+            # process's last work, some 0.05 s on python3.11-doc): the page
+            # worker stops meanwhile, on its own core
+            writer.mirror_done()
+            self._finish(reason, commit, fixed, started)
+        except Exception as exc:
+            # an async receiver's error would be logged with its traceback
+            if not stop_crawl(self.crawler, exc):
+                raise
 
     def state_closing(
         self,
@@ -404,6 +421,11 @@ class MirrorStore:
         if state is None or self._finished:
             return
         self._finished = True
+        if write_failure(self.crawler) is not None:
+            # a write the disk refused stopped the crawl: its end is the
+            # resumed crawl's (the crawl state closed without a commit)
+            self._close_changes()
+            return
         state.flush()
         started = time.monotonic()
         fixed = 0 if reason == "shutdown" else self.fix_up_pages(commit)
@@ -419,6 +441,9 @@ class MirrorStore:
         """``finish`` after the fix-up (``fixed`` pages since ``started``)."""
         state = self.state
         assert state is not None
+        if write_failure(self.crawler) is not None:
+            self._close_changes()
+            return
         if fixed:
             logger.info(
                 "Mirror: links fixed up in %d pages in %.2f s",
@@ -437,12 +462,21 @@ class MirrorStore:
         try:
             state.export(self.state_path)
         except OSError as exc:
-            logger.error("Mirror: could not write %s: %s", self.state_path, exc)
+            if not stop_crawl(self.crawler, exc, self.state_path):
+                logger.error("Mirror: could not write %s: %s", self.state_path, exc)
         if commit is not None:
             commit()
-        if self._changes is not None:
-            self._changes.close()
-            self._changes = None
+        self._close_changes()
+
+    def _close_changes(self) -> None:
+        fh, self._changes = self._changes, None
+        if fh is None:
+            return
+        try:
+            fh.close()
+        except OSError as exc:
+            if not stop_crawl(self.crawler, exc, self.changes_path):
+                raise
 
     def unchanged(self, entry: Entry) -> None:
         """``entry`` was found unchanged (a 304) by this crawl."""
@@ -484,7 +518,10 @@ class MirrorStore:
                 "change": change,
                 "path": "/".join(path) if path else None,
             }
-            self._changes.write((_encode_line(line) + "\n").encode("utf-8"))
+            try:
+                self._changes.write((_encode_line(line) + "\n").encode("utf-8"))
+            except OSError as exc:
+                raise self._named(exc, self.changes_path) from None
         self._inc(f"{STATS_CHANGES}/{change}")
 
     # -- update crawls -----------------------------------------------------------
@@ -802,6 +839,11 @@ class MirrorStore:
             self.state.release(entry, self._replacing.pop(entry.url))
 
     def refused(self, url: str, error: Exception) -> None:
+        """``url``'s file could not be written: the page's fault (a path
+        the folder refuses), or the disk's (full, failing: the crawl stops,
+        webspider.storage)."""
+        if stop_crawl(self.crawler, error):
+            return
         self._inc(STATS_REFUSED)
         logger.warning("Mirror refused %s: %s", url, error)
 

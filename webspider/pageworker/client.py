@@ -46,7 +46,7 @@ from scrapy.http import TextResponse
 from webspider.internals import give_encoding, given_encoding
 from webspider.mirror.links import Conversion
 from webspider.mirror.options import MirrorOptions
-from webspider.mirror.safefs import Segments, UnsafePathError
+from webspider.mirror.safefs import Segments, refusal_error
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
 from webspider.page.options import PageOptions
@@ -553,8 +553,7 @@ class PageWorker:
         self._inc(STATS_STORED)
         answer, spans_bytes = reply
         if "refused" in answer:
-            error = answer["refused"]
-            raise UnsafePathError(error) if answer.get("unsafe") else OSError(error)
+            raise refusal_error(answer)
         conversion = None
         if "count" in answer:
             # ``restore`` comes packed (the index record's form: all the

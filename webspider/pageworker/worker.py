@@ -41,7 +41,7 @@ from typing import IO, TYPE_CHECKING, Any
 from webspider.mirror.fixup import fix_job, keeps_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
-from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
+from webspider.mirror.safefs import SafeTree, Segments, refusal_json
 from webspider.mirror.state import TargetIndex, pack_restore
 from webspider.page.encoding import body_encoding
 from webspider.page.links import (
@@ -369,12 +369,9 @@ class Worker:
                 used = self.tree.write(path, conversion.data)
                 if self.keep_originals:
                     self.tree.write(original_path(used), body)
-        except UnsafePathError as exc:
+        except OSError as exc:  # UnsafePathError included
             self.tree.forget_plans()  # refused: the tree may have changed
-            return {"id": ident, "refused": str(exc), "unsafe": True}, b""
-        except OSError as exc:
-            self.tree.forget_plans()
-            return {"id": ident, "refused": str(exc), "unsafe": False}, b""
+            return {"id": ident, **refusal_json(exc)}, b""
         if used != path:
             # the tree changed under the plan: the folders are walked again
             self.tree.forget_plans()

@@ -56,6 +56,7 @@ from webspider.reports import errors
 from webspider.reports.anchors import AnchorLedger, page_anchors
 from webspider.reports.links import LinkLedger, Outcome
 from webspider.reports.options import ReportOptions
+from webspider.storage import stop_crawl, write_failure
 from webspider.utils.atomic import open_atomic
 from webspider.utils.url import canonical_url
 
@@ -297,6 +298,8 @@ class BrokenLinks:
             stats.set_value(STATS_MISSING_ANCHORS, anchors)
 
     def flush(self, force: bool = False) -> None:
+        if write_failure(self.crawler) is not None:
+            return  # the crawl stopped: the file stays as it was
         self.ledger.flush()  # the links held since the last commit count
         version = (
             self.ledger.version,
@@ -309,7 +312,8 @@ class BrokenLinks:
                 for record in self.records():
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         except OSError as exc:
-            logger.error("Cannot write %s: %s", self.path, exc)
+            if not stop_crawl(self.crawler, exc, self.path):
+                logger.error("Cannot write %s: %s", self.path, exc)
             return
         self._written = version
 
@@ -343,9 +347,12 @@ class BrokenLinks:
             self._task = create_looping_call(self.flush)
             self._task.start(self.interval, now=False)
 
-    def _finish(self) -> None:
+    def _stop_task(self) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
+
+    def _finish(self) -> None:
+        self._stop_task()
         self.ledger.flush()
         self._update_stats()
         self.flush(force=True)
@@ -356,6 +363,9 @@ class BrokenLinks:
         self._finish()
 
     def spider_closed(self) -> None:
+        if write_failure(self.crawler) is not None:
+            self._stop_task()
+            return  # the crawl stopped; its state is closed, not finished
         if not self.stored:
             self._finish()  # no crawl state: the ledger is in memory
         count = self.ledger.broken_count + self.missing_anchors

@@ -80,6 +80,7 @@ from webspider.reports.fingerprint import EXACT, NORMALIZED
 from webspider.reports.html import MAX_REFERRERS_SHOWN, MAX_ROWS, Report, render
 from webspider.reports.options import ReportOptions
 from webspider.reports.summary import Summary
+from webspider.storage import stop_crawl, write_failure
 from webspider.utils.atomic import write_atomic
 from webspider.utils.urlcodes import UrlCodes
 
@@ -509,17 +510,30 @@ class CrawlReport:
         return self.crawler.get_extension(BrokenLinks)
 
     # -- files ----------------------------------------------------------------------
-    def write(self, reason: str | None = None) -> Summary:
+    def write(self, reason: str | None = None, *, last: bool = False) -> Summary | None:
+        """Write summary.json and report.html; the summary, or None when a
+        write the disk refused stopped the crawl (webspider.storage): the
+        files are left as they were, and the crawl state may be closed.
+        Such a write stops the crawl, unless it is the ``last`` one (when
+        Scrapy closes the spider: the crawl state is closed, the crawl
+        finished or not already, and the files its close wrote stay)."""
+        if write_failure(self.crawler) is not None:
+            return None
         summary = self.summary(reason)
         report = self.report(summary)
+        path = self.output / SUMMARY_FILE
         try:
             write_atomic(
-                self.output / SUMMARY_FILE,
+                path,
                 json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n",
             )
-            write_atomic(self.output / REPORT_FILE, render(report))
+            path = self.output / REPORT_FILE
+            write_atomic(path, render(report))
         except OSError as exc:
-            logger.error("Cannot write the crawl report in %s: %s", self.output, exc)
+            if last or not stop_crawl(self.crawler, exc, path):
+                logger.error(
+                    "Cannot write the crawl report in %s: %s", self.output, exc
+                )
         return summary
 
     def spider_opened(self) -> None:
@@ -532,7 +546,7 @@ class CrawlReport:
     def spider_closed(self, reason: str) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
-        summary = self.write(reason)
+        summary = self.write(reason, last=True)
         self._final = None
-        for line in summary.log_lines():
+        for line in summary.log_lines() if summary is not None else ():
             logger.info("%s", line)

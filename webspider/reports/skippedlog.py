@@ -25,6 +25,7 @@ from webspider.config import get_output_dir
 from webspider.keys import SKIPPED_FILE, STATS_STATE_RESUMED
 from webspider.reports.options import ReportOptions
 from webspider.skips import STATS_PREFIX
+from webspider.storage import stop_crawl
 from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
@@ -117,9 +118,25 @@ class SkippedLog:
         if self._file is not None and url not in self._written:
             self._written.add(url)
             record = {"url": url, "reason": reason, "referer": referer}
-            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            try:
+                self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """A write the disk refused stops the crawl (webspider.storage); the
+        file is written no more (a resumed crawl goes on with it)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+        if not stop_crawl(self.crawler, exc, self.path):
+            raise exc
 
     def spider_closed(self) -> None:
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError as exc:
+                self._failed(exc)
             self._file = None
