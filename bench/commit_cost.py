@@ -15,7 +15,8 @@ the calls, wall and thread CPU. COMMIT_COST_TREE: the tree crawled (this
 one's by default), COMMIT_COST_WORK: the crawl's folder, COMMIT_COST_NAME:
 the results' name (bench/results/<name>.json). A variant's ``ENV=NAME=VALUE``
 words set the crawl's environment (``ENV=COMMIT_PROBE_WAL=4194304``: the
-probe sets the state's log limit, ``_WAL_BYTES``, to that).
+probe sets the state's log limit, ``_WAL_BYTES``, to that;
+``ENV=COMMIT_PROBE_JSL=N``: the log file's ``journal_size_limit`` alone).
 """
 
 from __future__ import annotations

@@ -38,6 +38,15 @@ if os.environ.get("COMMIT_PROBE"):
 
     if os.environ.get("COMMIT_PROBE_WAL"):  # another log limit, in bytes
         _state._WAL_BYTES = int(os.environ["COMMIT_PROBE_WAL"])  # type: ignore[attr-defined]
+    if os.environ.get("COMMIT_PROBE_JSL"):  # another journal_size_limit
+        _connect = _state.SQLiteState._connect
+
+        def _connect_jsl(self: Any) -> Any:
+            db = _connect(self)
+            db.execute(f"PRAGMA journal_size_limit={os.environ['COMMIT_PROBE_JSL']}")
+            return db
+
+        _state.SQLiteState._connect = _connect_jsl  # type: ignore[method-assign]
     _wrap(_state.SQLiteState, "commit", "commit")
     _wrap(_state.SQLiteState, "wait_durable", "wait")
     _wrap(_records.SQLiteRecords, "write_flags", "write_flags")
