@@ -16,7 +16,9 @@ one's by default), COMMIT_COST_WORK: the crawl's folder, COMMIT_COST_NAME:
 the results' name (bench/results/<name>.json). A variant's ``ENV=NAME=VALUE``
 words set the crawl's environment (``ENV=COMMIT_PROBE_WAL=4194304``: the
 probe sets the state's log limit, ``_WAL_BYTES``, to that;
-``ENV=COMMIT_PROBE_JSL=N``: the log file's ``journal_size_limit`` alone).
+``ENV=COMMIT_PROBE_JSL=N``: the log file's ``journal_size_limit`` alone;
+``ENV=COMMIT_PROBE_SHARE=N``: ``_WAL_SHARE``, the log's limit as a share of
+the state file).
 """
 
 from __future__ import annotations

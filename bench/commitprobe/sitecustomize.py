@@ -38,6 +38,8 @@ if os.environ.get("COMMIT_PROBE"):
 
     if os.environ.get("COMMIT_PROBE_WAL"):  # another log limit, in bytes
         _state._WAL_BYTES = int(os.environ["COMMIT_PROBE_WAL"])  # type: ignore[attr-defined]
+    if os.environ.get("COMMIT_PROBE_SHARE"):  # another share of the file
+        _state._WAL_SHARE = int(os.environ["COMMIT_PROBE_SHARE"])  # type: ignore[attr-defined]
     if os.environ.get("COMMIT_PROBE_JSL"):  # another journal_size_limit
         _connect = _state.SQLiteState._connect
 

@@ -217,6 +217,15 @@ _BATCH = 500
 #: change durability: SQLite fsyncs the log before it copies (see
 #: "Durability" above).
 _WAL_BYTES = 1 << 20
+#: ... or 1/64 of the state file once that is more (in whole MiB; set after
+#: each commit, ``_size_log``): past ~100,000 URLs a commit of 128 pages logs
+#: ~2 MiB, so at 1 MiB every commit checkpointed (720 of 771 at 100,000
+#: pages, 8.4 s of the loop's CPU); a log of 1/64 of the file copies the
+#: pages several commits rewrote once. It adds at most 1/64 of the file to
+#: the state's peak (+1.6 %, ~4 B/URL at a million URLs) and nothing below
+#: a 64 MiB file (~200,000 URLs) (bench/README.md, "The checkpoints on the
+#: event loop").
+_WAL_SHARE = 64
 #: The page size of a new state file (a state keeps the one it was made
 #: with). A commit inserts the links that wait for an outcome (the reports'
 #: referrers, the mirror's kept links) at random places of the records'
@@ -401,6 +410,9 @@ class SQLiteState:
         #: in WAL mode, committed with synchronous=NORMAL: the log is
         #: fsynced by the thread (False: SQLite's FULL does it in COMMIT)
         self._async_sync = False
+        #: the log's limit now (``_size_log``), and the file's page size
+        self._wal_limit = _WAL_BYTES
+        self._page_size = _PAGE_SIZE
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
         if fresh:
             for suffix in ("", "-wal", "-shm"):
@@ -471,9 +483,26 @@ class SQLiteState:
         # itself shrinks back to its limit then, or the largest it ever was
         # would stay on disk (see _WAL_BYTES).
         (page_size,) = db.execute("PRAGMA page_size").fetchone()
-        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_BYTES // int(page_size)}")
-        db.execute(f"PRAGMA journal_size_limit={_WAL_BYTES}")
+        self._page_size = int(page_size)
+        self._set_wal_limit(db, _WAL_BYTES)
         return db
+
+    def _set_wal_limit(self, db: sqlite3.Connection, limit: int) -> None:
+        db.execute(f"PRAGMA wal_autocheckpoint={limit // self._page_size}")
+        db.execute(f"PRAGMA journal_size_limit={limit}")
+        self._wal_limit = limit
+
+    def _size_log(self) -> None:
+        """The log's limit: ``_WAL_BYTES``, or 1/``_WAL_SHARE`` of the state
+        file when that is more, in steps of ``_WAL_BYTES`` (set between
+        transactions: the next COMMIT checks it)."""
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return
+        limit = max(_WAL_BYTES, size // _WAL_SHARE // _WAL_BYTES * _WAL_BYTES)
+        if limit != self._wal_limit:
+            self._set_wal_limit(self._db, limit)
 
     def _load(self) -> None:
         db = self._db
@@ -996,6 +1025,7 @@ class SQLiteState:
             records.write_flags()  # held until now (SQLiteRecords.flag_many)
         self._db.commit()
         self._start_sync()
+        self._size_log()
         self._last_commit = time.monotonic()
         self._acks = 0
         self._urgent = False
