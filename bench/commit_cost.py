@@ -18,7 +18,7 @@ words set the crawl's environment (``ENV=COMMIT_PROBE_WAL=4194304``: the
 probe sets the state's log limit, ``_WAL_BYTES``, to that;
 ``ENV=COMMIT_PROBE_JSL=N``: the log file's ``journal_size_limit`` alone;
 ``ENV=COMMIT_PROBE_SHARE=N``: ``_WAL_SHARE``, the log's limit as a share of
-the state file).
+the state file, in branch ckpt17's d474300 only, a rule tried and reverted).
 """
 
 from __future__ import annotations

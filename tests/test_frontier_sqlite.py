@@ -309,34 +309,6 @@ def test_the_log_stays_bounded_while_the_next_batch_begins_at_once(path):
     assert largest <= 2 * sqlite_state._WAL_BYTES
 
 
-def test_the_log_limit_grows_with_the_state_file(path, monkeypatch):
-    """Past ``_WAL_SHARE`` times the log's limit, the state file sets it
-    (fewer checkpoints, each copying the pages several commits rewrote
-    once), and the log stays within that share of the file plus a commit."""
-    monkeypatch.setattr(sqlite_state, "_WAL_BYTES", 32 << 10)
-    monkeypatch.setattr(sqlite_state, "_WAL_SHARE", 4)
-    state = SQLiteState(path)
-    wal = path.with_name(path.name + "-wal")
-    largest = 0
-    try:
-        for batch in range(80):
-            state.add([req(f"{batch}-{i}-{'x' * 300}") for i in range(40)])
-            state.commit()
-            state.add([req(f"{batch}-next")])
-            size = os.stat(wal).st_size
-            assert size <= os.stat(path).st_size // 4 + (64 << 10)
-            largest = max(largest, size)
-        assert state._db.execute("PRAGMA journal_size_limit").fetchone()[0] > 32 << 10
-    finally:
-        state.close()
-    assert largest > 4 * (32 << 10)  # ~1 MiB of file: ~256 KiB of log
-    state = SQLiteState(path)
-    try:
-        assert len(state) == 80 * 41
-    finally:
-        state.close()
-
-
 def test_a_checkpoint_by_another_connection_does_not_start_the_log_again(tmp_path):
     """Why the checkpoints stay in the COMMIT on the event loop (sqlite.py,
     "Durability"; bench/wal_restart.py): SQLite writes the log from its

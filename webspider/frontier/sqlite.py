@@ -114,10 +114,14 @@ rules (sqlite.org/wal.html, fileformat2.html "WAL file format"; wal.c):
   site at 128 pages a commit a COMMIT logs ~0.5 MiB, and every second one
   checkpoints (38 of 84 with mirror=0, 54-62 of 89 with the mirror); the
   checkpoints and the new logs' headers take ~0.25 s of the loop (~25 µs a
-  page, 1-2 % of the crawl's wall; ``bench/commit_cost.py``). A 4 MiB
-  limit took back ~0.2 s of it for 3 MiB more at the state's peak (+30
-  B/URL at 100,000 URLs): left at 1 MiB (bench/README.md, "The
-  checkpoints on the event loop").
+  page, 1-2 % of the crawl's wall; ``bench/commit_cost.py``); at 100,000
+  pages a commit logs ~2 MiB and nearly every one checkpoints (720 of
+  771: ~3.4 s of the loop's CPU against a 16 MiB log). A larger log takes
+  it back only when it holds several commits — 4 MiB at 10,000 pages,
+  16 MiB at 100,000 — and adds that to the state's peak (+30 and +150
+  B/URL there); a limit of 1/8 of the file (issue 14's bytes at a
+  million URLs allow about 1/64) saved 3 % of the COMMITs' CPU at 100,000.
+  Left at 1 MiB (bench/README.md, "The checkpoints on the event loop").
 - At most one fsync runs: the next commit waits for it before it writes
   anything, so a power cut takes back at most the batch whose fsync ran and
   the batch being built; an fsync's error (EIO) is raised there, by the
@@ -217,15 +221,6 @@ _BATCH = 500
 #: change durability: SQLite fsyncs the log before it copies (see
 #: "Durability" above).
 _WAL_BYTES = 1 << 20
-#: ... or 1/64 of the state file once that is more (in whole MiB; set after
-#: each commit, ``_size_log``): past ~100,000 URLs a commit of 128 pages logs
-#: ~2 MiB, so at 1 MiB every commit checkpointed (720 of 771 at 100,000
-#: pages, 8.4 s of the loop's CPU); a log of 1/64 of the file copies the
-#: pages several commits rewrote once. It adds at most 1/64 of the file to
-#: the state's peak (+1.6 %, ~4 B/URL at a million URLs) and nothing below
-#: a 64 MiB file (~200,000 URLs) (bench/README.md, "The checkpoints on the
-#: event loop").
-_WAL_SHARE = 64
 #: The page size of a new state file (a state keeps the one it was made
 #: with). A commit inserts the links that wait for an outcome (the reports'
 #: referrers, the mirror's kept links) at random places of the records'
@@ -410,9 +405,6 @@ class SQLiteState:
         #: in WAL mode, committed with synchronous=NORMAL: the log is
         #: fsynced by the thread (False: SQLite's FULL does it in COMMIT)
         self._async_sync = False
-        #: the log's limit now (``_size_log``), and the file's page size
-        self._wal_limit = _WAL_BYTES
-        self._page_size = _PAGE_SIZE
         self._lock_file: IO[bytes] | None = self._lock() if lock else None
         if fresh:
             for suffix in ("", "-wal", "-shm"):
@@ -483,26 +475,9 @@ class SQLiteState:
         # itself shrinks back to its limit then, or the largest it ever was
         # would stay on disk (see _WAL_BYTES).
         (page_size,) = db.execute("PRAGMA page_size").fetchone()
-        self._page_size = int(page_size)
-        self._set_wal_limit(db, _WAL_BYTES)
+        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_BYTES // int(page_size)}")
+        db.execute(f"PRAGMA journal_size_limit={_WAL_BYTES}")
         return db
-
-    def _set_wal_limit(self, db: sqlite3.Connection, limit: int) -> None:
-        db.execute(f"PRAGMA wal_autocheckpoint={limit // self._page_size}")
-        db.execute(f"PRAGMA journal_size_limit={limit}")
-        self._wal_limit = limit
-
-    def _size_log(self) -> None:
-        """The log's limit: ``_WAL_BYTES``, or 1/``_WAL_SHARE`` of the state
-        file when that is more, in steps of ``_WAL_BYTES`` (set between
-        transactions: the next COMMIT checks it)."""
-        try:
-            size = os.stat(self.path).st_size
-        except OSError:
-            return
-        limit = max(_WAL_BYTES, size // _WAL_SHARE // _WAL_BYTES * _WAL_BYTES)
-        if limit != self._wal_limit:
-            self._set_wal_limit(self._db, limit)
 
     def _load(self) -> None:
         db = self._db
@@ -1025,7 +1000,6 @@ class SQLiteState:
             records.write_flags()  # held until now (SQLiteRecords.flag_many)
         self._db.commit()
         self._start_sync()
-        self._size_log()
         self._last_commit = time.monotonic()
         self._acks = 0
         self._urgent = False
