@@ -118,7 +118,7 @@ rules (sqlite.org/wal.html, fileformat2.html "WAL file format"; wal.c):
   pages a commit logs ~2 MiB and nearly every one checkpoints (720 of
   771: ~3.4 s of the loop's CPU against a 16 MiB log). A larger log takes
   it back only when it holds several commits — 4 MiB at 10,000 pages,
-  16 MiB at 100,000 — and adds that to the state's peak (+30 and +150
+  16 MiB at 100,000 — and adds that to the state's peak (+300 and +150
   B/URL there); a limit of 1/8 of the file (issue 14's bytes at a
   million URLs allow about 1/64) saved 3 % of the COMMITs' CPU at 100,000.
   Left at 1 MiB (bench/README.md, "The checkpoints on the event loop").
