@@ -290,6 +290,61 @@ def test_the_log_fsynced_is_the_live_one_after_checkpoints(path, monkeypatch):
         state.close()
 
 
+def test_the_log_stays_bounded_while_the_next_batch_begins_at_once(path):
+    """The crawl's next transaction begins right after each COMMIT (an ack,
+    a lease): the log must still start again after its checkpoints, never
+    pass its limit by more than a commit's pages, at its largest."""
+    state = SQLiteState(path)
+    wal = path.with_name(path.name + "-wal")
+    largest = 0
+    try:
+        for batch in range(60):
+            state.add([req(f"{batch}-{i}-{'x' * 300}") for i in range(100)])
+            state.commit()
+            state.add([req(f"{batch}-next")])  # the next batch's first write
+            largest = max(largest, os.stat(wal).st_size)
+    finally:
+        state.close()
+    # 60 commits of ~40 KiB of rows each: ~4x the limit in all
+    assert largest <= 2 * sqlite_state._WAL_BYTES
+
+
+def test_a_checkpoint_by_another_connection_does_not_start_the_log_again(tmp_path):
+    """Why the checkpoints stay in the COMMIT on the event loop (sqlite.py,
+    "Durability"; bench/wal_restart.py): SQLite writes the log from its
+    start only for a transaction that began after a complete checkpoint;
+    one copied by a second connection while the writer's next transaction
+    is already open (the crawl's) leaves the log growing. If SQLite ever
+    changes that, the checkpoint can move to the fsync thread."""
+    db_path = tmp_path / "t.sqlite3"
+    db = sqlite3.connect(db_path, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute(f"PRAGMA journal_size_limit={1 << 20}")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
+    db.commit()
+    other = sqlite3.connect(db_path, check_same_thread=False)
+    wal = Path(f"{db_path}-wal")
+    try:
+        for n in range(30):
+            db.executemany(
+                "INSERT INTO t VALUES (?, ?)",
+                [(n * 100 + i, os.urandom(1000)) for i in range(100)],
+            )
+            db.commit()
+            db.execute("INSERT INTO t VALUES (?, x'00')", (-n - 1,))  # begins now
+            _busy, frames, copied = other.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchone()
+            assert copied == frames  # every frame copied, complete...
+        # ...and still never started again: 30 commits' pages, ~3 MiB
+        assert wal.stat().st_size > 2 * (1 << 20)
+    finally:
+        other.close()
+        db.close()
+
+
 def test_an_fsync_error_is_raised_by_the_next_commit(path, monkeypatch):
     fsync = GatedFsync(fail=OSError(5, "Input/output error"))
     fsync.gate.set()

@@ -110,10 +110,18 @@ rules (sqlite.org/wal.html, fileformat2.html "WAL file format"; wal.c):
   first commit of the new log cuts the file back to ``_WAL_BYTES``
   (``journal_size_limit``): it removes stale frames past the limit only.
   So a checkpoint's fsyncs stay in the COMMIT that triggers it, as before:
-  the only fsyncs left on the event loop (on the 10,000-page synthetic
-  site, mirror=0, 32 pages a commit: 133 checkpoints in 310 commits, each
-  a commit's ~600 KB of log pushing it past 1 MiB; their three fsyncs were
-  ~0.8 s of the crawl under strace, the 574 of ``FULL`` ~1.2 s).
+  the only fsyncs left on the event loop. On the 10,000-page synthetic
+  site at 128 pages a commit a COMMIT logs ~0.5 MiB, and every second one
+  checkpoints (38 of 84 with mirror=0, 54-62 of 89 with the mirror); the
+  checkpoints and the new logs' headers take ~0.25 s of the loop (~25 µs a
+  page, 1-2 % of the crawl's wall; ``bench/commit_cost.py``); at 100,000
+  pages a commit logs ~2 MiB and nearly every one checkpoints (720 of
+  771: ~3.4 s of the loop's CPU against a 16 MiB log). A larger log takes
+  it back only when it holds several commits — 4 MiB at 10,000 pages,
+  16 MiB at 100,000 — and adds that to the state's peak (+300 and +150
+  B/URL there); a limit of 1/8 of the file (issue 14's bytes at a
+  million URLs allow about 1/64) saved 3 % of the COMMITs' CPU at 100,000.
+  Left at 1 MiB (bench/README.md, "The checkpoints on the event loop").
 - At most one fsync runs: the next commit waits for it before it writes
   anything, so a power cut takes back at most the batch whose fsync ran and
   the batch being built; an fsync's error (EIO) is raised there, by the
@@ -133,8 +141,11 @@ every commit since the last checkpoint; ``FULL`` with the COMMIT itself run
 in a thread would need the connection idle meanwhile, and the crawl reads
 it between any two pages; a checkpoint run by a second connection in the
 thread would copy the log, but the log begins again only at a transaction
-that starts after a complete checkpoint, and the crawl's connection opens
-its next one at once: the log would grow instead.)
+that starts after a complete checkpoint (wal.c, ``walRestartLog``: the
+writer's read lock 0), and the crawl's connection opens its next one at
+once: the log would grow instead, without bound — every frame copied, 303
+MiB of log after 100 commits of 3 MiB in ``bench/wal_restart.py``;
+tests/test_frontier_sqlite.py keeps that premise and the log's bound.)
 
 A finished crawl's state (its flag committed) is read again only for its
 metadata: closing it replaces the file with a copy of its metadata alone
