@@ -89,3 +89,29 @@ def test_the_crawl_runs_on_the_loop_the_settings_name(tmp_path, server, named):
     # the worker wrote the mirror
     mirrored = out / "mirror" / f"{server.name}_{server.port}" / "p"
     assert len(list(mirrored.iterdir())) == PAGES
+
+
+def test_on_a_reactor_without_asyncio_the_crawl_says_the_worker_is_off(
+    tmp_path, server
+):
+    """Twisted's own epoll reactor runs no asyncio loop: the crawl works, the
+    page worker (its pipes are the loop's) does not start, and the log says
+    so rather than the crawl running on one core without a word."""
+    if sys.platform != "linux":
+        pytest.skip("Twisted's epoll reactor is Linux's")
+    links = "".join(f'<a href="/p/{i}">{i}</a>' for i in range(PAGES))
+    server.add("/", html(links))
+    for i in range(PAGES):
+        server.add(f"/p/{i}", html(f'<a href="/p/{(i + 1) % PAGES}">next</a>'))
+    out = tmp_path / "out"
+    proc = run_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-s", "TWISTED_REACTOR=twisted.internet.epollreactor.EPollReactor"),
+    )
+    log = proc.stderr
+    assert proc.returncode == 0, log[-3000:]
+    assert set(server.requested_pages()) >= {f"/p/{i}" for i in range(PAGES)}
+    assert "Page worker off: the reactor (TWISTED_REACTOR) runs no asyncio" in log
+    assert stats_value(log, "webspider/event_loop") is None
+    assert stats_count(log, "webspider/page_worker/parsed_count") == 0
+    assert stats_count(log, "webspider/pages/fetched_count") == PAGES + 1
