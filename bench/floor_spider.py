@@ -11,7 +11,10 @@ starts that many asyncio tasks per callback output, however empty),
 concurrency as webspider's (16, 8 per host), INFO logging. Everything else
 is Scrapy's default: its reactor (asyncio), HTTP/1.1 download handler,
 stock middlewares, RFPDupeFilter, memory queues. ``-s
-DOWNLOAD_HANDLERS=...`` (a JSON dict) tries another download handler.
+DOWNLOAD_HANDLERS=...`` (a JSON dict) tries another download handler,
+``-s ASYNCIO_EVENT_LOOP=uvloop.Loop`` another event loop: the one that runs
+is logged once, at the start (``Event loop: uvloop.Loop``), for
+bench/smallpages.py to record.
 
 What remains is what any Scrapy spider pays per request: the scheduler,
 the middleware chains, the asyncio/Twisted bridging and the HTTP client.
@@ -19,6 +22,7 @@ the middleware chains, the asyncio/Twisted bridging and the HTTP client.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +46,11 @@ class FloorSpider(scrapy.Spider):
         self.url_file = Path(urls)
 
     async def start(self) -> AsyncIterator[Any]:
+        try:
+            loop = type(asyncio.get_running_loop())
+            self.logger.info("Event loop: %s.%s", loop.__module__, loop.__qualname__)
+        except RuntimeError:  # -s TWISTED_REACTOR=another reactor
+            self.logger.info("Event loop: none")
         with self.url_file.open() as fh:
             for line in fh:
                 url = line.strip()

@@ -235,10 +235,15 @@ class Run:
     #: 20 us to over 1 ms, see bench/README.md, worker17)
     sys_s: float = 0.0
     helper_sys_s: float = 0.0
+    #: the asyncio event loop the crawl ran on, as its log says (the floor
+    #: spider's "Event loop:" line, webspider's stats): "" when it does not
+    event_loop: str = ""
 
 
 #: webspider.mirror.store's line at the end of the fix-up
 FIXUP_LINE = re.compile(rb"Mirror: links fixed up in \d+ pages in ([0-9.]+) s")
+#: the floor spider's line at the start, webspider's stats key at the end
+LOOP_LINE = re.compile(rb"Event loop: ([\w.]+)|'webspider/event_loop': '([\w.]+)'")
 
 
 def measure(
@@ -281,6 +286,7 @@ def measure(
         log = (workdir / "crawl.log").read_bytes()
         log_tail = log[-1500:].decode(errors="replace")
         fixup = FIXUP_LINE.search(log)
+        loop = LOOP_LINE.search(log)
     served_reqs = served.site.requests()
     ok = {r.path for r in served_reqs if r.method == "GET" and 200 <= r.status < 300}
     if code not in (0, 8) or timed_out:
@@ -300,6 +306,7 @@ def measure(
         float(fixup.group(1)) if fixup else 0.0,
         round(rusage.ru_stime, 3),
         round(helper_sys, 2),
+        (loop.group(1) or loop.group(2)).decode() if loop else "",
     )
     print(
         f"   {run.site} r{rnd + 1} {name:<10} wall {run.wall_s:7.2f}s cpu "
@@ -307,7 +314,8 @@ def measure(
         f"sys {run.helper_sys_s:4.2f}) "
         f"fix-up {run.fixup_s:4.2f}s "
         f"rss {run.maxrss_mb:5.0f}MB "
-        f"2xx {run.pages_ok} requests {run.requests}",
+        f"2xx {run.pages_ok} requests {run.requests} "
+        f"loop {run.event_loop or '?'}",
         file=sys.stderr,
     )
     return run

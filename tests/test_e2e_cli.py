@@ -116,6 +116,20 @@ def assert_one_line_error(proc, *fragments: str) -> None:
             ("-a", "start_urls=http://a.test/", "-s", "WEBSPIDER_NOTHING_LIKE_IT=1"),
             ("unknown setting WEBSPIDER_NOTHING_LIKE_IT",),
         ),
+        # Scrapy imported it when it installed the reactor: a traceback
+        (
+            ("-a", "start_urls=http://a.test/", "-s", "ASYNCIO_EVENT_LOOP=nope.Loop"),
+            ("ASYNCIO_EVENT_LOOP 'nope.Loop' cannot be loaded", "nope"),
+        ),
+        (
+            (
+                "-a",
+                "start_urls=http://a.test/",
+                "-s",
+                "ASYNCIO_EVENT_LOOP=asyncio.sleep",
+            ),
+            ("ASYNCIO_EVENT_LOOP 'asyncio.sleep'", "not an asyncio event loop"),
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, args, fragments):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from scrapy import Spider
 from scrapy.settings import Settings
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from webspider.stats import StatsCollector
+from webspider.stats import STATS_EVENT_LOOP, StatsCollector
 
 
 def test_the_crawl_counts_with_it():
@@ -30,7 +32,12 @@ def test_it_counts_as_scrapys_does():
         stats.min_value("n", 3)
         stats.min_value("n", 1)
         stats.set_value("s", "x")
-    assert ours.get_stats() == scrapys.get_stats()
+    # and, beside Scrapy's, the loop it ran on (pytest-twisted's)
+    loop = type(asyncio.get_running_loop())
+    assert ours.get_stats() == {
+        **scrapys.get_stats(),
+        STATS_EVENT_LOOP: f"{loop.__module__}.{loop.__qualname__}",
+    }
     assert ours.get_value("a") == 3
     assert ours.get_value("missing", 7) == 7
 

@@ -10,12 +10,35 @@ about 3 % of the crawl process's CPU on small pages (bench/smallpages.py).
 This class is Scrapy's MemoryStatsCollector with plain attribute reads: the
 same methods and stats; a caller still passing ``spider`` is not warned.
 Set by STATS_CLASS (webspider.settings).
+
+It also records the asyncio event loop the crawl runs on
+(STATS_EVENT_LOOP, e.g. ``uvloop.Loop``): what ASYNCIO_EVENT_LOOP asked for,
+as the running loop says, in the stats Scrapy logs at the end.
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import TYPE_CHECKING
+
 from scrapy.statscollectors import MemoryStatsCollector
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+
+#: the running asyncio event loop's class (module.name), set when the spider
+#: opens; absent when the crawl runs on no asyncio loop
+STATS_EVENT_LOOP = "webspider/event_loop"
 
 
 class StatsCollector(MemoryStatsCollector):
     __getattribute__ = object.__getattribute__
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        super().open_spider()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another reactor: no asyncio loop runs
+            return
+        kind = type(loop)
+        self._stats[STATS_EVENT_LOOP] = f"{kind.__module__}.{kind.__qualname__}"

@@ -7,12 +7,14 @@ and exits with status 2) instead of a traceback deep inside a component.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
 
 from webspider import settings as defaults
 from webspider.addresses.options import AddressOptions
@@ -169,6 +171,34 @@ def check_scrapy_numbers(settings: BaseSettings) -> None:
             get_float(settings, name, minimum=least)
 
 
+def check_event_loop(settings: BaseSettings) -> None:
+    """ASYNCIO_EVENT_LOOP names an asyncio event loop class that imports:
+    Scrapy imports it only when it installs the reactor, and a name that
+    does not import (``uvloop.Loop`` where uvloop is not installed, as on
+    Windows, which it has no build for) was a traceback there, exit status
+    1. Nothing is chosen in its place: the crawl runs on the loop named, or
+    does not start."""
+    path = settings.get("ASYNCIO_EVENT_LOOP")
+    if not path:
+        return
+    try:
+        loop = load_object(path)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name == "uvloop":
+            hint = (
+                " (pip install uvloop; it has no Windows build: there, -s "
+                "ASYNCIO_EVENT_LOOP=asyncio.SelectorEventLoop)"
+            )
+        raise ConfigError(
+            f"ASYNCIO_EVENT_LOOP {path!r} cannot be loaded: {exc}{hint}"
+        ) from None
+    if not (isinstance(loop, type) and issubclass(loop, asyncio.AbstractEventLoop)):
+        raise ConfigError(
+            f"ASYNCIO_EVENT_LOOP {path!r} is not an asyncio event loop class"
+        )
+
+
 #: the checks ``check_settings`` runs, in order; each raises ConfigError
 VALIDATORS: list[Callable[[BaseSettings], object]] = [
     check_known_settings,
@@ -188,6 +218,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     get_dropped_seeds,
     check_typed_settings,
     check_scrapy_numbers,
+    check_event_loop,
     # last: it opens the crawl state (after every other check passed)
     check_folders_and_state,
 ]

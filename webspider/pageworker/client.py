@@ -185,6 +185,10 @@ class PageWorker:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the asyncio reactor: the crawl does it all
+            logger.info(
+                "Page worker off: the reactor (TWISTED_REACTOR) runs no asyncio "
+                "event loop; pages are read here"
+            )
             return False
         spider = self.crawler.spider
         rules = tuple(getattr(spider, "link_rules", LINK_RULES))
