@@ -16,6 +16,7 @@ meets a real ENOSPC too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -32,6 +33,8 @@ from tests.support.server import Page, html
 from webspider.commands.crawl import EXIT_WRITE_FAILED
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tests.support.server import TestServer
 
 STATE = ".webspider-state.sqlite3"
@@ -222,26 +225,33 @@ def _mount_tmpfs(where: Path, size: str) -> bool:
     return done.returncode == 0
 
 
-def test_a_full_disk_stops_the_crawl_then_it_continues(tmp_path, server, reference):
+@contextlib.contextmanager
+def full_disk(tmp_path: Path, free: int) -> Iterator[tuple[Path, Path]]:
+    """An 8 MiB tmpfs with ``free`` bytes left beside its ballast: (the
+    output folder on it, the ballast); unmounted after (skips the test
+    where tmpfs cannot be mounted)."""
     disk = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
     if not _mount_tmpfs(disk, "8m"):
         pytest.skip("mount -t tmpfs needs root (and a kernel that lets us)")
     try:
-        serve_site(server, 300, title_bytes=200)
-        expected = reference()
-        out = disk / "out"
-        # what is left once the ballast is in: less than the crawl needs
         ballast = disk / "ballast"
         with ballast.open("wb") as fh:
-            fh.truncate(0)
-            os.posix_fallocate(fh.fileno(), 0, (8 << 20) - (160 << 10))
+            os.posix_fallocate(fh.fileno(), 0, (8 << 20) - free)
+        yield disk / "out", ballast
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_full_disk_stops_the_crawl_then_it_continues(tmp_path, server, reference):
+    serve_site(server, 300, title_bytes=200)
+    expected = reference()
+    # what is left once the ballast is in: less than the crawl needs
+    with full_disk(tmp_path, 160 << 10) as (out, ballast):
         result = crawl(server, out)
         stopped(result, "free space")
         ballast.unlink()
         resumed(server, out)
         assert_same_crawl(out, expected)
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 #: free space left on the tmpfs (KiB) for a 300-page crawl that needs ~1.7
@@ -261,16 +271,9 @@ def test_free_space_sweep(tmp_path, server, reference, free_kib):
     """bench/README.md, "A full disk: the crawl stops in one line and
     continues": whatever write meets the full disk first, exit 0 or 4, no
     traceback, and once there is room, an uninterrupted crawl's outputs."""
-    disk = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
-    if not _mount_tmpfs(disk, "8m"):
-        pytest.skip("mount -t tmpfs needs root (and a kernel that lets us)")
-    try:
-        serve_site(server, 300, title_bytes=200)
-        expected = reference()
-        out = disk / "out"
-        ballast = disk / "ballast"
-        with ballast.open("wb") as fh:
-            os.posix_fallocate(fh.fileno(), 0, (8 << 20) - (free_kib << 10))
+    serve_site(server, 300, title_bytes=200)
+    expected = reference()
+    with full_disk(tmp_path, free_kib << 10) as (out, ballast):
         result = crawl(server, out)
         log = result.stdout + result.stderr
         assert "Traceback" not in log, log
@@ -281,5 +284,3 @@ def test_free_space_sweep(tmp_path, server, reference, free_kib):
             assert again.returncode == 0, again.stdout + again.stderr
             assert "Traceback" not in again.stdout + again.stderr
         assert_same_crawl(out, expected)
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
