@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.cli import ROOT, scrapy_command, scrapy_env
+from tests.support.cli import run_crawl
 from tests.support.server import Page, html
 from webspider.commands.crawl import EXIT_WRITE_FAILED
 
@@ -77,18 +77,11 @@ def crawl(
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
-            *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
-            *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
+    return run_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
+        *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
+        *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
         timeout=180,
-        check=False,
         preexec_fn=limited,  # the limit is the child's alone
     )
 

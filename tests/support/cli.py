@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +67,13 @@ def start_apart(
     )
 
 
-def run_crawl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_crawl(
+    *args: str,
+    timeout: float = 120,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``scrapy crawl webspider *args`` to its end; ``preexec_fn`` runs in
+    the child before it starts (a resource limit of its own, say)."""
     return subprocess.run(
         scrapy_command(*args),
         cwd=ROOT,
@@ -75,6 +82,7 @@ def run_crawl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
         text=True,
         timeout=timeout,
         check=False,
+        preexec_fn=preexec_fn,
     )
 
 
