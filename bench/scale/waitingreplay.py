@@ -467,11 +467,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--every", type=int, default=50, help="pages a commit")
     p.add_argument("--sweep", type=float, default=1.5)
     p.add_argument(
+        "--chunk-bytes",
+        type=int,
+        default=sqliterecords.CHUNK_BYTES,
+        help="where a chunk is split (sqliterecords.CHUNK_BYTES)",
+    )
+    p.add_argument(
         "--write-behind",
         action="store_true",
         help="links held until the commit, those to pages fetched by then dropped",
     )
     args = p.parse_args(argv)
+    sqliterecords.CHUNK_BYTES = args.chunk_bytes
     with tempfile.TemporaryDirectory(prefix="waitingreplay-") as tmp:
         for layout in args.layouts.split(","):
             line = replay(
