@@ -70,7 +70,14 @@ from scrapy.utils._download_handlers import (
     get_warnsize_msg,
     make_response,
 )
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.error import ConnectionLost
+
+from webspider.addresses.dns import name_key, resolve
+from webspider.addresses.handler import AddressGuardHandler
+from webspider.addresses.resolver import TICKET, Ticket
+from webspider.exceptions import AddressRefused
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -210,11 +217,12 @@ class _Connection(asyncio.Protocol):
             if ex.header_bytes == 0 and self.reused:
                 self._fail(_Retry())
             else:
-                self._fail(
-                    DownloadFailedError(
-                        f"{ex.request.url}: connection lost before the response"
-                    )
+                lost = DownloadFailedError(
+                    f"{ex.request.url}: connection lost before the response"
                 )
+                # webspider's reports name the cause (connection_lost)
+                lost.__cause__ = ConnectionLost()
+                self._fail(lost)
             return
         if ex.expected < 0 and not ex.chunked:
             # the body ends with the connection (http11: PotentialDataLoss)
@@ -410,24 +418,49 @@ class LeanHTTPDownloadHandler(BaseHttpDownloadHandler):
             conn = idle.pop()
             if not conn.closed:
                 return conn
-        loop = asyncio.get_running_loop()
+        host, port = key
         try:
-            _, protocol = await asyncio.wait_for(
-                loop.create_connection(lambda: _Connection(self, key), key[0], key[1]),
-                timeout,
-            )
+            addresses = await asyncio.wait_for(self._resolve(host), timeout)
         except (TimeoutError, asyncio.TimeoutError) as exc:
             raise DownloadTimeoutError(
-                f"Connecting to {key[0]}:{key[1]} took longer than {timeout} seconds."
+                f"Resolving {host} took longer than {timeout} seconds."
             ) from exc
-        except ConnectionRefusedError as exc:
-            raise DownloadConnectionRefusedError(str(exc)) from exc
-        except OSError as exc:
-            if "Name or service" in str(exc) or "getaddrinfo" in str(exc):
-                raise CannotResolveHostError(str(exc)) from exc
-            raise DownloadConnectionRefusedError(str(exc)) from exc
-        self._open.add(protocol)
-        return protocol
+        if not addresses:
+            raise CannotResolveHostError(f"{host}: no address to connect to")
+        loop = asyncio.get_running_loop()
+        error: Exception | None = None
+        for address in addresses:  # as Twisted's HostnameEndpoint, in order
+            try:
+                _, protocol = await asyncio.wait_for(
+                    loop.create_connection(
+                        lambda: _Connection(self, key), address, port
+                    ),
+                    timeout,
+                )
+            except (TimeoutError, asyncio.TimeoutError) as exc:
+                raise DownloadTimeoutError(
+                    f"Connecting to {host}:{port} took longer than {timeout} seconds."
+                ) from exc
+            except OSError as exc:
+                error = exc
+                continue
+            self._open.add(protocol)
+            return protocol
+        raise DownloadConnectionRefusedError(f"{host}:{port}: {error}") from error
+
+    @staticmethod
+    async def _resolve(host: str) -> list[str]:
+        """The addresses to connect to, from the reactor's name resolver (as
+        Twisted's endpoints do): the one webspider's address guard wraps,
+        and the tests' name table; an IP address is itself."""
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        from twisted.internet import reactor  # noqa: PLC0415, TID251
+
+        found = await maybe_deferred_to_future(resolve(reactor.nameResolver, host))
+        return [a for a in (str(getattr(x, "host", "")) for x in found) if a]
 
     # -- a request -------------------------------------------------------------------
     @staticmethod
@@ -458,8 +491,8 @@ class LeanHTTPDownloadHandler(BaseHttpDownloadHandler):
 
     async def download_request(self, request: Request) -> Response:
         parsed = urlparse_cached(request)
-        if parsed.scheme != "http" or request.meta.get("proxy"):
-            return await self._fallback_handler().download_request(request)
+        if not self._lean(request):
+            return await self._download_other(request)
         host = parsed.hostname or ""
         port = parsed.port or 80
         key = (host, port)
@@ -524,10 +557,22 @@ class LeanHTTPDownloadHandler(BaseHttpDownloadHandler):
             ),
         )
 
-    def _fallback_handler(self) -> HTTP11DownloadHandler:
+    @staticmethod
+    def _lean(request: Request) -> bool:
+        """Plain http, no proxy, on an asyncio loop: this handler's; the
+        rest goes to Scrapy's HTTP/1.1 handler."""
+        if urlparse_cached(request).scheme != "http" or request.meta.get("proxy"):
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a reactor without asyncio (TWISTED_REACTOR)
+            return False
+        return True
+
+    async def _download_other(self, request: Request) -> Response:
         if self._fallback is None:
             self._fallback = HTTP11DownloadHandler(self.crawler)
-        return self._fallback
+        return await self._fallback.download_request(request)
 
     async def close(self) -> None:
         for conn in list(self._open):
@@ -535,3 +580,36 @@ class LeanHTTPDownloadHandler(BaseHttpDownloadHandler):
         self._idle.clear()
         if self._fallback is not None:
             await self._fallback.close()
+
+
+class LeanGuardHandler(LeanHTTPDownloadHandler, AddressGuardHandler):
+    """The lean handler with webspider's address policy, as
+    ``AddressGuardHandler`` applies it: the download runs with the crawl's
+    ``Ticket``, so the guard's resolver (``reactor.nameResolver``, which
+    ``_resolve`` asks) hands over only the addresses the policy allows, and
+    a host refused whole is an ``AddressRefused``. https, proxies and
+    reactors without asyncio go to ``AddressGuardHandler`` (Scrapy's
+    HTTP/1.1 client under the same policy). A subclass of it, so that
+    webspider's check of ``DOWNLOAD_HANDLERS`` lets it in with the policy
+    on."""
+
+    async def download_request(self, request: Request) -> Response:
+        if not self._lean(request):
+            return await AddressGuardHandler.download_request(self, request)
+        guard = self.guard
+        if guard is None:
+            return await LeanHTTPDownloadHandler.download_request(self, request)
+        ticket = Ticket(guard, name_key(urlparse_cached(request).hostname or ""))
+        token = TICKET.set(ticket)
+        try:
+            return await LeanHTTPDownloadHandler.download_request(self, request)
+        except Exception:
+            if ticket.refusal is not None:
+                raise AddressRefused(request.url, str(ticket.refusal)) from None
+            raise
+        finally:
+            TICKET.reset(token)
+
+    async def close(self) -> None:
+        await LeanHTTPDownloadHandler.close(self)
+        await HTTP11DownloadHandler.close(self)
