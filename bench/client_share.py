@@ -20,8 +20,8 @@ The handler's own calls into Scrapy (``make_response``: the response class
 chosen, the Response built; the ``headers_received``/``bytes_received``
 signals) are in the client's share but shown apart: a lean handler keeps
 them. What the client's share does not hold: the asyncio task that awaits
-the download (it resumes in the downloader, not under the client), and the
-epoll wait.
+the download (it resumes in the downloader, not under the client), the
+epoll wait, and the imports of the client's modules at start-up.
 
 ``--cpu-ms-per-page``: the crawl process's CPU a page from unprofiled runs
 of the same round (bench/smallpages.py's ``runs[]``); the µs column is
@@ -110,8 +110,10 @@ def analyse(raw: Path) -> tuple[int, int, Counter[str], Counter[str]]:
         count = int(n)
         total += count
         files = [_file(f) + " " + f for f in frames]
-        if not any(r in f for f in files for r in ROOTS):
-            continue
+        if not any(r in f for f in files for r in ROOTS) or any(
+            "<frozen importlib" in f for f in frames
+        ):
+            continue  # not the client's, or its modules imported at start-up
         client += count
         for path in reversed(files):
             name = part(path)

@@ -47,7 +47,7 @@ import asyncio
 import ipaddress
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httptools
 from scrapy import signals
@@ -177,8 +177,8 @@ class _Connection(asyncio.Protocol):
 
     # -- asyncio ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses
+        self.transport = cast("asyncio.Transport", transport)
         peer = transport.get_extra_info("peername")
         if peer:
             self.ip_address = ipaddress.ip_address(peer[0])
