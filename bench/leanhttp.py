@@ -33,12 +33,24 @@ that Twisted's asyncio reactor runs on:
   for a body ended by the close without a length, as http11 says);
 - a request on a kept-alive connection that the server closed before
   answering is sent again once on a new one (idempotent methods only), as
-  Twisted's pool does.
+  Twisted's pool does;
+- names resolved by the reactor's name resolver, as Twisted's endpoints do
+  (webspider's address guard wraps it; the tests' name table is there),
+  each address tried in turn; Twisted's connection-control headers
+  (``Connection``, ``Transfer-Encoding`` …) kept out of the response's, as
+  Twisted does.
 
-Left out (a product version would need them): https, proxies (a request
-with ``proxy`` in meta goes to Scrapy's HTTP/1.1 handler), ``bindaddress``,
-``verbatim_url``, and webspider's address policy: names are resolved by
-the loop's ``getaddrinfo``, where the guard cannot see them.
+``LeanGuardHandler`` is the same under webspider's address policy (a
+subclass of ``AddressGuardHandler``, so the policy's check of
+``DOWNLOAD_HANDLERS`` lets it in): webspider's crawls use it with the
+policy on.
+
+Left out (a product version would need them; they go to Scrapy's HTTP/1.1
+handler, or are ignored): https, proxies (``proxy`` in meta), reactors
+without asyncio, ``bindaddress``/``DOWNLOAD_BIND_ADDRESS``,
+``verbatim_url``; header lines without a colon (Scrapy's parser skips them,
+llhttp refuses the response); a header block over ``MAX_HEADER_BYTES`` fails
+the download where Twisted has no bound.
 """
 
 from __future__ import annotations
