@@ -120,14 +120,18 @@ def pgdocs_site() -> Iterator[Served]:
 # --- contenders -------------------------------------------------------------------
 
 
-def _floor(workdir: Path, urls: list[str]) -> contenders.Command:
+def _floor(workdir: Path, urls: list[str], project: Path) -> contenders.Command:
+    """The floor spider, from the run's folder (no scrapy.cfg: Scrapy's
+    defaults). The checkout is on its PYTHONPATH so that a variant can name
+    a class of bench/ (``bench.leanhttp.LeanHTTPDownloadHandler``); the
+    spider itself imports nothing of it."""
     url_file = workdir / "urls.txt"
     url_file.write_text("\n".join(urls) + "\n")
     return contenders.Command(
         [sys.executable, "-m", "scrapy", "runspider", str(HERE / "floor_spider.py"),
          "-a", f"urls={url_file}"],
         cwd=workdir,
-        env=contenders._python_env(None),
+        env=contenders._python_env(project),
     )  # fmt: skip
 
 
@@ -135,8 +139,7 @@ def _floor_state(workdir: Path, urls: list[str], project: Path) -> contenders.Co
     """The floor spider over webspider's crash-safe scheduler and crawl state
     (``SCHEDULER`` = StateScheduler, its state in the run's folder) and
     nothing else of webspider: what the durable state alone adds a page."""
-    cmd = _floor(workdir, urls)
-    cmd.env = contenders._python_env(project)
+    cmd = _floor(workdir, urls, project)
     cmd.argv += ["-s", "SCHEDULER=webspider.frontier.scheduler.StateScheduler",
                  "-s", f"WEBSPIDER_OUTPUT={workdir / 'out'}"]  # fmt: skip
     return cmd
@@ -158,7 +161,7 @@ def make_command(
                 cmd.argv += ["-s", setting]
         return cmd
     if name == "floor":
-        cmd = _floor(workdir, served.urls)
+        cmd = _floor(workdir, served.urls, args.project)
     elif name == "floorstate":
         cmd = _floor_state(workdir, served.urls, args.project)
     elif name == "nomirror":
