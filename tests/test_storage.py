@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from webspider.mirror.safefs import UnsafePathError, refusal_error, refusal_json
-from webspider.storage import WriteFailure, advice_for, failed_write
+from webspider.storage import CrawlStop, advice_for, failed_write
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_a_real_sqlite_full_error(tmp_path: Path):
 
 
 def test_the_line():
-    failure = WriteFailure("out/pages.jsonl", "No space left on device", "free space")
+    failure = CrawlStop("out/pages.jsonl", "No space left on device", "free space")
     assert failure.line() == (
         "cannot write out/pages.jsonl: No space left on device; the crawl is not "
         "finished: free space and run the same command again to continue it"

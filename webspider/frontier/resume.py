@@ -10,7 +10,9 @@ it finds is refused before it starts (``check_crawl_state``, run by the
 crawl command; one line, exit 2): a state another crawl holds (the lock,
 which the check takes and keeps until the process ends, so that two crawls
 started at once cannot both pass it), a
-corrupt or truncated file, one of another format version, an unfinished
+corrupt or truncated file, one that an earlier crawl found damaged while it
+ran (``mark_damaged``: the mark beside it, which a file restored since does
+not match), one of another format version, an unfinished
 crawl of other start URLs or scope, or of another depth cap (``max_depth``:
 what is queued was capped at the old one, so the new one would be half
 applied) or another mirror (``mirror``: on, off or elsewhere — the pages
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
-from webspider.frontier.options import DepthOptions, StateOptions
+from webspider.frontier.options import DepthOptions, StateOptions, mask_password
 from webspider.frontier.pages import META_PAGES_TAIL, tail_matches
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import (
@@ -55,6 +57,8 @@ from webspider.frontier.state import (
 )
 from webspider.keys import OUTPUT_STATE_FILE, PAGES_FILE, STATE_FILE
 from webspider.mirror.options import get_mirror_dir
+from webspider.storage import DAMAGED_ADVICE
+from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -84,6 +88,86 @@ def state_path(settings: BaseSettings) -> Path:
     if directory:
         return Path(directory) / STATE_FILE
     return get_output_dir(settings) / OUTPUT_STATE_FILE
+
+
+#: beside the state's file (its name and this): the mark of a crawl that
+#: found the state damaged while it ran (``mark_damaged``)
+DAMAGED_SUFFIX = ".damaged"
+
+
+def damaged_mark(settings: BaseSettings) -> Path:
+    """The mark of a damaged state (beside the embedded state's file; for a
+    Redis state, where that file would be: this worker's output)."""
+    path = state_path(settings)
+    return path.with_name(path.name + DAMAGED_SUFFIX)
+
+
+def _identity(path: Path) -> list[int] | None:
+    """What tells the state's file from another put in its place."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+def mark_damaged(settings: BaseSettings, error: str) -> None:
+    """Leave the mark of a state found damaged while the crawl ran (its
+    ``error``), once the state is closed: the quick check made when a state
+    opens does not see all damage (a missing row of a sound B-tree), and
+    the next run of the same command must be refused, not meet it again
+    halfway. A file beside the state, not a row in it: nothing more is
+    written to a damaged state. It names the state file's inode, size and
+    time, so that a file restored from a copy is not refused for it. Best
+    effort: a disk that refuses it leaves the next run to meet the damage
+    again (and stop again)."""
+    path = state_path(settings)
+    shared = StateOptions.of(settings).shared
+    mark = {"error": error, "file": None if shared else _identity(path)}
+    try:
+        write_atomic(damaged_mark(settings), json.dumps(mark) + "\n")
+    except OSError as exc:
+        logger.warning("Could not mark the crawl state damaged: %s", exc)
+
+
+def _found_damaged(settings: BaseSettings) -> str | None:
+    """The error an earlier crawl found the state damaged with (its mark),
+    or None; a mark whose file was replaced since (restored) is removed."""
+    mark = damaged_mark(settings)
+    try:
+        found = json.loads(mark.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # a mark cut short: damaged still
+        return f"its mark {mark} is unreadable ({exc})"
+    if not isinstance(found, dict):
+        return f"its mark {mark} is unreadable"
+    if not StateOptions.of(settings).shared and found.get("file") != _identity(
+        state_path(settings)
+    ):
+        mark.unlink(missing_ok=True)
+        return None
+    return str(found.get("error") or "damaged")
+
+
+def _refuse_damaged(settings: BaseSettings) -> None:
+    """ConfigError for a state an earlier crawl found damaged (a crawl that
+    starts over ignores the mark: ``open_crawl_state`` removes it once the
+    new state is made)."""
+    if restart(settings):
+        return
+    error = _found_damaged(settings)
+    if error is not None:
+        options = StateOptions.of(settings)
+        where = (
+            f"{mask_password(options.url)} (crawl {state_name(settings)})"
+            if options.shared
+            else str(state_path(settings))
+        )
+        raise ConfigError(
+            f"{where}: damaged crawl state, found by the crawl that stopped on it "
+            f"({error}); {DAMAGED_ADVICE} (the crawl cannot be continued)"
+        )
 
 
 def restart(settings: BaseSettings) -> bool:
@@ -254,6 +338,8 @@ def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
         state.set_meta(META_MIRROR, mirror_place(settings))
     if not resumed and state.get_meta(META_RUN) is None:
         state.set_meta(META_RUN, "1")
+    if restart(settings):  # the damaged state is gone
+        damaged_mark(settings).unlink(missing_ok=True)
     return state, resumed
 
 
@@ -261,6 +347,7 @@ def check_crawl_state(settings: BaseSettings) -> None:
     """Refuse (ConfigError, one line) a crawl that cannot use the state it
     finds; see the module docstring."""
     if StateOptions.of(settings).shared:
+        _refuse_damaged(settings)
         _check_shared(settings)
         return
     path = state_path(settings)
@@ -274,6 +361,7 @@ def check_crawl_state(settings: BaseSettings) -> None:
             f"{path}: another crawl is running on this state (its lock is held); "
             "wait for it to end, or crawl into another output folder"
         ) from None
+    _refuse_damaged(settings)
     try:
         state = (
             SQLiteState(path, fresh=False, release_leases=False)
@@ -303,6 +391,7 @@ def open_crawl_state(
     settings: BaseSettings,
 ) -> tuple[SQLiteState | RedisState, bool]:
     """The crawl state, and whether this crawl continues an earlier one."""
+    _refuse_damaged(settings)
     if StateOptions.of(settings).shared:
         return _open_shared_state(settings)
     path = state_path(settings)
@@ -335,4 +424,6 @@ def open_crawl_state(
     state.set_meta(META_MIRROR, mirror_place(settings))
     state.set_meta(META_RUN, str(int(state.get_meta(META_RUN) or 0) + 1))
     state.commit()
+    if restart(settings):  # the damaged state is gone
+        damaged_mark(settings).unlink(missing_ok=True)
     return state, resumed

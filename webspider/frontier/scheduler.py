@@ -93,7 +93,7 @@ from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.resume import open_crawl_state, state_path
+from webspider.frontier.resume import mark_damaged, open_crawl_state, state_path
 from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
@@ -112,7 +112,7 @@ from webspider.signals import (
     listened,
     requests_acknowledged,
 )
-from webspider.storage import failed_write, stop_crawl, write_failure
+from webspider.storage import crawl_stop, failed_write, state_opened, stop_crawl
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -268,6 +268,8 @@ class StateScheduler(BaseScheduler):
             return
         state = self.state
         self.shared = getattr(state, "shared", False)
+        # the state an error of the crawl's SQLite, or a damaged state, is about
+        state_opened(self.crawler, getattr(state, "path", None) or state.where)  # type: ignore[union-attr]
         if self.shared:
             self.lease_seconds = self._shared_lease_seconds
             self._heartbeat = LoopingCall(self.heartbeat)
@@ -320,9 +322,9 @@ class StateScheduler(BaseScheduler):
             self._wake.cancel()
             self._wake = None
         if self.stopped:
-            # a write the disk refused stopped the crawl: the features do
-            # not finish (their end writes too), the state stays as a kill
-            # leaves it
+            # a write the disk refused or a damaged state stopped the crawl:
+            # the features do not finish (their end writes too), the state
+            # stays as a kill leaves it
             self._abandon()
             return None
         try:
@@ -407,16 +409,17 @@ class StateScheduler(BaseScheduler):
         state.close()
         self.state = None
 
-    # -- a write the disk refused (webspider.storage) -----------------------------
+    # -- the crawl cannot go on (webspider.storage) --------------------------------
     @property
     def stopped(self) -> bool:
-        """Whether a write the disk refused stopped the crawl: nothing is
-        written or committed from then on."""
-        return write_failure(self.crawler) is not None
+        """Whether a write the disk refused or a damaged state stopped the
+        crawl: nothing is written or committed from then on."""
+        return crawl_stop(self.crawler) is not None
 
     def _stop(self, exc: BaseException) -> bool:
         """``stop_crawl`` for ``exc`` (the state's file named for an SQLite
-        error); False when ``exc`` is not such a write."""
+        error); False when ``exc`` is neither such a write nor a damaged
+        state."""
         path = getattr(self.state, "path", None)
         return stop_crawl(
             self.crawler, exc, path if isinstance(exc, sqlite3.Error) else None
@@ -433,6 +436,10 @@ class StateScheduler(BaseScheduler):
         state, self.state = self.state, None
         if state is not None:
             state.abandon()
+            stop = crawl_stop(self.crawler)
+            if stop is not None and stop.damaged:
+                # the next run is refused before it starts, not halfway
+                mark_damaged(self.crawler.settings, stop.error)
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:

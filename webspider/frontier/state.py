@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from webspider.exceptions import CrawlStateError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -78,9 +80,10 @@ META_RUN = "run"
 META_FINISHED = "finished"
 
 
-class StateError(Exception):
+class StateError(CrawlStateError):
     """The state cannot be used (corrupt, truncated, another format version,
-    locked by another crawl); the message is one line naming the file."""
+    locked by another crawl); the message is one line naming the file. Met
+    while the crawl runs, it stops it (webspider.storage)."""
 
 
 #: the origin of nearly every URL the crawl stores, as urlsplit reads it
