@@ -23,6 +23,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+import redis
+
 from tests.support.cli import start_apart
 from tests.support.resolver import RESOLVER
 from tests.support.server import Page, SeenRequest, TestServer, html
@@ -277,3 +279,51 @@ def test_a_waiting_text_deleted_mid_crawl_stops_the_crawl(tmp_path, server):
     finally:
         db.close()
     assert_refused_then_restarted(server, out, expected, pages)
+
+
+def test_a_redis_state_whose_keys_were_deleted_stops_the_worker(
+    tmp_path, server, redis_url
+):
+    # Redis stays up: no reconnection checks the state, its commit does
+    pages = 60
+    serve_tree(server, pages)
+    expected = reference(server, tmp_path)
+    server.clear()
+    held = Held(server, lambda path: path == "/p/20")
+    out = tmp_path / "out"
+    shared = ("-s", f"WEBSPIDER_STATE={redis_url}", "-s", "WEBSPIDER_STATE_KEY=c")
+    crawl = start(server, out, *shared)
+    try:
+        wait_for(lambda: held.count == 1, "the held page")
+        redis.Redis.from_url(redis_url).flushdb()
+    finally:
+        held.release()
+    _, stderr = crawl.communicate(timeout=120)
+    log = log_of(out)
+    where = f"{redis_url} (crawl c)"
+    assert crawl.returncode == EXIT_STATE_DAMAGED, stderr + log
+    assert "Traceback" not in stderr + log, stderr + log
+    assert stderr == (
+        f"webspider: damaged crawl state {where}: the crawl state is gone (Redis "
+        "restarted without persistence, or the keys were deleted); the crawl is "
+        f"not finished and cannot be continued: {ADVICE}\n"
+    )
+    # never marked finished (the next run would take it for an update crawl)
+    assert (
+        redis.Redis.from_url(redis_url).hget("webspider:{c}:meta", "finished") is None
+    )
+    # the same command is refused; starting over crawls the whole site
+    server.clear()
+    status, stderr, _ = run(server, out, *shared)
+    assert status == EXIT_USAGE, stderr
+    assert stderr.startswith(f"webspider: error: {where}: damaged crawl state"), stderr
+    assert server.requested_pages() == []
+    status, stderr, log = run(server, out, *shared, "-a", "restart=1")
+    assert status == 0, stderr + log
+    assert "Spider closed (finished)" in log, log
+    got = {
+        json.loads(line)["url"]
+        for path in out.glob("worker-*/pages.jsonl")
+        for line in path.read_text("utf-8").splitlines()
+    }
+    assert got == expected

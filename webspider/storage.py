@@ -10,9 +10,10 @@ handler), and each has its close reason, its line and its exit status:
   file system (EROFS) or a failing disk (EIO), met by any of the crawl's
   writes — the crawl state's SQLite (``database or disk is full``, ``disk
   I/O error``), ``pages.jsonl``, the mirror's files (in the page worker
-  too), the reports, ``deferred.jsonl``, the log file. It is not a page's
-  fault, and no later write would fare better. Once there is room, the
-  same command continues the crawl.
+  too), the reports, ``deferred.jsonl``, the log file — or by a Redis
+  crawl state's server (``StateWriteRefused``: out of memory, a read-only
+  replica…). It is not a page's fault, and no later write would fare
+  better. Once there is room, the same command continues the crawl.
 - **A damaged crawl state** (``state_damaged``, exit status 5): the state
   that the checks made when it opened took for sound turns out not to be —
   its file overwritten or cut while the crawl runs (SQLite's ``database
@@ -52,6 +53,7 @@ caller raises it as before.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import sqlite3
@@ -64,10 +66,13 @@ from weakref import WeakKeyDictionary
 from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 
-from webspider.exceptions import CrawlStateError
+from webspider.exceptions import CrawlStateError, StateWriteRefused
+from webspider.internals import engine_closing
 
 if TYPE_CHECKING:
     from os import PathLike
+
+    from scrapy.core.engine import ExecutionEngine
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +160,8 @@ class CrawlStop:
 def advice_for(exc: BaseException) -> str | None:
     """What to do about ``exc`` when it is a write the disk refused (see the
     module docstring), else None."""
+    if isinstance(exc, StateWriteRefused):  # a Redis state's
+        return exc.advice
     if isinstance(exc, OSError):
         return ADVICE.get(exc.errno) if exc.errno is not None else None
     if isinstance(exc, sqlite3.Error):
@@ -184,7 +191,7 @@ def damaged_state(exc: BaseException) -> bool:
     docstring): a CrawlStateError, or SQLite's error for a file that is not
     what it wrote (the only SQLite file of a crawl is its state)."""
     if isinstance(exc, CrawlStateError):
-        return True
+        return not isinstance(exc, StateWriteRefused)
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         return code is not None and (
@@ -236,7 +243,7 @@ def stop_crawl(
         crawler.stats.inc_value(STATS_DAMAGED if damaged else STATS_FAILED_WRITES)
     if crawler in _FAILURES:
         return True
-    if path is None and (damaged or isinstance(exc, sqlite3.Error)):
+    if path is None and (damaged or isinstance(exc, (sqlite3.Error, CrawlStateError))):
         path = _STATES.get(crawler)
     if path is None and isinstance(exc, OSError) and exc.filename is not None:
         path = exc.filename
@@ -244,7 +251,7 @@ def stop_crawl(
         error = exc.strerror
     else:
         error = " ".join(str(exc).split()) or type(exc).__name__
-    if damaged and path is not None:
+    if isinstance(exc, CrawlStateError) and path is not None:
         # a StateError's message begins with the file it names
         error = error.removeprefix(f"{path}: ")
     stop = CrawlStop(
@@ -342,8 +349,16 @@ def _close(crawler: Crawler, reason: str) -> None:
         engine = crawler.engine
     except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
         return
-    if engine is None or engine.spider is None:
+    if engine is None or engine.spider is None or engine_closing(engine):
         return
-    deferred = deferred_from_coro(engine.close_spider_async(reason=reason))
+    deferred = deferred_from_coro(_close_spider(engine, reason))
     # closed meanwhile (the slot gone): nothing left to close
     deferred.addErrback(lambda _failure: None)
+
+
+async def _close_spider(engine: ExecutionEngine, reason: str) -> None:
+    # the engine may close meanwhile (a stop met by the scheduler as it
+    # closes), and the coroutine runs later: its RuntimeError ("Spider not
+    # opened") is no news, and must not end as an unretrieved task's
+    with contextlib.suppress(RuntimeError):
+        await engine.close_spider_async(reason=reason)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.job import job_dir
 
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
-from webspider.frontier.options import DepthOptions, StateOptions, mask_password
+from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, tail_matches
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
 from webspider.frontier.state import (
@@ -54,10 +54,10 @@ from webspider.frontier.state import (
     META_FINISHED,
     META_RUN,
     StateError,
+    damaged_refusal,
 )
 from webspider.keys import OUTPUT_STATE_FILE, PAGES_FILE, STATE_FILE
 from webspider.mirror.options import get_mirror_dir
-from webspider.storage import DAMAGED_ADVICE
 from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -96,8 +96,8 @@ DAMAGED_SUFFIX = ".damaged"
 
 
 def damaged_mark(settings: BaseSettings) -> Path:
-    """The mark of a damaged state (beside the embedded state's file; for a
-    Redis state, where that file would be: this worker's output)."""
+    """The mark of a damaged embedded state, beside its file (a Redis
+    state keeps its own: RedisState.mark_damaged)."""
     path = state_path(settings)
     return path.with_name(path.name + DAMAGED_SUFFIX)
 
@@ -112,18 +112,16 @@ def _identity(path: Path) -> list[int] | None:
 
 
 def mark_damaged(settings: BaseSettings, error: str) -> None:
-    """Leave the mark of a state found damaged while the crawl ran (its
-    ``error``), once the state is closed: the quick check made when a state
-    opens does not see all damage (a missing row of a sound B-tree), and
-    the next run of the same command must be refused, not meet it again
-    halfway. A file beside the state, not a row in it: nothing more is
-    written to a damaged state. It names the state file's inode, size and
-    time, so that a file restored from a copy is not refused for it. Best
-    effort: a disk that refuses it leaves the next run to meet the damage
-    again (and stop again)."""
-    path = state_path(settings)
-    shared = StateOptions.of(settings).shared
-    mark = {"error": error, "file": None if shared else _identity(path)}
+    """Leave the mark of an embedded state found damaged while the crawl
+    ran (its ``error``), once the state is closed: the quick check made
+    when a state opens does not see all damage (a missing row of a sound
+    B-tree), and the next run of the same command must be refused, not
+    meet it again halfway. A file beside the state, not a row in it:
+    nothing more is written to a damaged state. It names the state file's
+    inode, size and time, so that a file restored from a copy is not
+    refused for it. Best effort: a disk that refuses it leaves the next run
+    to meet the damage again (and stop again)."""
+    mark = {"error": error, "file": _identity(state_path(settings))}
     try:
         write_atomic(damaged_mark(settings), json.dumps(mark) + "\n")
     except OSError as exc:
@@ -142,32 +140,21 @@ def _found_damaged(settings: BaseSettings) -> str | None:
         return f"its mark {mark} is unreadable ({exc})"
     if not isinstance(found, dict):
         return f"its mark {mark} is unreadable"
-    if not StateOptions.of(settings).shared and found.get("file") != _identity(
-        state_path(settings)
-    ):
+    if found.get("file") != _identity(state_path(settings)):
         mark.unlink(missing_ok=True)
         return None
     return str(found.get("error") or "damaged")
 
 
 def _refuse_damaged(settings: BaseSettings) -> None:
-    """ConfigError for a state an earlier crawl found damaged (a crawl that
-    starts over ignores the mark: ``open_crawl_state`` removes it once the
-    new state is made)."""
+    """ConfigError for an embedded state an earlier crawl found damaged (a
+    crawl that starts over ignores the mark: ``open_crawl_state`` removes it
+    once the new state is made)."""
     if restart(settings):
         return
     error = _found_damaged(settings)
     if error is not None:
-        options = StateOptions.of(settings)
-        where = (
-            f"{mask_password(options.url)} (crawl {state_name(settings)})"
-            if options.shared
-            else str(state_path(settings))
-        )
-        raise ConfigError(
-            f"{where}: damaged crawl state, found by the crawl that stopped on it "
-            f"({error}); {DAMAGED_ADVICE} (the crawl cannot be continued)"
-        )
+        raise ConfigError(f"{state_path(settings)}: {damaged_refusal(error)}")
 
 
 def restart(settings: BaseSettings) -> bool:
@@ -293,6 +280,9 @@ def _open_shared(
             worker=worker_name(get_output_dir(settings)),
             fresh=fresh,
             check_format=check_format,
+            # the acks sent as often as the embedded state commits them
+            commit_interval=options.commit_interval,
+            commit_acks=options.commit_pages or None,
             reach_within=reach_within,
         )
     except StateError as exc:
@@ -338,8 +328,6 @@ def _open_shared_state(settings: BaseSettings) -> tuple[RedisState, bool]:
         state.set_meta(META_MIRROR, mirror_place(settings))
     if not resumed and state.get_meta(META_RUN) is None:
         state.set_meta(META_RUN, "1")
-    if restart(settings):  # the damaged state is gone
-        damaged_mark(settings).unlink(missing_ok=True)
     return state, resumed
 
 
@@ -347,7 +335,6 @@ def check_crawl_state(settings: BaseSettings) -> None:
     """Refuse (ConfigError, one line) a crawl that cannot use the state it
     finds; see the module docstring."""
     if StateOptions.of(settings).shared:
-        _refuse_damaged(settings)
         _check_shared(settings)
         return
     path = state_path(settings)
@@ -391,9 +378,9 @@ def open_crawl_state(
     settings: BaseSettings,
 ) -> tuple[SQLiteState | RedisState, bool]:
     """The crawl state, and whether this crawl continues an earlier one."""
-    _refuse_damaged(settings)
     if StateOptions.of(settings).shared:
         return _open_shared_state(settings)
+    _refuse_damaged(settings)
     path = state_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     options = StateOptions.of(settings)

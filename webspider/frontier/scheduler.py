@@ -211,6 +211,10 @@ class StateScheduler(BaseScheduler):
         self.shared = False
         self.lease_seconds = LEASE_SECONDS
         self._shared_lease_seconds = StateOptions.of(settings).lease_timeout
+        #: a shared state's acks kept here are sent (committed) once there
+        #: are this many (WEBSPIDER_STATE_COMMIT_PAGES; 0: by time alone), as
+        #: the embedded state commits its own
+        self._commit_pages = StateOptions.of(settings).commit_pages
         #: acknowledged here, sent to a shared state with the next commit
         self._to_ack: list[int] = []
         self._heartbeat: LoopingCall | None = None
@@ -434,12 +438,16 @@ class StateScheduler(BaseScheduler):
             self.pages.abandon()
             self.pages = None
         state, self.state = self.state, None
-        if state is not None:
-            state.abandon()
-            stop = crawl_stop(self.crawler)
-            if stop is not None and stop.damaged:
-                # the next run is refused before it starts, not halfway
-                mark_damaged(self.crawler.settings, stop.error)
+        if state is None:
+            return
+        # a damaged state's next run is refused before it starts, not halfway
+        stop = crawl_stop(self.crawler)
+        damaged = stop.error if stop is not None and stop.damaged else None
+        if damaged is not None and self.shared:
+            state.mark_damaged(damaged)  # type: ignore[union-attr]
+        state.abandon()
+        if damaged is not None and not self.shared:
+            mark_damaged(self.crawler.settings, damaged)
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -450,6 +458,11 @@ class StateScheduler(BaseScheduler):
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
+        if self.stopped:
+            # the stop closes the engine with its own reason
+            # (webspider.storage): idle, it would be closed as finished too,
+            # by a task that fails once the first close is done
+            return True
         try:
             return self._has_pending_requests()
         except Exception as exc:
@@ -460,7 +473,7 @@ class StateScheduler(BaseScheduler):
     def _has_pending_requests(self) -> bool:
         if len(self) > 0:
             return True
-        if not self.shared or self.stopped:
+        if not self.shared:
             return False
         state = self.state
         assert state is not None
@@ -586,7 +599,8 @@ class StateScheduler(BaseScheduler):
         if self._adds:
             self._flush_adds()
         self._acknowledge()
-        if state.commit_due() or len(self._to_ack) >= 32:
+        pages = self._commit_pages
+        if state.commit_due() or (pages and len(self._to_ack) >= pages):
             self._commit()
         if self._memory:
             request, lease = self._memory.popleft()
