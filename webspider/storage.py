@@ -57,6 +57,7 @@ import contextlib
 import errno
 import logging
 import sqlite3
+import sys
 import threading
 import weakref
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ from webspider.exceptions import CrawlStateError, StateWriteRefused
 from webspider.internals import engine_closing
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from os import PathLike
 
     from scrapy.core.engine import ExecutionEngine
@@ -298,12 +300,19 @@ class _Guard(logging.Filter):
 
     @classmethod
     def install(cls, crawler: Crawler) -> None:
-        if crawler in _GUARDED:
-            return
-        _GUARDED[crawler] = True
-        guard = cls(crawler)
+        """On the root logger's handlers that lack it (Scrapy replaces its
+        handler when the crawl starts)."""
+        guard = _GUARDED.get(crawler)
+        if guard is None:
+            guard = _GUARDED[crawler] = cls(crawler)
         for handler in logging.getLogger().handlers:
+            if guard in handler.filters:
+                continue
             handler.addFilter(guard)
+            if isinstance(handler, logging.FileHandler):  # LOG_FILE
+                handler.handleError = _LogFileError(  # type: ignore[method-assign]
+                    crawler, handler, handler.handleError
+                )
 
     def filter(self, record: logging.LogRecord) -> bool:
         info = record.exc_info
@@ -336,8 +345,40 @@ class _Guard(logging.Filter):
         return False
 
 
+class _LogFileError:
+    """The ``handleError`` of the log file's handler (LOG_FILE): a write
+    the disk refused stops the crawl (one line, exit status 4) instead of
+    Python's "--- Logging error ---" block with its traceback on stderr for
+    each record from then on (its records after the stop, the stop's own
+    line among them, fail the same way: only counted). Any other error, or
+    one met on another thread, is the handler's as before."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        handler: logging.FileHandler,
+        original: Callable[[logging.LogRecord], None],
+    ) -> None:
+        self._crawler = weakref.ref(crawler)
+        self._path = handler.baseFilename
+        self._original = original
+
+    def __call__(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        crawler = self._crawler()
+        if (
+            crawler is not None
+            and error is not None
+            and failed_write(error)
+            and threading.current_thread() is threading.main_thread()
+            and stop_crawl(crawler, error, self._path)
+        ):
+            return
+        self._original(record)
+
+
 #: the crawls whose records ``_Guard`` filters
-_GUARDED: WeakKeyDictionary[Crawler, bool] = WeakKeyDictionary()
+_GUARDED: WeakKeyDictionary[Crawler, _Guard] = WeakKeyDictionary()
 #: the record's attribute holding ``_Guard``'s verdict
 _JUDGED = "_webspider_guard"
 
