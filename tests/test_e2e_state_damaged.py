@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from tests.support.cli import start_apart
-from tests.support.resolver import RESOLVER
+from tests.support.cli import scrapy_command, start_apart
 from tests.support.server import Page, SeenRequest, TestServer, html
 from webspider.commands.crawl import EXIT_STATE_DAMAGED, EXIT_USAGE
 
@@ -90,16 +89,7 @@ def args(server: TestServer, out: Path, *extra: str) -> list[str]:
 
 
 def start(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
-    import sys  # noqa: PLC0415
-
-    return start_apart(
-        [
-            sys.executable,
-            *("-m", "scrapy", "crawl", "webspider"),
-            *("-s", f"TWISTED_DNS_RESOLVER={RESOLVER}"),
-            *args(server, out, *extra),
-        ]
-    )
+    return start_apart(scrapy_command(*args(server, out, *extra)))
 
 
 def run(server: TestServer, out: Path, *extra: str) -> tuple[int, str, str]:
@@ -126,24 +116,30 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 60) -> N
         time.sleep(0.05)
 
 
-def stopped_quiet(crawl: subprocess.Popen[str], state: Path) -> sqlite3.Connection:
+def stopped_quiet(
+    crawl: subprocess.Popen[str],
+    state: Path,
+    ready: Callable[[sqlite3.Connection], bool] = lambda _db: True,
+) -> sqlite3.Connection:
     """The crawl stopped (SIGSTOP) between two of its transactions: a
-    connection to its state holding the write lock. The crawl commits at
-    least once a second while it asks for requests (the held page leaves
-    it asking), and writes nothing more while the server holds its pages."""
+    connection to its state holding the write lock, on which ``ready``
+    succeeded. The crawl commits at least once a second while it asks for
+    requests (the held page leaves it asking), and writes nothing more
+    while the server holds its pages."""
     deadline = time.monotonic() + 60
     while True:
         os.kill(crawl.pid, signal.SIGSTOP)
         db = sqlite3.connect(state, timeout=0, isolation_level=None)
         try:
             db.execute("BEGIN IMMEDIATE")
+            if ready(db):
+                return db
         except sqlite3.OperationalError:  # its transaction is open
-            db.close()
-            os.kill(crawl.pid, signal.SIGCONT)
-            assert time.monotonic() < deadline, "the crawl never committed"
-            time.sleep(0.3)
-            continue
-        return db
+            pass
+        db.close()
+        os.kill(crawl.pid, signal.SIGCONT)
+        assert time.monotonic() < deadline, "the crawl never committed"
+        time.sleep(0.3)
 
 
 def assert_stopped_damaged(status: int, stderr: str, log: str, out: Path) -> None:
@@ -205,12 +201,16 @@ def test_garbage_written_over_the_state_file_stops_the_crawl(tmp_path, server):
     crawl = start(server, out)
     try:
         wait_for(lambda: held.count == 1, "the held page")
-        db = stopped_quiet(crawl, state)
-        # the crawl's connection drops the pages it holds in memory at its
-        # next transaction (the log changed), and finds them all in the file
-        db.execute("PRAGMA user_version = 7")
-        db.execute("COMMIT")
-        assert db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+
+        def checkpointed(db: sqlite3.Connection) -> bool:
+            # the crawl's connection drops the pages it holds in memory at
+            # its next transaction (the log changed), and finds them all in
+            # the file (none in the log: a read it keeps open holds them)
+            db.execute("PRAGMA user_version = 7")
+            db.execute("COMMIT")
+            return db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+
+        db = stopped_quiet(crawl, state, checkpointed)
         (page_size,) = db.execute("PRAGMA page_size").fetchone()
         db.close()
         size = state.stat().st_size
