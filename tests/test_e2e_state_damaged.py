@@ -21,17 +21,25 @@ import sqlite3
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
+from scrapy.crawler import Crawler
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.support.cli import scrapy_command, start_apart
+from tests.support.crawl import install_test_resolver, make_settings
 from tests.support.server import Page, SeenRequest, TestServer, html
 from webspider.commands.crawl import EXIT_STATE_DAMAGED, EXIT_USAGE
+from webspider.frontier.state import StateError
+from webspider.spiders.webspider import WebSpider
+from webspider.storage import crawl_stop
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    from scrapy.http import Response
 
 STATE = ".webspider-state.sqlite3"
 ADVICE = "start over with -a restart=1, or restore the file from a copy"
@@ -327,3 +335,47 @@ def test_a_redis_state_whose_keys_were_deleted_stops_the_worker(
         for line in path.read_text("utf-8").splitlines()
     }
     assert got == expected
+
+
+class _ReadsDamage(WebSpider):
+    """A spider whose callback meets the damaged state on one page (as code
+    of yours reading the crawl's records would): Scrapy catches that error
+    and logs it with its traceback ("Spider error processing") before any
+    of webspider's code sees it."""
+
+    name = "reads-damage"
+
+    def parse(self, response: Response, **kwargs: Any) -> Any:
+        if response.url.endswith("/p/3"):
+            raise StateError(f"{self.settings['WEBSPIDER_OUTPUT']}/x: a row is missing")
+        return super().parse(response, **kwargs)
+
+
+@deferred_f_from_coro_f
+async def test_an_error_scrapy_logs_itself_stops_the_crawl_too(
+    tmp_path, server, caplog
+):
+    serve_tree(server, 30)
+    crawler = Crawler(_ReadsDamage, make_settings(tmp_path / "out"))
+    install_test_resolver(crawler)
+    await crawler.crawl_async(start_urls=server.url("/"))
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "state_damaged"
+    assert stats["webspider/storage/damaged_state_error_count"] == 1
+    stop = crawl_stop(crawler)
+    assert stop is not None and stop.damaged
+    assert stop.error == f"{tmp_path / 'out'}/x: a row is missing"
+    assert "Traceback" not in caplog.text
+    assert "Spider error processing" not in caplog.text
+    assert caplog.text.count("Stopping the crawl: damaged crawl state ") == 1
+    assert (tmp_path / "out" / (STATE + ".damaged")).exists()
+    # not marked finished, and not a page more asked for than the stop left
+    db = sqlite3.connect(tmp_path / "out" / STATE)
+    try:
+        assert (
+            db.execute("SELECT 1 FROM meta WHERE name = 'finished'").fetchone() is None
+        )
+    finally:
+        db.close()
+    assert len(server.requested_pages()) < 30
