@@ -89,8 +89,8 @@ STATS_DAMAGED = "webspider/storage/damaged_state_error_count"
 #: errors of the crawl state met after the stop, not logged (``_Guard``)
 STATS_AFTER_STOP = "webspider/storage/after_stop_error_count"
 
-#: what to do about a damaged crawl state (the advice of the refusal of a
-#: state found damaged when it opens, webspider.frontier.resume)
+#: what to do about a damaged crawl state (the stop's line, and the refusal
+#: of the next run: webspider.frontier.state.damaged_refusal)
 DAMAGED_ADVICE = "start over with -a restart=1, or restore the file from a copy"
 
 #: what to do, by the errno of a write that failed
