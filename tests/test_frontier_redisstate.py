@@ -541,3 +541,13 @@ def test_the_commit_settings_apply_to_a_redis_state(redis_url, tmp_path):
     state, _ = open_crawl_state(s)
     assert (state.commit_interval, state.commit_acks) == (7.5, 500)
     state.close()
+
+
+def test_a_key_of_another_kind_is_damage(redis_url):
+    state = RedisState(redis_url, "c")
+    redis.Redis.from_url(redis_url).set("webspider:{c}:meta", "not a hash")
+    with pytest.raises(StateError, match=r"\(crawl c\): WRONGTYPE") as raised:
+        state.get_meta("round")
+    assert damaged_state(raised.value)
+    assert advice_for(raised.value) is None
+    state.abandon()

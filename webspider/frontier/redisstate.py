@@ -291,6 +291,9 @@ class RedisState:
                 message = str(exc)
                 if self._password:
                     message = message.replace(self._password, "***")
+                if message.startswith("WRONGTYPE"):
+                    # a key of the crawl's replaced by another kind: damaged
+                    raise StateError(f"{self.where}: {message}") from None
                 # refused, not damaged: met while the crawl runs, it stops it
                 # resumable (webspider.storage), as a full disk does
                 raise StateRefused(
