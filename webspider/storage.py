@@ -226,6 +226,14 @@ def state_opened(crawler: Crawler, where: str | PathLike[str]) -> None:
     _Guard.install(crawler)
 
 
+def crawl_closed(crawler: Crawler) -> None:
+    """The crawl is over (its spider closed): its errors are no longer this
+    module's (``_Guard``; a process may run other crawls after it)."""
+    guard = _GUARDED.get(crawler)
+    if guard is not None:
+        guard.active = False
+
+
 def stop_crawl(
     crawler: object,
     exc: BaseException,
@@ -274,8 +282,9 @@ class _Guard(logging.Filter):
     """Where such an error ends when nobody caught it, and what the stop
     leaves behind; a filter of the root logger's handlers, where every
     logger's records end (Scrapy's log handler is one), from the moment the
-    crawl's state opens (``state_opened``) or the crawl stops, while its
-    crawler lives.
+    crawl's state opens (``state_opened``) or the crawl stops until its
+    spider closes (``crawl_closed``), for the records of its crawl (those
+    that name no spider too).
 
     Before the stop: the state is also read where Scrapy catches the errors
     and logs them with their tracebacks before webspider's code sees them —
@@ -297,6 +306,8 @@ class _Guard(logging.Filter):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__()
         self._crawler = weakref.ref(crawler)
+        #: until the crawl is over (``crawl_closed``)
+        self.active = True
 
     @classmethod
     def install(cls, crawler: Crawler) -> None:
@@ -305,6 +316,7 @@ class _Guard(logging.Filter):
         guard = _GUARDED.get(crawler)
         if guard is None:
             guard = _GUARDED[crawler] = cls(crawler)
+        guard.active = True  # a stop after the spider closed (its end writes)
         for handler in logging.getLogger().handlers:
             if guard in handler.filters:
                 continue
@@ -320,8 +332,11 @@ class _Guard(logging.Filter):
         if error is None:
             return True
         crawler = self._crawler()
-        if crawler is None:  # its crawl is over (a process of several crawls)
+        if crawler is None or not self.active:  # its crawl is over
             return True
+        spider = getattr(record, "spider", None)
+        if spider is not None and spider is not crawler.spider:
+            return True  # another crawl's (a process of several at once)
         # a record goes through each handler: judged once
         judged = record.__dict__.get(_JUDGED)
         if judged is None:

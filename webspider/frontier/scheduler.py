@@ -112,7 +112,13 @@ from webspider.signals import (
     listened,
     requests_acknowledged,
 )
-from webspider.storage import crawl_stop, failed_write, state_opened, stop_crawl
+from webspider.storage import (
+    crawl_closed,
+    crawl_stop,
+    failed_write,
+    state_opened,
+    stop_crawl,
+)
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -260,6 +266,7 @@ class StateScheduler(BaseScheduler):
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> None:
+        self.crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
         try:
             self.state, resumed = open_crawl_state(self.crawler.settings)
         except (OSError, sqlite3.Error) as exc:
@@ -308,6 +315,9 @@ class StateScheduler(BaseScheduler):
                 state.released_on_open,
                 counts.done,
             )
+
+    def _spider_closed(self) -> None:
+        crawl_closed(self.crawler)
 
     def _not_opened(self) -> None:
         exc = self._open_failure
