@@ -299,3 +299,28 @@ def test_a_bad_allow_list_is_one_line(tmp_path):
         "webspider: error: WEBSPIDER_ADDRESSES_ALLOW: 'intranet' is not an IP "
         "address or network (CIDR, e.g. 10.0.0.0/8)"
     )
+
+
+@deferred_f_from_coro_f
+async def test_a_checked_link_to_a_private_address_is_one_skip(
+    tmp_path, start, victim, connections
+):
+    # check_external: the link is skipped for the scope, and its check is
+    # refused by the address policy: one URL, one skip, counted once; the
+    # check of a redirect's target out of the scope is that URL's only skip
+    start.add("/", links(victim.url("/"), "/go"))
+    start.add("/go", Page(status=302, headers=[("Location", victim.url("/moved"))]))
+    result = await crawl(
+        tmp_path, start_urls=start.url("/"), check_external="1", log_skipped="1"
+    )
+    assert victim.requested(method=None) == []
+    assert set(connections) == {"127.0.0.1"}
+    assert skip_reasons(result) == {
+        victim.url("/"): "scope",
+        victim.url("/moved"): "address",
+    }
+    stats = result.stats
+    assert stats["webspider/skipped/url_count"] == 2
+    assert stats["webspider/skipped/url_count/scope"] == 1
+    assert stats["webspider/skipped/url_count/address"] == 1
+    assert broken_urls(result) == []

@@ -68,10 +68,11 @@ def serve_site(
 
 
 def crawl(
-    server: TestServer, out: Path, limit: int | None = None
+    server: TestServer, out: Path, limit: int | None = None, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     """The crawl of ``server`` into ``out``, with a file-size limit of
-    ``limit`` bytes (its children, the page worker, inherit it)."""
+    ``limit`` bytes (its children, the page worker, inherit it), and the
+    arguments ``extra``."""
 
     def limited() -> None:
         if limit is not None:
@@ -81,6 +82,7 @@ def crawl(
         *("-a", f"url={server.url('/')}", "-a", f"output={out}"),
         *("-s", "CONCURRENT_REQUESTS=4", "-s", "WEBSPIDER_PROGRESS=off"),
         *("-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"),
+        *extra,
         timeout=180,
         preexec_fn=limited,  # the limit is the child's alone
     )
@@ -245,6 +247,28 @@ def test_a_full_disk_stops_the_crawl_then_it_continues(tmp_path, server, referen
         ballast.unlink()
         resumed(server, out)
         assert_same_crawl(out, expected)
+
+
+def test_a_full_disk_under_the_log_file_stops_the_crawl(tmp_path, server, reference):
+    # LOG_FILE alone on the full disk: Python's logging would print a "---
+    # Logging error ---" block with its traceback on stderr for every record
+    # from then on, and the crawl would go on without its log
+    serve_site(server, 200)
+    expected = reference()
+    out = tmp_path / "out"
+    with full_disk(tmp_path, 16 << 10) as (disk, ballast):
+        log = disk.parent / "crawl.log"
+        debug = ("-s", f"LOG_FILE={log}", "-s", "LOG_LEVEL=DEBUG")
+        result = crawl(server, out, None, *debug)
+        assert result.returncode == EXIT_WRITE_FAILED, result.stderr[-3000:]
+        assert result.stderr == (
+            f"webspider: cannot write {log}: No space left on device{NOT_FINISHED}"
+            f"free space{AGAIN}\n"
+        )
+        assert "Traceback" not in log.read_text("utf-8", "replace")
+        ballast.unlink()
+    resumed(server, out)
+    assert_same_crawl(out, expected)
 
 
 #: free space left on the tmpfs (KiB) for a 300-page crawl that needs ~1.7

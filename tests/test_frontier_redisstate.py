@@ -25,6 +25,7 @@ from webspider.frontier.options import mask_password as mask_url
 from webspider.frontier.redisstate import RedisState, crawl_prefix
 from webspider.frontier.resume import check_crawl_state, open_crawl_state
 from webspider.frontier.state import Counts, StateError, StoredRequest
+from webspider.storage import advice_for, damaged_state
 
 
 def req(path: str, depth: int = 0, host: str = "a.test") -> StoredRequest:
@@ -493,3 +494,60 @@ def test_a_fingerprint_of_any_bytes_is_read_back(redis_url, monkeypatch):
         ("z", 2),
     ]
     assert {"http://a.test/" + k in state for k in "xyz"} == {True}
+
+
+def test_a_state_whose_keys_were_deleted_is_found_gone_at_the_commit(redis_url):
+    # Redis stayed up (no reconnection to check the format on): the commit
+    # reads it, and the crawl is never marked finished on what is left
+    state = RedisState(redis_url, "c")
+    state.add([req("a")])
+    state.commit()
+    redis.Redis.from_url(redis_url).flushdb()
+    with pytest.raises(StateError, match=r"\(crawl c\): the crawl state is gone"):
+        state.commit()
+    with pytest.raises(StateError, match="gone"):
+        state.set_meta("finished", "1")
+    assert state.get_meta("finished") is None
+    state.abandon()
+
+
+def test_a_write_redis_refuses_is_a_refusal_not_damage(redis_url):
+    state = RedisState(redis_url, "c")
+    client = redis.Redis.from_url(redis_url)
+    client.config_set("maxmemory", "1")  # "OOM command not allowed"
+    try:
+        with pytest.raises(StateError, match="OutOfMemoryError") as raised:
+            state.add([req("a")])
+    finally:
+        client.config_set("maxmemory", "0")
+    assert advice_for(raised.value) == "see what Redis answered"
+    assert not damaged_state(raised.value)
+    state.close()
+
+
+def test_the_commit_settings_apply_to_a_redis_state(redis_url, tmp_path):
+    s = Settings()
+    s.setmodule(defaults)
+    s.set("WEBSPIDER_OUTPUT", str(tmp_path / "out"))
+    s.set("WEBSPIDER_START_URLS", ["http://a.test/"])
+    s.set("WEBSPIDER_STATE", redis_url)
+    s.set("WEBSPIDER_STATE_COMMIT_INTERVAL", "7.5")
+    s.set("WEBSPIDER_STATE_COMMIT_PAGES", "0")  # by time alone
+    state, _ = open_crawl_state(s)
+    assert (state.commit_interval, state.commit_acks) == (7.5, None)
+    assert not state.commit_due()
+    state.close()
+    s.set("WEBSPIDER_STATE_COMMIT_PAGES", "500")
+    state, _ = open_crawl_state(s)
+    assert (state.commit_interval, state.commit_acks) == (7.5, 500)
+    state.close()
+
+
+def test_a_key_of_another_kind_is_damage(redis_url):
+    state = RedisState(redis_url, "c")
+    redis.Redis.from_url(redis_url).set("webspider:{c}:meta", "not a hash")
+    with pytest.raises(StateError, match=r"\(crawl c\): WRONGTYPE") as raised:
+        state.get_meta("round")
+    assert damaged_state(raised.value)
+    assert advice_for(raised.value) is None
+    state.abandon()

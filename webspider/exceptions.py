@@ -5,6 +5,24 @@ from __future__ import annotations
 from scrapy.exceptions import IgnoreRequest
 
 
+class CrawlStateError(Exception):
+    """The crawl state cannot be used (corrupt, truncated, another format
+    version, locked by another crawl, its keys gone); the message is one
+    line naming the file (or the Redis crawl). Raised while the crawl runs,
+    it stops the crawl as a damaged state (webspider.storage)."""
+
+
+class StateWriteRefused(CrawlStateError):
+    """The crawl state's store refused a write that it may accept later (a
+    Redis out of memory, a read-only replica, a password changed): the state
+    is sound, and the crawl stops as for a write the disk refused
+    (webspider.storage), resumable once ``advice`` is followed."""
+
+    def __init__(self, message: str, advice: str) -> None:
+        super().__init__(message)
+        self.advice = advice
+
+
 class RobotsUnreachable(IgnoreRequest):
     """Not requested: its origin's robots.txt could not be fetched, so RFC 9309
     says assume complete disallow. A link to such a URL is reported broken

@@ -31,7 +31,7 @@ from webspider.addresses.guard import UNKNOWN, AddressGuard, Refusal
 from webspider.addresses.options import AddressOptions
 from webspider.addresses.resolver import installed_resolver
 from webspider.exceptions import AddressRefused
-from webspider.keys import META_ROBOTSTXT
+from webspider.keys import META_CHECK_ONLY, META_REDIRECTED_OUT, META_ROBOTSTXT
 from webspider.utils.url import FETCHABLE_SCHEMES
 
 if TYPE_CHECKING:
@@ -78,7 +78,14 @@ class AddressMiddleware:
             raise AddressRefused(request.url, str(refusal))
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        if isinstance(exception, AddressRefused) and not request.meta.get(
-            META_ROBOTSTXT
-        ):
-            skips.skip_request(self.crawler, request, skips.ADDRESS)
+        if not isinstance(exception, AddressRefused):
+            return
+        meta = request.meta
+        if meta.get(META_ROBOTSTXT):
+            return
+        if meta.get(META_CHECK_ONLY) and not meta.get(META_REDIRECTED_OUT):
+            # the check of a link the scope skipped (check_external): its
+            # URL is counted as skipped already, for the scope (one reason a
+            # URL); a redirect's check is the first word about its target
+            return
+        skips.skip_request(self.crawler, request, skips.ADDRESS)

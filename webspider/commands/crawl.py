@@ -32,6 +32,11 @@ file-size limit, read-only, failing: webspider.storage) ends with one line
 naming the file, the error and what to do, e.g. ``webspider: cannot write
 out/pages.jsonl: No space left on device; the crawl is not finished: free
 space and run the same command again to continue it``, and exit status 4.
+One that a damaged crawl state stopped (its file overwritten or cut while
+the crawl ran, a row missing) ends with one line naming the state, e.g.
+``webspider: damaged crawl state out/.webspider-state.sqlite3: database disk
+image is malformed; the crawl is not finished and cannot be continued: start
+over with -a restart=1, or restore the file from a copy``, and exit status 5.
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ from webspider.keys import STATS_BROKEN_INTERNAL
 from webspider.reports.options import ReportOptions
 from webspider.signals import SignalManager
 from webspider.spiders.webspider import WebSpider
-from webspider.storage import write_failure
+from webspider.storage import crawl_stop
 from webspider.utils.memory import release_free_memory
 from webspider.validation import check_settings
 
@@ -89,6 +94,8 @@ EXIT_USAGE = 2
 EXIT_BROKEN = 3
 #: a write the disk refused stopped the crawl (webspider.storage)
 EXIT_WRITE_FAILED = 4
+#: a damaged crawl state stopped the crawl (webspider.storage)
+EXIT_STATE_DAMAGED = 5
 #: a crawl a signal stopped exits with this plus the signal's number
 EXIT_SIGNAL = 128
 #: Scrapy components that do nothing while their switch is off, by the
@@ -329,11 +336,11 @@ class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         tune_garbage_collector()
         super().run(args, opts)
-        failure = write_failure(self.crawler) if self.crawler is not None else None
-        if failure is not None:
+        stop = crawl_stop(self.crawler) if self.crawler is not None else None
+        if stop is not None:
             # whatever else stopped it meanwhile: it is not finished
-            sys.stderr.write(f"webspider: {failure.line()}\n")
-            self.exitcode = EXIT_WRITE_FAILED
+            sys.stderr.write(f"webspider: {stop.line()}\n")
+            self.exitcode = EXIT_STATE_DAMAGED if stop.damaged else EXIT_WRITE_FAILED
         elif self.exitcode == 0 and (signum := self.interrupted()):
             sys.stderr.write(
                 "webspider: interrupted: the crawl is not finished; run the same "

@@ -83,11 +83,14 @@ from webspider.frontier.redisscripts import (
     START_NEW_RUN,
 )
 from webspider.frontier.state import (
+    META_FINISHED,
     META_FORMAT,
     Counts,
     Lease,
     StateError,
+    StateRefused,
     StoredRequest,
+    damaged_refusal,
 )
 
 if TYPE_CHECKING:
@@ -152,7 +155,7 @@ class RedisState:
         fresh: bool = False,
         check_format: bool = True,
         commit_interval: float = 1.0,
-        commit_acks: int = 32,
+        commit_acks: int | None = 32,
         client: redis.Redis | None = None,
         reach_within: float | None = None,
     ) -> None:
@@ -288,8 +291,14 @@ class RedisState:
                 message = str(exc)
                 if self._password:
                     message = message.replace(self._password, "***")
-                raise StateError(
-                    f"{self.where}: {type(exc).__name__}: {message}"
+                if message.startswith("WRONGTYPE"):
+                    # a key of the crawl's replaced by another kind: damaged
+                    raise StateError(f"{self.where}: {message}") from None
+                # refused, not damaged: met while the crawl runs, it stops it
+                # resumable (webspider.storage), as a full disk does
+                raise StateRefused(
+                    f"{self.where}: {type(exc).__name__}: {message}",
+                    "see what Redis answered",
                 ) from None
             if self._down_since is not None:
                 away = time.monotonic() - self._down_since
@@ -303,6 +312,11 @@ class RedisState:
         return self.prefix + name
 
     def _open(self) -> None:
+        if self._check_format_on_open:
+            damaged = self._call(self.redis.get, self._key("damaged"))
+            if damaged is not None:
+                found = damaged.decode("utf-8", "replace")
+                raise StateError(f"{self.where}: {damaged_refusal(found)}")
         self._call(self.redis.hsetnx, self._key("meta"), META_FORMAT, str(FORMAT))
         if self._check_format_on_open:
             self._check_format()
@@ -311,10 +325,7 @@ class RedisState:
     def _check_format(self) -> None:
         raw = self.redis.hget(self._key("meta"), META_FORMAT)
         if raw is None:
-            raise StateError(
-                f"{self.where}: the crawl state is gone (Redis restarted without "
-                "persistence, or the keys were deleted)"
-            )
+            raise self._gone()
         version = raw.decode() if isinstance(raw, bytes) else str(raw)
         if version != str(FORMAT):
             raise StateError(
@@ -322,6 +333,12 @@ class RedisState:
                 f"webspider reads format {FORMAT}: finish that crawl with the "
                 "webspider that started it, or start over with -a restart=1"
             )
+
+    def _gone(self) -> StateError:
+        return StateError(
+            f"{self.where}: the crawl state is gone (Redis restarted without "
+            "persistence, or the keys were deleted)"
+        )
 
     def _delete_all(
         self, keep: tuple[str, ...] = (), each: Callable[[], Any] | None = None
@@ -646,6 +663,10 @@ class RedisState:
         return None if raw is None else str(raw.decode())
 
     def set_meta(self, name: str, value: str) -> None:
+        if name == META_FINISHED:
+            # a state whose keys were deleted is never marked finished (the
+            # next run would take it for a finished crawl to start again)
+            self.commit()
         self._call(self.redis.hset, self._key("meta"), name, value)
 
     def get_offset(self, output: str) -> int:
@@ -676,17 +697,28 @@ class RedisState:
     def commit(self) -> None:
         # every call is applied when it returns (record writes with the next
         # call, sent here if none came); Redis' persistence settings
-        # (appendonly, appendfsync) decide what survives a Redis restart
-        if self._writes.builds:
-            self._pipelined(nothing_more)
+        # (appendonly, appendfsync) decide what survives a Redis restart.
+        # The state's format is read in the same round trip: a state whose
+        # keys were deleted while Redis stayed up (a FLUSHALL, a DEL) would
+        # otherwise be taken for an empty queue, and the crawl for finished
+        meta = self._key("meta")
+        replies = self._pipelined(lambda pipe: pipe.hget(meta, META_FORMAT))
+        if replies[-1] is None:
+            raise self._gone()
         self._last_commit = time.monotonic()
         self._acks = 0
 
     def commit_due(self) -> bool:
         return (
-            self._acks >= self.commit_acks
-            or time.monotonic() - self._last_commit >= self.commit_interval
-        )
+            self.commit_acks is not None and self._acks >= self.commit_acks
+        ) or time.monotonic() - self._last_commit >= self.commit_interval
+
+    def mark_damaged(self, error: str) -> None:
+        """Leave the mark of a state found damaged while the crawl ran (its
+        ``error``) for every worker: the next run is refused (its keys may
+        be gone, and it would start over without a word). Best effort."""
+        with contextlib.suppress(redis.RedisError):
+            self.redis.set(self._key("damaged"), error)
 
     def abandon(self) -> None:
         """Disconnect without sending the pending record writes, putting

@@ -10,7 +10,9 @@ it finds is refused before it starts (``check_crawl_state``, run by the
 crawl command; one line, exit 2): a state another crawl holds (the lock,
 which the check takes and keeps until the process ends, so that two crawls
 started at once cannot both pass it), a
-corrupt or truncated file, one of another format version, an unfinished
+corrupt or truncated file, one that an earlier crawl found damaged while it
+ran (``mark_damaged``: the mark beside it, which a file restored since does
+not match), one of another format version, an unfinished
 crawl of other start URLs or scope, or of another depth cap (``max_depth``:
 what is queued was capped at the old one, so the new one would be half
 applied) or another mirror (``mirror``: on, off or elsewhere — the pages
@@ -52,9 +54,11 @@ from webspider.frontier.state import (
     META_FINISHED,
     META_RUN,
     StateError,
+    damaged_refusal,
 )
 from webspider.keys import OUTPUT_STATE_FILE, PAGES_FILE, STATE_FILE
 from webspider.mirror.options import get_mirror_dir
+from webspider.utils.atomic import write_atomic
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -84,6 +88,73 @@ def state_path(settings: BaseSettings) -> Path:
     if directory:
         return Path(directory) / STATE_FILE
     return get_output_dir(settings) / OUTPUT_STATE_FILE
+
+
+#: beside the state's file (its name and this): the mark of a crawl that
+#: found the state damaged while it ran (``mark_damaged``)
+DAMAGED_SUFFIX = ".damaged"
+
+
+def damaged_mark(settings: BaseSettings) -> Path:
+    """The mark of a damaged embedded state, beside its file (a Redis
+    state keeps its own: RedisState.mark_damaged)."""
+    path = state_path(settings)
+    return path.with_name(path.name + DAMAGED_SUFFIX)
+
+
+def _identity(path: Path) -> list[int] | None:
+    """What tells the state's file from another put in its place."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+def mark_damaged(settings: BaseSettings, error: str) -> None:
+    """Leave the mark of an embedded state found damaged while the crawl
+    ran (its ``error``), once the state is closed: the quick check made
+    when a state opens does not see all damage (a missing row of a sound
+    B-tree), and the next run of the same command must be refused, not
+    meet it again halfway. A file beside the state, not a row in it:
+    nothing more is written to a damaged state. It names the state file's
+    inode, size and time, so that a file restored from a copy is not
+    refused for it. Best effort: a disk that refuses it leaves the next run
+    to meet the damage again (and stop again)."""
+    mark = {"error": error, "file": _identity(state_path(settings))}
+    try:
+        write_atomic(damaged_mark(settings), json.dumps(mark) + "\n")
+    except OSError as exc:
+        logger.warning("Could not mark the crawl state damaged: %s", exc)
+
+
+def _found_damaged(settings: BaseSettings) -> str | None:
+    """The error an earlier crawl found the state damaged with (its mark),
+    or None; a mark whose file was replaced since (restored) is removed."""
+    mark = damaged_mark(settings)
+    try:
+        found = json.loads(mark.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # a mark cut short: damaged still
+        return f"its mark {mark} is unreadable ({exc})"
+    if not isinstance(found, dict):
+        return f"its mark {mark} is unreadable"
+    if found.get("file") != _identity(state_path(settings)):
+        mark.unlink(missing_ok=True)
+        return None
+    return str(found.get("error") or "damaged")
+
+
+def _refuse_damaged(settings: BaseSettings) -> None:
+    """ConfigError for an embedded state an earlier crawl found damaged (a
+    crawl that starts over ignores the mark: ``open_crawl_state`` removes it
+    once the new state is made)."""
+    if restart(settings):
+        return
+    error = _found_damaged(settings)
+    if error is not None:
+        raise ConfigError(f"{state_path(settings)}: {damaged_refusal(error)}")
 
 
 def restart(settings: BaseSettings) -> bool:
@@ -209,6 +280,9 @@ def _open_shared(
             worker=worker_name(get_output_dir(settings)),
             fresh=fresh,
             check_format=check_format,
+            # the acks sent as often as the embedded state commits them
+            commit_interval=options.commit_interval,
+            commit_acks=options.commit_pages or None,
             reach_within=reach_within,
         )
     except StateError as exc:
@@ -274,6 +348,7 @@ def check_crawl_state(settings: BaseSettings) -> None:
             f"{path}: another crawl is running on this state (its lock is held); "
             "wait for it to end, or crawl into another output folder"
         ) from None
+    _refuse_damaged(settings)
     try:
         state = (
             SQLiteState(path, fresh=False, release_leases=False)
@@ -305,6 +380,7 @@ def open_crawl_state(
     """The crawl state, and whether this crawl continues an earlier one."""
     if StateOptions.of(settings).shared:
         return _open_shared_state(settings)
+    _refuse_damaged(settings)
     path = state_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     options = StateOptions.of(settings)
@@ -335,4 +411,6 @@ def open_crawl_state(
     state.set_meta(META_MIRROR, mirror_place(settings))
     state.set_meta(META_RUN, str(int(state.get_meta(META_RUN) or 0) + 1))
     state.commit()
+    if restart(settings):  # the damaged state is gone
+        damaged_mark(settings).unlink(missing_ok=True)
     return state, resumed

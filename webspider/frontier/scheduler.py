@@ -93,7 +93,7 @@ from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.resume import open_crawl_state, state_path
+from webspider.frontier.resume import mark_damaged, open_crawl_state, state_path
 from webspider.frontier.state import META_FINISHED, StoredRequest
 from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
@@ -112,7 +112,13 @@ from webspider.signals import (
     listened,
     requests_acknowledged,
 )
-from webspider.storage import failed_write, stop_crawl, write_failure
+from webspider.storage import (
+    crawl_closed,
+    crawl_stop,
+    failed_write,
+    state_opened,
+    stop_crawl,
+)
 from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
@@ -211,6 +217,10 @@ class StateScheduler(BaseScheduler):
         self.shared = False
         self.lease_seconds = LEASE_SECONDS
         self._shared_lease_seconds = StateOptions.of(settings).lease_timeout
+        #: a shared state's acks kept here are sent (committed) once there
+        #: are this many (WEBSPIDER_STATE_COMMIT_PAGES; 0: by time alone), as
+        #: the embedded state commits its own
+        self._commit_pages = StateOptions.of(settings).commit_pages
         #: acknowledged here, sent to a shared state with the next commit
         self._to_ack: list[int] = []
         self._heartbeat: LoopingCall | None = None
@@ -256,6 +266,7 @@ class StateScheduler(BaseScheduler):
 
     # -- lifecycle --------------------------------------------------------------
     def open(self, spider: Spider) -> None:
+        self.crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
         try:
             self.state, resumed = open_crawl_state(self.crawler.settings)
         except (OSError, sqlite3.Error) as exc:
@@ -268,6 +279,8 @@ class StateScheduler(BaseScheduler):
             return
         state = self.state
         self.shared = getattr(state, "shared", False)
+        # the state an error of the crawl's SQLite, or a damaged state, is about
+        state_opened(self.crawler, getattr(state, "path", None) or state.where)  # type: ignore[union-attr]
         if self.shared:
             self.lease_seconds = self._shared_lease_seconds
             self._heartbeat = LoopingCall(self.heartbeat)
@@ -303,6 +316,9 @@ class StateScheduler(BaseScheduler):
                 counts.done,
             )
 
+    def _spider_closed(self) -> None:
+        crawl_closed(self.crawler)
+
     def _not_opened(self) -> None:
         exc = self._open_failure
         assert exc is not None
@@ -320,9 +336,9 @@ class StateScheduler(BaseScheduler):
             self._wake.cancel()
             self._wake = None
         if self.stopped:
-            # a write the disk refused stopped the crawl: the features do
-            # not finish (their end writes too), the state stays as a kill
-            # leaves it
+            # a write the disk refused or a damaged state stopped the crawl:
+            # the features do not finish (their end writes too), the state
+            # stays as a kill leaves it
             self._abandon()
             return None
         try:
@@ -407,16 +423,17 @@ class StateScheduler(BaseScheduler):
         state.close()
         self.state = None
 
-    # -- a write the disk refused (webspider.storage) -----------------------------
+    # -- the crawl cannot go on (webspider.storage) --------------------------------
     @property
     def stopped(self) -> bool:
-        """Whether a write the disk refused stopped the crawl: nothing is
-        written or committed from then on."""
-        return write_failure(self.crawler) is not None
+        """Whether a write the disk refused or a damaged state stopped the
+        crawl: nothing is written or committed from then on."""
+        return crawl_stop(self.crawler) is not None
 
     def _stop(self, exc: BaseException) -> bool:
         """``stop_crawl`` for ``exc`` (the state's file named for an SQLite
-        error); False when ``exc`` is not such a write."""
+        error); False when ``exc`` is neither such a write nor a damaged
+        state."""
         path = getattr(self.state, "path", None)
         return stop_crawl(
             self.crawler, exc, path if isinstance(exc, sqlite3.Error) else None
@@ -431,8 +448,16 @@ class StateScheduler(BaseScheduler):
             self.pages.abandon()
             self.pages = None
         state, self.state = self.state, None
-        if state is not None:
-            state.abandon()
+        if state is None:
+            return
+        # a damaged state's next run is refused before it starts, not halfway
+        stop = crawl_stop(self.crawler)
+        damaged = stop.error if stop is not None and stop.damaged else None
+        if damaged is not None and self.shared:
+            state.mark_damaged(damaged)  # type: ignore[union-attr]
+        state.abandon()
+        if damaged is not None and not self.shared:
+            mark_damaged(self.crawler.settings, damaged)
 
     # -- the queue ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -443,6 +468,11 @@ class StateScheduler(BaseScheduler):
         return len(self._memory) + len(self._leased) + queued
 
     def has_pending_requests(self) -> bool:
+        if self.stopped:
+            # the stop closes the engine with its own reason
+            # (webspider.storage): idle, it would be closed as finished too,
+            # by a task that fails once the first close is done
+            return True
         try:
             return self._has_pending_requests()
         except Exception as exc:
@@ -453,7 +483,7 @@ class StateScheduler(BaseScheduler):
     def _has_pending_requests(self) -> bool:
         if len(self) > 0:
             return True
-        if not self.shared or self.stopped:
+        if not self.shared:
             return False
         state = self.state
         assert state is not None
@@ -579,7 +609,8 @@ class StateScheduler(BaseScheduler):
         if self._adds:
             self._flush_adds()
         self._acknowledge()
-        if state.commit_due() or len(self._to_ack) >= 32:
+        pages = self._commit_pages
+        if state.commit_due() or (pages and len(self._to_ack) >= pages):
             self._commit()
         if self._memory:
             request, lease = self._memory.popleft()

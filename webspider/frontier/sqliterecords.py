@@ -1353,9 +1353,9 @@ class SQLiteWaiting(_HeldFlags):
                 (_seq, _name, file) = self._db.execute(
                     "PRAGMA database_list"
                 ).fetchone()
+                # (the crawl stops on it: webspider.storage)
                 raise StateError(
-                    f"{file}: not a readable crawl state (a waiting link names "
-                    f"text {text}, which is missing); start over with -a restart=1"
+                    f"{file}: a waiting link names text {text}, which is missing"
                 )
             raw = bytes(row[0])
             self._remember_text(text, raw)

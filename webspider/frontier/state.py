@@ -48,6 +48,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from webspider.exceptions import CrawlStateError, StateWriteRefused
+from webspider.storage import DAMAGED_ADVICE
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -78,9 +81,25 @@ META_RUN = "run"
 META_FINISHED = "finished"
 
 
-class StateError(Exception):
+class StateError(CrawlStateError):
     """The state cannot be used (corrupt, truncated, another format version,
-    locked by another crawl); the message is one line naming the file."""
+    locked by another crawl); the message is one line naming the file. Met
+    while the crawl runs, it stops it (webspider.storage)."""
+
+
+class StateRefused(StateWriteRefused, StateError):
+    """The state's store refused a write it may accept later (Redis: out of
+    memory, a read-only replica…): refused before the crawl (a StateError),
+    and while it runs a stop the same command continues (webspider.storage)."""
+
+
+def damaged_refusal(error: str) -> str:
+    """The refusal of a state an earlier crawl found damaged (``error``),
+    after its place."""
+    return (
+        f"damaged crawl state, found by the crawl that stopped on it ({error}); "
+        f"{DAMAGED_ADVICE} (the crawl cannot be continued)"
+    )
 
 
 #: the origin of nearly every URL the crawl stores, as urlsplit reads it

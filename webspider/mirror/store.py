@@ -71,7 +71,7 @@ from webspider.signals import (
     crawl_state_finishing,
     crawl_state_opened,
 )
-from webspider.storage import stop_crawl, write_failure
+from webspider.storage import crawl_stop, stop_crawl
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
@@ -421,7 +421,7 @@ class MirrorStore:
         if state is None or self._finished:
             return
         self._finished = True
-        if write_failure(self.crawler) is not None:
+        if crawl_stop(self.crawler) is not None:
             # a write the disk refused stopped the crawl: its end is the
             # resumed crawl's (the crawl state closed without a commit)
             self._close_changes()
@@ -441,7 +441,7 @@ class MirrorStore:
         """``finish`` after the fix-up (``fixed`` pages since ``started``)."""
         state = self.state
         assert state is not None
-        if write_failure(self.crawler) is not None:
+        if crawl_stop(self.crawler) is not None:
             self._close_changes()
             return
         if fixed:

@@ -56,7 +56,7 @@ from webspider.reports import errors
 from webspider.reports.anchors import AnchorLedger, page_anchors
 from webspider.reports.links import LinkLedger, Outcome
 from webspider.reports.options import ReportOptions
-from webspider.storage import stop_crawl, write_failure
+from webspider.storage import crawl_stop, stop_crawl
 from webspider.utils.atomic import open_atomic
 from webspider.utils.url import canonical_url
 
@@ -298,7 +298,7 @@ class BrokenLinks:
             stats.set_value(STATS_MISSING_ANCHORS, anchors)
 
     def flush(self, force: bool = False) -> None:
-        if write_failure(self.crawler) is not None:
+        if crawl_stop(self.crawler) is not None:
             return  # the crawl stopped: the file stays as it was
         self.ledger.flush()  # the links held since the last commit count
         version = (
@@ -363,7 +363,7 @@ class BrokenLinks:
         self._finish()
 
     def spider_closed(self) -> None:
-        if write_failure(self.crawler) is not None:
+        if crawl_stop(self.crawler) is not None:
             self._stop_task()
             return  # the crawl stopped; its state is closed, not finished
         if not self.stored:

@@ -80,7 +80,7 @@ from webspider.reports.fingerprint import EXACT, NORMALIZED
 from webspider.reports.html import MAX_REFERRERS_SHOWN, MAX_ROWS, Report, render
 from webspider.reports.options import ReportOptions
 from webspider.reports.summary import Summary
-from webspider.storage import stop_crawl, write_failure
+from webspider.storage import crawl_stop, stop_crawl
 from webspider.utils.atomic import write_atomic
 from webspider.utils.urlcodes import UrlCodes
 
@@ -517,7 +517,7 @@ class CrawlReport:
         Such a write stops the crawl, unless it is the ``last`` one (when
         Scrapy closes the spider: the crawl state is closed, the crawl
         finished or not already, and the files its close wrote stay)."""
-        if write_failure(self.crawler) is not None:
+        if crawl_stop(self.crawler) is not None:
             return None
         summary = self.summary(reason)
         report = self.report(summary)
