@@ -34,7 +34,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from smallpages import IDLE, IDLE_POOL, _file
+from smallpages import _file, busy_samples
 
 #: (substring of a frame's file, part of the client)
 KEPT = "make_response, signals (kept by any handler)"
@@ -98,16 +98,9 @@ def analyse(raw: Path) -> tuple[int, int, Counter[str], Counter[str]]:
     total = client = 0
     parts: Counter[str] = Counter()
     inner: Counter[str] = Counter()
-    for line in raw.read_text(errors="replace").splitlines():
-        stack, _, n = line.rpartition(" ")
-        if not n.isdigit():
-            continue
-        frames = stack.split(";")
-        if frames[-1].startswith(IDLE) or frames[-1].startswith(IDLE_POOL):
-            continue
+    for frames, count in busy_samples(raw):
         if any("webspider.pageworker.worker" in f for f in frames[:2]):
             continue
-        count = int(n)
         total += count
         files = [_file(f) + " " + f for f in frames]
         if not any(r in f for f in files for r in ROOTS) or any(

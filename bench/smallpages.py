@@ -437,13 +437,10 @@ def owner(frames: list[str]) -> str:
     return "other (interpreter, stdlib only)"
 
 
-def components(raw: Path) -> tuple[dict[str, int], int]:
-    """Samples per component (see ``owner``) from py-spy's raw output
-    (``frames count`` a line, outermost frame first), and their total.
-    Threads waiting (a condition, select, a thread pool's empty queue) are
-    left out: py-spy does not always see them idle."""
-    counts: dict[str, int] = {}
-    total = 0
+def busy_samples(raw: Path) -> Iterator[tuple[list[str], int]]:
+    """py-spy's raw output (``frames count`` a line, outermost frame first)
+    as (frames, count), the threads waiting (a condition, select, a thread
+    pool's empty queue) left out: py-spy does not always see them idle."""
     for line in raw.read_text(errors="replace").splitlines():
         stack, _, n = line.rpartition(" ")
         if not n.isdigit():
@@ -451,9 +448,20 @@ def components(raw: Path) -> tuple[dict[str, int], int]:
         frames = stack.split(";")
         if frames[-1].startswith(IDLE) or frames[-1].startswith(IDLE_POOL):
             continue
+        yield frames, int(n)
+
+
+def components(raw: Path) -> tuple[dict[str, int], int]:
+    """Samples per component (see ``owner``) from py-spy's raw output
+    (``frames count`` a line, outermost frame first), and their total.
+    Threads waiting (a condition, select, a thread pool's empty queue) are
+    left out: py-spy does not always see them idle."""
+    counts: dict[str, int] = {}
+    total = 0
+    for frames, n in busy_samples(raw):
         name = owner(frames)
-        total += int(n)
-        counts[name] = counts.get(name, 0) + int(n)
+        total += n
+        counts[name] = counts.get(name, 0) + n
     return dict(sorted(counts.items(), key=lambda kv: -kv[1])), total
 
 
