@@ -8,6 +8,7 @@ Asserted on what the servers saw (requests, connections, client address).
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -113,6 +114,36 @@ async def test_a_header_block_over_256_kib(tmp_path, server, http_client):
         found = broken[server.url("/big-head")]
         assert found["error"] == "connection_lost"
         assert "header block over 262144 bytes" in found["detail"]
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@deferred_f_from_coro_f
+async def test_failures_have_the_same_codes(tmp_path, server, http_client):
+    """What the reports say of a failed download rests on the exception's
+    type: each client raises Scrapy's."""
+    refused = f"http://site.test:{closed_port()}/"
+    links = [refused, "/delay/3", "/drop", "/partial", "/status/503"]
+    server.add("/", html("".join(f'<a href="{u}">x</a>' for u in links)))
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        robots="0",
+        settings={"DOWNLOAD_TIMEOUT": 0.5},
+    )
+    broken = {r["url"]: r["error"] for r in result.exported("broken-links.jsonl")}
+    assert broken == {
+        refused: "connection_refused",
+        server.url("/delay/3"): "timeout",
+        server.url("/drop"): "connection_lost",
+        server.url("/partial"): "connection_lost",
+        server.url("/status/503"): None,
+    }
 
 
 def chain(server: TestServer, n: int) -> None:
