@@ -93,9 +93,10 @@ WEBSPIDER_ADDRESSES_ENABLED = True
 WEBSPIDER_ADDRESSES_ALLOW: list[str] = []
 
 # --- the HTTP client (webspider.download) -----------------------------------------
-# "twisted": Scrapy's HTTP/1.1 handler; "lean": webspider's asyncio client for
-# plain http (https, proxies and reactors without asyncio stay on Scrapy's)
-WEBSPIDER_HTTP_CLIENT = "twisted"
+# "lean": webspider's asyncio client for plain http (https, proxies and
+# reactors without asyncio stay on Scrapy's); "twisted": Scrapy's HTTP/1.1
+# handler for everything
+WEBSPIDER_HTTP_CLIENT = "lean"
 
 # --- credentials stay with their origin (webspider.credentials) -------------
 # Authorization, Proxy-Authorization and Cookie only to the start URLs' origins
