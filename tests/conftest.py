@@ -86,3 +86,20 @@ def www_server() -> Iterator[TestServer]:
     """A subdomain host, http://www.site.test:<port>/ (in scope=domain)."""
     with TestServer(name="www.site.test") as srv:
         yield srv
+
+
+@pytest.fixture(params=["twisted", "lean"])
+def http_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test runs with each HTTP client (WEBSPIDER_HTTP_CLIENT), in-process
+    crawls (tests.support.crawl) and ``scrapy crawl`` (tests.support.cli)
+    alike: for the tests of what a download meets (hostile servers, errors,
+    stops, bounds), which both clients must answer alike."""
+    # imported here: tests.support.crawl imports the reactor, which
+    # pytest-twisted installs after this module is read
+    from tests.support import cli  # noqa: PLC0415
+    from tests.support.crawl import TEST_SETTINGS  # noqa: PLC0415
+
+    client: str = request.param
+    monkeypatch.setitem(TEST_SETTINGS, "WEBSPIDER_HTTP_CLIENT", client)
+    monkeypatch.setattr(cli, "CLIENT_ARGS", ("-s", f"WEBSPIDER_HTTP_CLIENT={client}"))
+    return client

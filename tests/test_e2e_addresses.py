@@ -7,15 +7,14 @@ must see none. Every TCP connection the crawl opens is recorded too."""
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
-from twisted.internet import (
-    defer,
-    reactor,  # noqa: TID251 - pytest-twisted installed it
-)
+from twisted.internet import defer
 
 import tests.support.crawl
 from tests.support.cli import run_crawl
@@ -47,16 +46,23 @@ def victim3() -> Iterator[TestServer]:
 
 
 @pytest.fixture
-def connections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The host of every TCP connection the crawl opens."""
+def connections(monkeypatch: pytest.MonkeyPatch, http_client: str) -> list[str]:
+    """The address of every TCP connection the crawl opens, seen where both
+    HTTP clients make theirs: the socket they connect (Twisted's TCP client
+    and asyncio's make theirs with ``socket.socket``). Each test using it
+    runs with both clients."""
     seen: list[str] = []
-    connect = reactor.connectTCP
 
-    def recording(host: str, port: int, *args: object, **kwargs: object) -> object:
-        seen.append(host)
-        return connect(host, port, *args, **kwargs)
+    class RecordingSocket(socket.socket):
+        def connect(self, address: Any) -> None:
+            seen.append(address[0])
+            super().connect(address)
 
-    monkeypatch.setattr(reactor, "connectTCP", recording)
+        def connect_ex(self, address: Any) -> int:
+            seen.append(address[0])
+            return super().connect_ex(address)
+
+    monkeypatch.setattr(socket, "socket", RecordingSocket)
     return seen
 
 
@@ -232,7 +238,9 @@ async def test_the_allow_list_lets_its_networks_through(
 
 
 @deferred_f_from_coro_f
-async def test_a_start_url_allows_its_own_address(tmp_path, victim, victim3):
+async def test_a_start_url_allows_its_own_address(
+    tmp_path, victim, victim3, http_client
+):
     victim.add("/", links("/a", victim3.url("/")))
     victim.add("/a", html("a"))
     result = await crawl(
@@ -245,7 +253,7 @@ async def test_a_start_url_allows_its_own_address(tmp_path, victim, victim3):
 
 @deferred_f_from_coro_f
 async def test_a_proxy_is_used_but_its_targets_are_judged(
-    tmp_path, server, victim, monkeypatch
+    tmp_path, server, victim, monkeypatch, http_client
 ):
     # an HTTP proxy on 127.0.0.3 (neither a start address nor allowed): the
     # user chose it, so it is connected to; what it is asked to fetch is judged

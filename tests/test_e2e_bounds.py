@@ -93,7 +93,7 @@ def crawl_args(server: TestServer, tmp_path, *more: str) -> list[str]:
 
 
 @pytest.mark.timeout(400)
-def test_a_giant_page_is_read_up_to_the_link_cap_quickly(tmp_path, server):
+def test_a_giant_page_is_read_up_to_the_link_cap_quickly(tmp_path, server, http_client):
     """Before the cap, no link of such a page was requested in 108 s while
     the crawl's memory grew past 2 GB. Default settings, but the crawl stops
     after a few pages."""
@@ -131,7 +131,7 @@ def bomb() -> bytes:
 
 
 @pytest.mark.timeout(400)
-def test_bombs_at_once_are_held_within_the_memory_bound(tmp_path, server):
+def test_bombs_at_once_are_held_within_the_memory_bound(tmp_path, server, http_client):
     """Before the bound, 16 bombs downloaded at once were held decompressed
     together (the crawl's process peaked at 2.9 GB with 60 MiB ones)."""
     server.add("/", html("".join(f'<a href="/bomb/{i}">{i}</a>' for i in range(BOMBS))))

@@ -14,6 +14,12 @@ from tests.support.server import html
 pytestmark = pytest.mark.e2e
 
 
+#: DOWNLOAD_HANDLERS with the policy's handler, not the one that reaches the
+#: lean client
+GUARD = "webspider.addresses.handler.AddressGuardHandler"
+GUARD_ONLY = ("-s", f'DOWNLOAD_HANDLERS={{"http": "{GUARD}", "https": "{GUARD}"}}')
+
+
 def assert_one_line_error(proc, *fragments: str) -> None:
     assert proc.returncode == 2, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -47,6 +53,14 @@ def assert_one_line_error(proc, *fragments: str) -> None:
         (
             ("-a", "start_urls=http://a.test/", "-a", "robots=maybe"),
             ("robots", "maybe"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "http_client=curl"),
+            ("http_client (WEBSPIDER_HTTP_CLIENT)", "twisted or lean", "'curl'"),
+        ),
+        (
+            ("-a", "start_urls=http://a.test/", "-a", "http_client=lean", *GUARD_ONLY),
+            ("http_client (WEBSPIDER_HTTP_CLIENT): lean needs", "HTTPClientHandler"),
         ),
         (
             ("-a", "start_urls=http://a.test/", "-a", "log_skipped=perhaps"),

@@ -66,7 +66,9 @@ def stats_count(log: str, key: str) -> int:
         ),
     ],
 )
-def test_the_crawl_runs_on_the_loop_the_settings_name(tmp_path, server, named):
+def test_the_crawl_runs_on_the_loop_the_settings_name(
+    tmp_path, server, named, http_client
+):
     if named == "uvloop.Loop":
         pytest.importorskip("uvloop", reason="uvloop is not installed")
     # the first page is slow: the page worker is up before the other pages
@@ -92,11 +94,13 @@ def test_the_crawl_runs_on_the_loop_the_settings_name(tmp_path, server, named):
 
 
 def test_on_a_reactor_without_asyncio_the_crawl_says_the_worker_is_off(
-    tmp_path, server
+    tmp_path, server, http_client
 ):
     """Twisted's own epoll reactor runs no asyncio loop: the crawl works, the
     page worker (its pipes are the loop's) does not start, and the log says
-    so rather than the crawl running on one core without a word."""
+    so rather than the crawl running on one core without a word. With
+    ``WEBSPIDER_HTTP_CLIENT=lean`` Scrapy's client downloads (the lean one
+    runs on the asyncio loop)."""
     if sys.platform != "linux":
         pytest.skip("Twisted's epoll reactor is Linux's")
     links = "".join(f'<a href="/p/{i}">{i}</a>' for i in range(PAGES))

@@ -273,7 +273,9 @@ async def test_noindex_pages_are_not_written(tmp_path, server):
 
 
 @deferred_f_from_coro_f
-async def test_errors_and_partial_downloads_are_not_written(tmp_path, server):
+async def test_errors_and_partial_downloads_are_not_written(
+    tmp_path, server, http_client
+):
     server.add(
         "/",
         html(

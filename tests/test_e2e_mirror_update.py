@@ -49,7 +49,7 @@ def changes(result):
 
 
 @deferred_f_from_coro_f
-async def test_update_crawl(tmp_path, server):
+async def test_update_crawl(tmp_path, server, http_client):
     index = html(
         '<a href="/a">a</a> <img src="/img.png"> <link rel=stylesheet href="/s.css">'
     )

@@ -96,7 +96,9 @@ def refs(record: dict) -> set[tuple[str, str, str]]:
 
 
 @deferred_f_from_coro_f
-async def test_broken_links_duplicates_and_reports(tmp_path, server, other_server):
+async def test_broken_links_duplicates_and_reports(
+    tmp_path, server, other_server, http_client
+):
     urls = build_site(server, other_server)
     result = await crawl(
         tmp_path,
@@ -217,7 +219,9 @@ async def test_external_links_not_checked_by_default(tmp_path, server, other_ser
 
 
 @deferred_f_from_coro_f
-async def test_normalized_duplicates_redirect_limit_and_timeout(tmp_path, server):
+async def test_normalized_duplicates_redirect_limit_and_timeout(
+    tmp_path, server, http_client
+):
     server.add(
         "/",
         html(

@@ -88,7 +88,7 @@ async def test_requests_wait_while_robots_is_retried(tmp_path, server):
 
 @pytest.mark.parametrize("failure", ["drop", "hang"])
 @deferred_f_from_coro_f
-async def test_robots_network_errors(tmp_path, server, failure):
+async def test_robots_network_errors(tmp_path, server, failure, http_client):
     """The connection closes without an answer, or the answer never comes —
     for robots.txt only: the pages would answer, but are never asked for."""
     site(server)
@@ -106,7 +106,7 @@ async def test_robots_network_errors(tmp_path, server, failure):
 
 
 @deferred_f_from_coro_f
-async def test_connection_refused(tmp_path):
+async def test_connection_refused(tmp_path, http_client):
     with TestServer(name="site.test") as closed:
         url = closed.url("/")
     # the port is closed now: connecting is refused

@@ -38,7 +38,7 @@ def healthy_site(server: TestServer) -> list[str]:
 )
 @deferred_f_from_coro_f
 async def test_a_slow_robots_txt_does_not_hold_the_other_hosts(
-    tmp_path, server, other_server, robots
+    tmp_path, server, other_server, robots, http_client
 ):
     pages = healthy_site(server)
     other_server.add("/robots.txt", robots)
@@ -62,7 +62,7 @@ async def test_a_slow_robots_txt_does_not_hold_the_other_hosts(
 
 
 @deferred_f_from_coro_f
-async def test_a_hanging_page_costs_one_timeout(tmp_path, server):
+async def test_a_hanging_page_costs_one_timeout(tmp_path, server, http_client):
     server.add("/", html('<a href="/hang">hang</a><a href="/ok">ok</a>'))
     server.add("/hang", Page(html("late"), delay=60))
     server.add("/ok", html("ok"))

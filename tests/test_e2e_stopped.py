@@ -15,7 +15,7 @@ from tests.support.cli import start_crawl
 from tests.support.server import Page, SeenRequest, html
 
 
-def test_a_download_cut_by_a_stop_is_fetched_again(tmp_path, server):
+def test_a_download_cut_by_a_stop_is_fetched_again(tmp_path, server, http_client):
     held = threading.Event()
     release = threading.Event()
 

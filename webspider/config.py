@@ -66,6 +66,7 @@ SPIDER_ARGUMENTS: dict[str, str] = {
     "mirror": "WEBSPIDER_MIRROR",
     "convert_links": "WEBSPIDER_MIRROR_CONVERT_LINKS",
     "keep_originals": "WEBSPIDER_MIRROR_KEEP_ORIGINALS",
+    "http_client": "WEBSPIDER_HTTP_CLIENT",
 }
 
 

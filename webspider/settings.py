@@ -92,6 +92,12 @@ WEBSPIDER_ADDRESSES_ENABLED = True
 # networks (CIDR) allowed although special-purpose, e.g. ["10.1.0.0/16"]
 WEBSPIDER_ADDRESSES_ALLOW: list[str] = []
 
+# --- the HTTP client (webspider.download) -----------------------------------------
+# "lean": webspider's asyncio client for plain http (https, proxies and
+# reactors without asyncio stay on Scrapy's); "twisted": Scrapy's HTTP/1.1
+# handler for everything
+WEBSPIDER_HTTP_CLIENT = "lean"
+
 # --- credentials stay with their origin (webspider.credentials) -------------
 # Authorization, Proxy-Authorization and Cookie only to the start URLs' origins
 WEBSPIDER_CREDENTIALS_ENABLED = True
@@ -207,10 +213,11 @@ REFERRER_POLICY = "strict-origin-when-cross-origin"
 METAREFRESH_ENABLED = False
 
 # --- only http and https are ever requested ----------------------------------
-# Scrapy's HTTP/1.1 handler, with the address policy on every connection
+# Each request to the HTTP client chosen (webspider.download; README
+# "Settings"), with the address policy on every connection.
 DOWNLOAD_HANDLERS = {
-    "http": "webspider.addresses.handler.AddressGuardHandler",
-    "https": "webspider.addresses.handler.AddressGuardHandler",
+    "http": "webspider.download.handler.HTTPClientHandler",
+    "https": "webspider.download.handler.HTTPClientHandler",
     "file": None,
     "data": None,
     "s3": None,

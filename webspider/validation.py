@@ -29,6 +29,7 @@ from webspider.config import (
 )
 from webspider.credentials.options import CredentialsOptions
 from webspider.directives.options import DirectivesOptions
+from webspider.download.options import DownloadOptions
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.resume import check_crawl_state
 from webspider.frontier.scheduler import check_scheduler
@@ -206,6 +207,7 @@ VALIDATORS: list[Callable[[BaseSettings], object]] = [
     ScopeOptions.from_settings,
     PolitenessOptions.from_settings,
     AddressOptions.from_settings,
+    DownloadOptions.from_settings,
     CredentialsOptions.from_settings,
     DirectivesOptions.from_settings,
     DepthOptions.from_settings,

@@ -25,6 +25,11 @@ def scrapy_env() -> dict[str, str]:
     return env
 
 
+#: settings every ``scrapy crawl`` of the tests gets (the http_client
+#: fixture's choice of client)
+CLIENT_ARGS: tuple[str, ...] = ()
+
+
 def scrapy_command(*args: str) -> list[str]:
     return [
         sys.executable,
@@ -34,6 +39,7 @@ def scrapy_command(*args: str) -> list[str]:
         "webspider",
         "-s",
         f"TWISTED_DNS_RESOLVER={RESOLVER}",
+        *CLIENT_ARGS,
         *args,
     ]
 

@@ -21,7 +21,13 @@ Unknown paths answer 404.
 
 A ``Page`` may also trickle its body (``trickle=1.0``: one byte a second) or
 stream one made on the fly (``stream``: a function giving the chunks, with
-``length`` bytes in all), for slow and giant answers.
+``length`` bytes in all), for slow and giant answers; or be ``raw``: the
+whole answer as bytes, written as they are (status line and headers no HTTP
+library would write), the connection closed after them.
+
+``accepts`` counts the TCP connections the server accepted (keep-alive
+seen from the server's side); ``idle_timeout`` closes a kept-alive
+connection idle that long, as servers do.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ class Page:
     #: the body made on the fly, in chunks (``length`` bytes in all)
     stream: Callable[[], Iterable[bytes]] | None = None
     length: int = 0
+    #: the whole answer, written as it is (then the connection is closed)
+    raw: bytes | None = None
 
     def body_bytes(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
@@ -60,6 +68,7 @@ class SeenRequest:
     path: str  # path and query, as sent
     headers: dict[str, str]
     time: float  # time.monotonic() when the request line arrived
+    client: str = ""  # the address the connection came from
 
 
 Route = Page | Callable[["SeenRequest"], Page]
@@ -71,6 +80,24 @@ def html(body: str, title: str | None = None, head: str = "") -> str:
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    count_lock: threading.Lock
+    accepts = 0
+    open_connections = 0
+
+    def get_request(self) -> tuple[Any, Any]:
+        request = super().get_request()
+        self.accepts += 1  # the serving thread is the only one accepting
+        return request
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self.count_lock:
+            self.open_connections += 1
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.count_lock:
+                self.open_connections -= 1
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # a crawler that drops a connection on purpose (a body over its
         # limit, a stop) is not an error of the server: no traceback on
@@ -85,7 +112,12 @@ class TestServer:
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, host: str = "127.0.0.1", name: str | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        name: str | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
         self.routes: dict[str, Route] = {}
         self.prefixes: list[tuple[str, Route]] = []
         self.log: list[SeenRequest] = []
@@ -93,7 +125,8 @@ class TestServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer((host, 0), _make_handler(self))
+        self._httpd = _HTTPServer((host, 0), _make_handler(self, idle_timeout))
+        self._httpd.count_lock = threading.Lock()
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         #: host name used in URLs (e.g. "site.test" with the test resolver)
@@ -119,6 +152,16 @@ class TestServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def accepts(self) -> int:
+        """TCP connections accepted so far."""
+        return self._httpd.accepts
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open now (the client has not closed them)."""
+        return self._httpd.open_connections
 
     # -- configuration --------------------------------------------------------
     @property
@@ -189,9 +232,13 @@ def _builtin(path: str, server: TestServer) -> Page | str:
     return Page(html("not found", title="Not Found"), status=404)
 
 
-def _make_handler(server: TestServer) -> type[BaseHTTPRequestHandler]:
+def _make_handler(
+    server: TestServer, idle_timeout: float | None
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # a kept-alive connection idle this long is closed (None: never)
+        timeout = idle_timeout
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -210,7 +257,11 @@ def _make_handler(server: TestServer) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self, send_body: bool) -> None:
             seen = SeenRequest(
-                self.command, self.path, dict(self.headers.items()), time.monotonic()
+                self.command,
+                self.path,
+                dict(self.headers.items()),
+                time.monotonic(),
+                self.client_address[0],
             )
             server.record(seen)
             with server._lock:
@@ -239,6 +290,10 @@ def _make_handler(server: TestServer) -> type[BaseHTTPRequestHandler]:
             assert isinstance(page, Page)
             if page.delay:
                 time.sleep(page.delay)
+            if page.raw is not None:
+                self.close_connection = True
+                self.wfile.write(page.raw)
+                return
             body = page.body_bytes()
             self.send_response(page.status)
             if page.content_type:
