@@ -215,3 +215,28 @@ async def test_connections_come_from_the_bind_address(tmp_path, server, http_cli
     )
     assert len(result.items) == 3
     assert {seen.client for seen in server.log} == {"127.0.0.2"}
+
+
+@deferred_f_from_coro_f
+async def test_a_line_end_in_a_header_value_smuggles_no_header(
+    tmp_path, server, http_client
+):
+    """A request header's value holding CR LF is sent as one line (Twisted's
+    Headers make the line end a space; the lean client does the same), so
+    no header of the server's reading is added by it."""
+    server.add("/", html("<p>a page</p>"))
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        settings={
+            "DEFAULT_REQUEST_HEADERS": {"X-Note": "one\r\nX-Smuggled: yes\nX-Two: 2"}
+        },
+    )
+    assert len(result.items) == 1
+    seen = [r for r in server.log if r.path == "/"]
+    assert seen
+    for request in seen:
+        names = {name.lower() for name in request.headers}
+        assert "x-smuggled" not in names
+        assert "x-two" not in names
+        assert request.headers["X-Note"] == "one X-Smuggled: yes X-Two: 2"

@@ -364,7 +364,8 @@ def response_headers(head: Head) -> Headers:
 
 def request_bytes(request: Request) -> bytes:
     """The request as Twisted's Agent writes it: the origin-form target,
-    ``Host`` (the port when not 80), the request's headers, and
+    ``Host`` (the port when not 80), the request's headers (a line end in
+    one made a space, as Twisted's ``_sanitizeLinearWhitespace``), and
     Content-Length for a body (0 for an empty POST or PUT)."""
     parsed = urlparse_cached(request)
     target = parsed.path or "/"
@@ -381,7 +382,12 @@ def request_bytes(request: Request) -> bytes:
         lines.append(b"Host: " + host.encode("ascii"))
     for name, values in headers.items():
         for value in values:
-            lines.append(name + b": " + value)
+            line = name + b": " + value
+            if b"\n" in line or b"\r" in line:
+                # no header smuggled in by a value (or name) holding a line
+                # end: made one line, as Twisted's Headers do
+                line = b" ".join(line.splitlines())
+            lines.append(line)
     body = request.body
     if body or request.method in ("POST", "PUT"):
         lines.append(b"Content-Length: " + str(len(body)).encode())
