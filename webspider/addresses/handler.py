@@ -32,6 +32,8 @@ from webspider.addresses.resolver import TICKET, Ticket, installed_resolver
 from webspider.exceptions import AddressRefused
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -57,9 +59,20 @@ class AddressGuardHandler(HTTP11DownloadHandler):
                 raise AddressRefused(request.url, str(refusal))
             proxy_host = name_key(urlsplit(add_http_if_no_scheme(proxy)).hostname or "")
         ticket = Ticket(guard, name_key(host), proxy_host)
+        return await self.with_ticket(ticket, request, super().download_request)
+
+    @staticmethod
+    async def with_ticket(
+        ticket: Ticket,
+        request: Request,
+        download: Callable[[Request], Awaitable[Response]],
+    ) -> Response:
+        """Run ``download`` with ``ticket`` naming this connection's host, so
+        the guard's resolver judges it; a host refused whole (every address)
+        is an ``AddressRefused``."""
         token = TICKET.set(ticket)
         try:
-            return await super().download_request(request)
+            return await download(request)
         except Exception:
             if ticket.refusal is not None:
                 raise AddressRefused(request.url, str(ticket.refusal)) from None

@@ -29,10 +29,9 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from webspider.addresses.dns import name_key
 from webspider.addresses.handler import AddressGuardHandler
-from webspider.addresses.resolver import TICKET, Ticket
+from webspider.addresses.resolver import Ticket
 from webspider.download.lean import LeanClient
 from webspider.download.options import DownloadOptions
-from webspider.exceptions import AddressRefused
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -60,15 +59,7 @@ class HTTPClientHandler(AddressGuardHandler):
         if guard is None:
             return await lean.download(request)
         ticket = Ticket(guard, name_key(urlparse_cached(request).hostname or ""))
-        token = TICKET.set(ticket)
-        try:
-            return await lean.download(request)
-        except Exception:
-            if ticket.refusal is not None:
-                raise AddressRefused(request.url, str(ticket.refusal)) from None
-            raise
-        finally:
-            TICKET.reset(token)
+        return await self.with_ticket(ticket, request, lean.download)
 
     async def close(self) -> None:
         if self.lean is not None:
