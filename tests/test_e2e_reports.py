@@ -355,3 +355,26 @@ async def test_rounds_in_the_summary_and_report(tmp_path, server):
     assert summary["deferred_remaining"] == 0
     report = (result.output / "report.html").read_text("utf-8")
     assert ">round 1<" in report
+
+
+@deferred_f_from_coro_f
+async def test_a_name_that_does_not_resolve_is_a_dns_error(
+    tmp_path, server, http_client
+):
+    unknown = server.url("/x").replace("site.test", "nxdomain.site.test")
+    server.add("/", html(f'<a href="{unknown}">nowhere</a><a href="/a">A</a>'))
+    server.add("/a", html("a", title="A"))
+    # robots.txt off: with it, the unknown origin's robots.txt is unreachable
+    # and the link is reported as robots_unreachable (test above)
+    result = await crawl(
+        tmp_path,
+        start_urls=server.url("/"),
+        scope="domain",
+        settings={"ROBOTSTXT_OBEY": False},
+    )
+    broken = by_url(result.exported("broken-links.jsonl"))
+    assert broken[unknown]["error"] == "dns_error"
+    assert refs(broken[unknown]) == {(server.url("/"), "nowhere", "a")}
+    assert len(broken) == 1
+    assert [s.path for s in server.log].count("/a") == 1
+    assert result.stats["webspider/broken/url_count/internal"] == 1
