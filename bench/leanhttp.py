@@ -1,5 +1,11 @@
 """A lean HTTP/1.1 download handler: a measurement contender, not a product.
 
+Historical: the prototype of client17 (bench/README, "Twisted's HTTP/1.1
+client against a lean asyncio one"), kept so that section's commands
+reproduce.
+The product's client is ``webspider.download`` (``WEBSPIDER_HTTP_CLIENT=lean``,
+the default), which does not import this module; change that one, not this.
+
     H='{"http": "bench.leanhttp.LeanHTTPDownloadHandler"}'
     python bench/smallpages.py --no-profile --contenders floor,floor-lean \
         --variant "floor-lean=floor:DOWNLOAD_HANDLERS=$H"
