@@ -558,7 +558,10 @@ class TargetIndex:
         if found is None:
             value = self.where.get(url)
             if value is not None:
-                found = self.entries[url] = Target(split(where_path(url, value)))
+                # url_path's segments as they are (not joined to be split
+                # again): a link of every page the worker converts
+                path = url_path(url) if value == 1 else split(str(value))
+                found = self.entries[url] = Target(path)
         return found
 
     def subset(self, urls: Iterable[str]) -> TargetIndex:
