@@ -122,7 +122,10 @@ def crawl(project: Path, url: str, out: Path, extra: list[str]) -> dict[str, obj
         for name in ("Closing spider", "Spider closed"):
             if name in line:
                 marks[name] = float(match.group(1)) - started
+    text = log.read_text(errors="replace")
+    fallbacks = re.findall(r"'webspider/page_worker/fallback_count/(\w+)': (\d+)", text)
     return {
+        "fallbacks": dict(fallbacks),
         "wall": wall,
         "crawl": crawl_cpu,
         "worker": worker_cpu,
@@ -194,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{'':<28} main threads: crawl user {cu:.2f} sys {cs:.2f} "
                       f"waited for a core {cw:.2f}; worker user {wu:.2f} "
                       f"sys {ws:.2f} waited {ww:.2f}")  # fmt: skip
+                if run["fallbacks"]:
+                    print(f"{'':<28} done by the crawl, not the page worker: "
+                          f"{run['fallbacks']}")  # fmt: skip
                 if args.show:
                     show(run["samples"], args.show)  # type: ignore[arg-type]
     return 0

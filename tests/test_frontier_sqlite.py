@@ -817,13 +817,21 @@ def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
     monkeypatch.setattr(sqliterecords, "CACHE_MAX", 8)
     # known keys held at first (the namespace is new), dropped past 20
     monkeypatch.setattr(sqliterecords, "KNOWN_MAX", 20)
+    # puts held a few at a time (written behind, and at every other op)
+    monkeypatch.setattr(sqliterecords, "PUTS_HELD", 5)
     state = SQLiteState(path)
     records = state.records("ns")
     model: dict[str, object] = {}
     rng = random.Random(14)
     keys = [f"http://a.test/{i}" for i in range(40)]
     for step in range(3000):
-        op = rng.randrange(9)
+        op = rng.randrange(11)
+        if op == 9:
+            assert dict(records.items()) == model
+            continue
+        if op == 10:
+            assert records.count() == len(model)
+            continue
         key = rng.choice(keys)
         if op == 0:
             records.put(key, {"v": step})
@@ -867,6 +875,41 @@ def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
     assert on_file == model
     assert records.get_many(keys) == [model.get(k) for k in keys]
     state.close()
+
+
+def test_puts_are_written_behind_until_the_commit(path):
+    state = SQLiteState(path)
+    index = state.records("mirror.index")
+    paths = state.records(NS_PATHS)  # hashed: a table of its own
+    state.commit()
+    statements: list[str] = []
+    state._db.set_trace_callback(statements.append)
+    for i in range(20):
+        index.put(f"http://a.test/{i}", ["h", i])
+    paths.put("AAAAAAAAAAAA", "x")
+    assert not any("INSERT" in sql for sql in statements)
+    # read back while held, from the memory or from what is held
+    index._young.clear()
+    index._old.clear()
+    assert index.get("http://a.test/3") == ["h", 3]
+    assert index.get_many(["http://a.test/4", "http://a.test/x"]) == [["h", 4], None]
+    assert not paths.put_new("AAAAAAAAAAAA", "y")  # held: taken already
+    state.commit()
+    state._db.set_trace_callback(None)
+    inserts = [sql for sql in statements if "INSERT OR REPLACE" in sql]
+    assert len(inserts) == 21  # at the commit (the trace shows each row)
+    db = sqlite3.connect(path)
+    (n,) = db.execute("SELECT COUNT(*) FROM record").fetchone()
+    (m,) = db.execute("SELECT COUNT(*) FROM hashed_mirror_paths").fetchone()
+    db.close()
+    assert (n, m) == (20, 1)
+    # what is held when the state is abandoned (a kill) is not on file
+    index.put("http://a.test/late", ["h", 99])
+    state.abandon()
+    again = SQLiteState(path)
+    assert again.records("mirror.index").get("http://a.test/late") is None
+    assert again.records("mirror.index").get("http://a.test/19") == ["h", 19]
+    again.close()
 
 
 def test_records_repeated_links_are_read_from_the_file_once(path, monkeypatch):

@@ -11,6 +11,7 @@ from webspider.mirror.state import (
     MirrorState,
     TargetIndex,
     add_kept,
+    export_line,
     pack_pending,
     pack_restore,
     spans_of,
@@ -528,6 +529,39 @@ def test_restore_keeps_only_what_the_link_does_not_say():
     e.restore, e.restore_joins = said, True
     assert again == e
     assert "x" not in e.index_json()  # defaults are left out
+
+
+def test_an_export_line_is_the_entrys_own_line():
+    # every shape of index record (and the older forms): the same line,
+    # key for key and in the same order, as the Entry read back writes
+    url = "http://h/p/0/12.html"
+    digest = "7040627e7ca8f58d9ac3428875407b695bafeea48a9d97bd5bb80772ca31a54f"
+    records: list[object] = []
+    for types in [
+        ("text/html", "html", "utf-8"),
+        ("text/html", "html", None),
+        ("image/png", "", None),
+        ("text/plain", "", "ascii"),
+    ]:
+        for etag in (None, '"x"', '"6b0f41ad-ef8"'):
+            for modified in (None, "Tue, 01 Dec 2026 21:52:45 GMT", "Tuesday"):
+                for path in (("h", "p", "0", "12.html"), ("h", "p", "x%~f")):
+                    for restore in (
+                        {},
+                        {"13.html": "http://h/p/0/13.html"},
+                        {"a": "b"},
+                    ):
+                        e = Entry(url=url, path=path, hash=digest, size=3832)
+                        e.content_type, e.kind, e.encoding = types
+                        e.etag, e.last_modified, e.restore = etag, modified, restore
+                        e.converted, e.gone, e.run = bool(restore), etag is None, 3
+                        records.append(json.loads(json.dumps(e.index_json())))
+    records.append(Entry(url=url, path=("h", "x"), hash="odd", size=1).index_json())
+    records.append({"hash": "h", "size": 1, "path": "h/x.html", "same": "=a.html"})
+    records.append({"s": 3, "b": "cEBifnyo9Y2aw0KIdUB7aVuv7qSKnZe9W7gHcsoxpU8"})
+    for record in records:
+        line = export_line(record, url)
+        assert json.dumps(line) == json.dumps(Entry.from_json(record, url).to_json())
 
 
 def test_index_record_is_compact_and_reads_back():

@@ -386,12 +386,31 @@ def test_the_process_answers_state_and_stores_before_pages(tmp_path):
     )
     # All arrived in one read: what is not reading a page goes first (the
     # crawl asks to store a page only once it was read, so it never asks
-    # for one still waiting: this one is missing).
+    # for one still waiting: this one is missing). A page to read overtakes
+    # only pages to store: the frame behind the store keeps them in order.
     assert [a["id"] for a in answers] == [2, 9, 1, 2]
     assert answers[0] == {"id": 2, "missing": True}
     assert answers[1]["error"].startswith("FrameError")
     assert "page" in answers[2]
     assert not Path(tmp_path, "s", "p.html").exists()
+
+
+def test_pages_are_read_before_pages_stored_while_few_are_held(tmp_path):
+    mirror = {"root": str(tmp_path), "forbidden": [], "keep_originals": False}
+    answers = run_worker(
+        frame({"op": "init", "rules": None, "keep": 4, "mirror": mirror}),
+        frame({"op": "parse", "id": 1, "url": URL, "keep": True}, PAGE),
+        frame({"op": "store", "id": 1, "key": URL, "path": ["s", "1.html"]}),
+        frame({"op": "parse", "id": 2, "url": URL, "keep": True}, PAGE),
+        frame({"op": "parse", "id": 3, "url": URL, "keep": True}, PAGE),
+    )
+    # each page read holds a download slot of the crawl's: pages 1 and 2 are
+    # read before the store ahead of them, until half the bound (keep 4) is
+    # held; then the store goes first, then page 3 (every store first had
+    # page 1's missing: not read yet)
+    assert [a["id"] for a in answers] == [1, 2, 1, 3]
+    assert all("page" in answers[i] for i in (0, 1, 3))
+    assert answers[2]["used"] == ["s", "1.html"]
 
 
 @pytest.mark.e2e

@@ -71,6 +71,17 @@ one INSERT, not an INSERT and an UPDATE of the row just inserted (about
 as costly: a B-tree search and a row written each). At most
 ``FLAGS_HELD`` rows are held.
 
+Puts written behind. ``put`` holds its row too (its stored text, by key,
+the last one given) until the state commits (``write_flags`` writes them
+first), or until anything but a read of keys, ``put_new`` or another
+``put`` meets the namespace; ``get`` and ``get_many`` answer a held key
+from it. The mirror's index record is one ``put`` a page, and one
+``executemany`` of a commit's rows costs less than an ``execute`` each
+(bench/README.md, "The mirror's work a page, third pass"). What is read
+and committed is what it was; at most ``PUTS_HELD`` rows are held, and at
+any moment only puts or only flags are (each kind writes the other's
+first), so the order of the writes to a key is kept.
+
 Pure: standard library only.
 """
 
@@ -141,6 +152,9 @@ KNOWN_MAX = 1024
 #: flagged rows held at most before they are written (see "Flags written
 #: behind")
 FLAGS_HELD = 8192
+#: rows ``put`` holds at most before they are written (see "Puts written
+#: behind")
+PUTS_HELD = 1024
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json_loads = json.loads
@@ -293,7 +307,7 @@ class _HeldFlags:
 class SQLiteRecords(_HeldFlags):
     """One namespace of records (webspider.records.Records) in ``db``."""
 
-    __slots__ = ("_db", "_known", "_ns", "_old", "_table", "_young", "name")
+    __slots__ = ("_db", "_known", "_ns", "_old", "_puts", "_table", "_young", "name")
 
     def __init__(
         self, db: sqlite3.Connection, name: str, table: str = "record"
@@ -316,6 +330,9 @@ class SQLiteRecords(_HeldFlags):
         #: flag_many's rows not written yet: key → [bits, text] (see
         #: "Flags written behind" in the module docstring)
         self._flags: dict[str, list[Any]] = {}
+        #: put's rows not written yet: key → stored text (see "Puts written
+        #: behind")
+        self._puts: dict[str, str | bytes | int] = {}
         where, args = self._range("")
         keys = db.execute(
             f"SELECT key FROM {table} WHERE {where} LIMIT ?", (*args, KNOWN_MAX + 1)
@@ -367,6 +384,8 @@ class SQLiteRecords(_HeldFlags):
                 text = old.pop(key)
             elif known is not None and key not in known:
                 text = None
+            elif key in self._puts:
+                text = self._puts[key]
             else:
                 row = self._db.execute(
                     f"SELECT value FROM {self._table} WHERE key = ?",
@@ -393,6 +412,12 @@ class SQLiteRecords(_HeldFlags):
                 if key not in known:
                     young[key] = None
             missing = [key for key in missing if key in known]
+        if missing and self._puts:
+            held = self._puts
+            for key in missing:
+                if key in held:
+                    young[key] = held[key]
+            missing = [key for key in missing if key not in held]
         if missing:
             pack = self._pack
             stored = [pack(key) for key in missing]
@@ -416,15 +441,34 @@ class SQLiteRecords(_HeldFlags):
         if self._flags:
             self.write_flags()
         text = _encode(value)
-        self._db.execute(
-            f"INSERT OR REPLACE INTO {self._table} (key, value) VALUES (?, ?)",
-            (self._pack(key), text),
-        )
+        puts = self._puts
+        puts[key] = text  # held (see "Puts written behind")
         self._remember(key, text)
         if self._known is not None:
             self._added((key,))
+        if len(puts) >= PUTS_HELD:
+            self._write_puts()
+
+    def _write_puts(self) -> None:
+        """Write the rows ``put`` holds."""
+        puts = self._puts
+        if not puts:
+            return
+        self._puts = {}
+        pack = self._pack
+        self._db.executemany(
+            f"INSERT OR REPLACE INTO {self._table} (key, value) VALUES (?, ?)",
+            [(pack(key), text) for key, text in puts.items()],
+        )
+
+    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
+        if self._puts:
+            self._write_puts()
+        super().flag_many(items)
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        if self._puts:
+            self._write_puts()
         if self._flags:
             self.write_flags()
         pack = self._pack
@@ -447,6 +491,8 @@ class SQLiteRecords(_HeldFlags):
     def put_new(self, key: str, value: Any) -> bool:
         if self._flags:
             self.write_flags()
+        if key in self._puts:  # its row is written already, in effect
+            return False
         text = _encode(value)
         cursor = self._db.execute(
             f"INSERT OR IGNORE INTO {self._table} (key, value) VALUES (?, ?)",
@@ -467,6 +513,8 @@ class SQLiteRecords(_HeldFlags):
         return {key: self.incr(key, by) for key, by in counts.items()}
 
     def incr(self, key: str, by: int = 1) -> int:
+        if self._puts:
+            self._write_puts()
         if self._flags:
             self.write_flags()
         (value,) = self._db.execute(
@@ -481,7 +529,7 @@ class SQLiteRecords(_HeldFlags):
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
-        if self._flags:
+        if self._flags or self._puts:
             self.write_flags()
         pack = self._pack
         keys = list(keys)
@@ -496,7 +544,10 @@ class SQLiteRecords(_HeldFlags):
 
     def write_flags(self, within: Set[str] | None = None) -> None:
         """Write the rows ``flag_many`` holds (those whose key's group,
-        ``"<head>\\n"``, is in ``within``, when given)."""
+        ``"<head>\\n"``, is in ``within``, when given), and those ``put``
+        holds (all of them)."""
+        if self._puts:
+            self._write_puts()
         rows = self._take_flags(within)
         if not rows:
             return
@@ -524,7 +575,7 @@ class SQLiteRecords(_HeldFlags):
             self._added(rows)
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
-        if self._flags:
+        if self._flags or self._puts:
             self.write_flags()
         check_bits(bits)
         ns = self._ns
@@ -542,6 +593,8 @@ class SQLiteRecords(_HeldFlags):
 
     def unflag_prefix(self, prefix: str, bits: int) -> None:
         check_bits(bits)
+        if self._puts:
+            self._write_puts()
         self._write_flags_in((prefix,))
         where, args = self._range(prefix)
         self._db.execute(
@@ -559,6 +612,8 @@ class SQLiteRecords(_HeldFlags):
         check_bits(bits)
         if not prefixes:
             return
+        if self._puts:
+            self._write_puts()
         self._write_flags_in(prefixes)
         ranges: list[tuple[str, str]] = []
         for prefix in prefixes:
@@ -581,6 +636,8 @@ class SQLiteRecords(_HeldFlags):
 
     def delete_prefix(self, prefix: str) -> None:
         # one statement over the key range: nothing read, nothing decoded
+        if self._puts:
+            self._write_puts()
         self._write_flags_in((prefix,))
         where, args = self._range(prefix)
         self._db.execute(f"DELETE FROM {self._table} WHERE {where}", args)
@@ -608,7 +665,7 @@ class SQLiteRecords(_HeldFlags):
             f"SELECT key, value FROM {table} WHERE key > ?"
             f"{' AND key < ?' if end else ''} ORDER BY key LIMIT {_PAGE}"
         )
-        if self._flags:
+        if self._flags or self._puts:
             self.write_flags()
         # the first page includes the prefix itself as a key
         rows = self._db.execute(
@@ -621,12 +678,12 @@ class SQLiteRecords(_HeldFlags):
                 yield unpack(key), _loads(value)
             if len(rows) < _PAGE:
                 return
-            if self._flags:  # flagged while the caller iterates
+            if self._flags or self._puts:  # written while the caller iterates
                 self.write_flags()
             rows = self._db.execute(query, (rows[-1][0], *end)).fetchall()
 
     def count(self, prefix: str = "") -> int:
-        if self._flags:
+        if self._flags or self._puts:
             self.write_flags()
         where, args = self._range(prefix)
         (n,) = self._db.execute(
@@ -637,6 +694,7 @@ class SQLiteRecords(_HeldFlags):
 
     def clear(self) -> None:
         self._flags = {}  # written, they would be deleted
+        self._puts = {}
         where, args = self._range("")
         self._db.execute(f"DELETE FROM {self._table} WHERE {where}", args)
         self._forget_all()
@@ -741,7 +799,9 @@ class SQLiteHashed(SQLiteRecords):
         self._no_flags()
 
     def write_flags(self, within: Set[str] | None = None) -> None:
-        pass  # none held: flag_many refuses
+        # no flags held (flag_many refuses), but puts may be
+        if self._puts:
+            self._write_puts()
 
 
 # -- links.waiting: a table of its own ----------------------------------------------

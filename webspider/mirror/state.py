@@ -393,6 +393,40 @@ def _positional_form(record: list[Any], url: str | None) -> dict[str, Any]:
     return out
 
 
+def export_line(data: Any, url: str) -> dict[str, Any]:
+    """``Entry.from_json(data, url).to_json()`` (the export's line of an
+    index record, before its ``pending`` and ``kept``), without the Entry
+    between: a line a page mirrored, written as the crawl ends, after its
+    last page (bench/README.md, "The mirror's work a page, third pass")."""
+    if type(data) is not list:
+        return Entry.from_json(data, url).to_json()
+    fields = _positional_form(data, url)
+    if "same" in fields:
+        restore = unpack_restore(url, fields["same"], fields.get("restore") or {})
+    else:
+        restore = fields.get("restore", {})
+    # Entry's fields, in their order
+    return {
+        "url": url,
+        "path": str(fields["path"]),
+        "hash": fields["hash"],
+        "size": fields["size"],
+        "content_type": fields["content_type"],
+        "kind": fields["kind"],
+        "encoding": fields["encoding"],
+        "etag": fields["etag"],
+        "last_modified": fields["last_modified"],
+        "converted": fields["converted"],
+        "pending": [],
+        "kept": {},
+        "restore": restore,
+        "gone": fields["gone"],
+        "run": fields["run"],
+        "revalidated": fields["revalidated"],
+        "restore_joins": True,
+    }
+
+
 def _long_form(data: Mapping[str, Any], url: str | None) -> dict[str, Any]:
     """A compact index record (``Entry.index_json``) with its long names."""
     out: dict[str, Any] = {"restore_joins": True}
@@ -524,7 +558,10 @@ class TargetIndex:
         if found is None:
             value = self.where.get(url)
             if value is not None:
-                found = self.entries[url] = Target(split(where_path(url, value)))
+                # url_path's segments as they are (not joined to be split
+                # again): a link of every page the worker converts
+                path = url_path(url) if value == 1 else split(str(value))
+                found = self.entries[url] = Target(path)
         return found
 
     def subset(self, urls: Iterable[str]) -> TargetIndex:
@@ -1147,7 +1184,7 @@ class MirrorState:
                 for (url, data), record in zip(
                     chunk, self.pending.get_many(urls), strict=True
                 ):
-                    line = Entry.from_json(data, url).to_json()
+                    line = export_line(data, url)
                     if record is not None:
                         line["pending"], line["kept"] = unpack_pending(url, record)
                     else:

@@ -422,13 +422,21 @@ class Worker:
 class _Inbox:
     """The frames that arrived, read as they come: what changes the state or
     stores a page goes before reading more pages (a page waiting to be
-    stored holds the crawl's memory; one waiting to be read does not)."""
+    stored holds the crawl's memory; one waiting to be read does not), but
+    a page to read overtakes pages to store while few are held
+    (``next(reads_first=True)``): a page waiting to be read holds one of
+    the crawl's download slots (webspider.pageworker.readahead), and with
+    the mirror on, the stores queued ahead of it kept the crawl waiting
+    for its downloads a quarter of the time (bench/README.md, "The
+    mirror's work a page, third pass")."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.reader = FrameReader()
         self.urgent: deque[tuple[dict[str, Any], bytes]] = deque()
         self.pages: deque[tuple[dict[str, Any], bytes]] = deque()
+        #: frames in ``urgent`` that are not stores (no page overtakes them)
+        self.others = 0
         self.closed = False
 
     def _read(self, wait: bool) -> None:
@@ -439,7 +447,13 @@ class _Inbox:
             self.closed = True
             return
         for frame in self.reader.feed(data):
-            (self.pages if frame[0].get("op") == "parse" else self.urgent).append(frame)
+            op = frame[0].get("op")
+            if op == "parse":
+                self.pages.append(frame)
+            else:
+                self.urgent.append(frame)
+                if op != "store":
+                    self.others += 1
 
     def quick_next(self) -> bool:
         """Whether the next frame is here already (read without waiting) and
@@ -450,13 +464,22 @@ class _Inbox:
             return True
         return bool(self.pages) and len(self.pages[0][1]) <= QUICK_BODY
 
-    def next(self) -> tuple[dict[str, Any], bytes] | None:
-        """The next frame to answer; None when the stream ended."""
+    def next(self, reads_first: bool = False) -> tuple[dict[str, Any], bytes] | None:
+        """The next frame to answer; None when the stream ended.
+        ``reads_first``: a page to read goes before the pages to store
+        ahead of it, when only those are (every other frame keeps its
+        place: a state change, a page to forget)."""
         while True:
             if not self.closed:
                 self._read(wait=False)
-            if self.urgent:
-                return self.urgent.popleft()
+            urgent = self.urgent
+            if urgent:
+                if reads_first and self.pages and not self.others:
+                    return self.pages.popleft()
+                frame = urgent.popleft()
+                if frame[0].get("op") != "store":
+                    self.others -= 1
+                return frame
             if self.pages:
                 return self.pages.popleft()
             if self.closed:
@@ -475,7 +498,10 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         # (the busier process) for each. Not held while a large page is read.
         if not inbox.quick_next():
             stdout.flush()
-        frame = inbox.next()
+        # pages are read first while the pages held for the mirror stay
+        # well below the bound past which the oldest are dropped (and then
+        # stored by the crawl's process itself)
+        frame = inbox.next(reads_first=len(worker.held) < worker.keep // 2)
         if frame is None or frame[0].get("op") == "stop":
             stdout.flush()
             if worker.tree is not None:
