@@ -174,6 +174,66 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     assert gets.count("/") == gets.count("/a.html") == gets.count("/s.css") == 2
 
 
+class PausingSpider(WorkerFirstSpider):
+    """Stops the page worker (SIGSTOP) when it has read a page of the second
+    level (the first level's store done: the crawl's levels wait for it),
+    and lets it go on once the crawl's process has read two pages itself."""
+
+    paused = resumed = False
+
+    def parse(self, response):
+        worker = self.crawler.get_extension(PageWorker)
+        cls = type(self)
+        if response.meta.get("depth", 0) and not cls.paused:
+            os.kill(worker.pid, signal.SIGSTOP)
+            cls.paused = True
+        elif (
+            cls.paused
+            and not cls.resumed
+            and self.crawler.stats.get_value(READ_HERE, 0) >= 2
+        ):
+            os.kill(worker.pid, signal.SIGCONT)
+            cls.resumed = True
+        return super().parse(response)
+
+    def closed(self, reason):
+        if type(self).paused and not type(self).resumed:
+            os.kill(self.crawler.get_extension(PageWorker).pid, signal.SIGCONT)
+
+
+READ_HERE = "webspider/page_worker/read_here_count"
+
+
+@deferred_f_from_coro_f
+async def test_pages_that_would_wait_for_a_busy_worker_are_read_here(tmp_path, server):
+    # CONCURRENT_REQUESTS=2: a page that arrives while the other waits for
+    # the worker is read (and stored) by the crawl's process, which would
+    # only wait otherwise; the output is the same.
+    site(server)
+    shared = await crawl(
+        tmp_path / "shared",
+        PausingSpider,
+        {**WORKER_ON, "CONCURRENT_REQUESTS": 2},
+        start_urls=server.url("/"),
+    )
+    off = await crawl(
+        tmp_path / "off",
+        settings={"WEBSPIDER_PAGE_WORKER": False},
+        start_urls=server.url("/"),
+    )
+    assert PausingSpider.resumed
+    stats = shared.stats
+    assert stats[READ_HERE] >= 2
+    assert stats["webspider/page_worker/parsed_count"] >= 2
+    assert stats["webspider/page_worker/stored_count"] >= 2
+    assert not any("fallback_count" in key for key in stats)
+    assert mirror(shared) == mirror(off)
+    assert pages(shared) == pages(off)
+    assert (shared.output / "broken-links.jsonl").read_text() == (
+        off.output / "broken-links.jsonl"
+    ).read_text()
+
+
 class StopWatchingSpider(WorkerFirstSpider):
     """Waits, when the crawl state closes (after the mirror's fix-up, before
     the state is closed and the reports written), up to 10 s for the page

@@ -76,6 +76,9 @@ STATS_STORED = "webspider/page_worker/stored_count"
 #: pages whose mirror file the worker fixed up at the end of the crawl
 STATS_FIXED_UP = "webspider/page_worker/fixed_up_count"
 STATS_FALLBACK = "webspider/page_worker/fallback_count"  # /<parse|store>
+#: pages the crawl's process read itself because every other page of the
+#: crawl was waiting for the worker (webspider.pageworker.readahead)
+STATS_READ_HERE = "webspider/page_worker/read_here_count"
 #: bodies up to this size are sent in one write with their frame's head,
 #: and frames up to this size are joined into one write; larger bodies go by
 #: reference, as they are (no copy)
@@ -168,6 +171,8 @@ class PageWorker:
         #: its stop, once begun (close, or mirror_done)
         self._closing: asyncio.Future[None] | None = None
         self._ready_id = 0
+        #: pages it was asked to read and has not answered yet
+        self.reading = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
 
@@ -473,7 +478,11 @@ class PageWorker:
             # the worker works it out (Scrapy's way: webspider.page.encoding)
             content_type = response.headers.get(b"Content-Type") or b""
             header["content_type"] = content_type.decode("latin-1")
-        reply = await self._ask(header, response.body)
+        self.reading += 1
+        try:
+            reply = await self._ask(header, response.body)
+        finally:
+            self.reading -= 1
         if reply is None:
             self._inc(f"{STATS_FALLBACK}/parse")
             return None
@@ -497,6 +506,11 @@ class PageWorker:
                 self._paths[response] = path, answer.get("plain"), planned
         self._inc(STATS_PARSED)
         return page
+
+    def read_here(self) -> None:
+        """Count a page the crawl's process reads itself (see
+        webspider.pageworker.readahead)."""
+        self._inc(STATS_READ_HERE)
 
     def holds(self, response: Response) -> bool:
         return self.running and response in self._held

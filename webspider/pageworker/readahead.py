@@ -13,6 +13,15 @@ Off (not configured) with the page worker. A page that arrives before the
 worker is up, or that it could not read, is read in this process, as
 without it. Link checks of other sites
 (``webspider_check_only``) are not read at all.
+
+A page that arrives while every other place of ``CONCURRENT_REQUESTS`` holds
+a page waiting for the worker is read in this process too (stats
+``webspider/page_worker/read_here_count``): the worker is behind, no other
+request can be downloaded meanwhile, so this process would only wait. On
+large pages (python3.11-doc: the worker busy ~90 % of the crawl, this
+process ~65 %) about a quarter of the pages are read here and the crawl's
+wall is ~14 % shorter (when nothing else needs the second core); on small
+pages the worker mostly keeps up and this is rare. The output is the same either way.
 """
 
 from __future__ import annotations
@@ -41,6 +50,8 @@ class ReadAheadMiddleware:
         self.worker = worker
         #: the mirror stores 2xx pages: the worker keeps those
         self.mirror = MirrorOptions.of(crawler.settings).root is not None
+        #: this many pages waiting for the worker: the next is read here
+        self.read_here_at = max(crawler.settings.getint("CONCURRENT_REQUESTS") - 1, 1)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -56,7 +67,11 @@ class ReadAheadMiddleware:
         kind = page_kind(response)
         if kind is None:
             return response
-        page = await self.worker.parse(response, kind, keep=self.mirror)
+        worker = self.worker
+        if worker.reading >= self.read_here_at:
+            worker.read_here()
+            return response
+        page = await worker.parse(response, kind, keep=self.mirror)
         if page is not None:
             set_parsed_page(response, page)
         return response

@@ -1,0 +1,92 @@
+"""Benchmark helper (not a test): the same crawl by two webspider trees, compared.
+
+    python bench/tree_parity.py --sites docs --project $PWD --other <a checkout>
+
+Serves each site with nginx on loopback (bench/sites.py), crawls it with
+``scrapy crawl webspider`` (default features: the mirror on) once with each
+tree, and compares what the crawls wrote: ``pages.jsonl`` and
+``broken-links.jsonl`` as bench/client_parity.py does (``fetched_at``,
+``referer`` and the referrers listed left out: timing), every file of the
+mirror folder byte for byte, and the pages' count. Prints one line a site
+and each difference; exit status 1 if any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from client_parity import broken, pages, served  # noqa: E402
+
+
+def crawl(url: str, out: Path, project: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(project)
+    argv = [sys.executable, "-m", "scrapy", "crawl", "webspider"]
+    argv += ["-a", f"url={url}", "-a", f"output={out}", "-s", "WEBSPIDER_PROGRESS=off"]
+    proc = subprocess.run(
+        argv, cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode:
+        raise SystemExit(f"{project}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+
+
+def mirror(out: Path) -> dict[str, bytes]:
+    root = out / "mirror"
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sites", default="docs")
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--project", type=Path, default=Path.cwd())
+    parser.add_argument("--other", type=Path, required=True)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-parity"))
+    args = parser.parse_args()
+    differ = False
+    for name in args.sites.split(","):
+        with (
+            served(name, args.workdir, args.pages) as url,
+            tempfile.TemporaryDirectory() as tmp,
+        ):
+            trees = {"this": args.project, "other": args.other}
+            outs = {label: Path(tmp) / label for label in trees}
+            for label, tree in trees.items():
+                crawl(url, outs[label], tree)
+            notes = []
+            a, b = pages(outs["this"]), pages(outs["other"])
+            if a != b:
+                diff = [(x, y) for x, y in zip(a, b, strict=False) if x != y][:3]
+                notes.append(f"pages.jsonl differs ({len(a)} / {len(b)} lines): {diff}")
+            if broken(outs["this"]) != broken(outs["other"]):
+                notes.append("broken-links.jsonl differs")
+            ma, mb = mirror(outs["this"]), mirror(outs["other"])
+            if ma != mb:
+                names = sorted(set(ma) ^ set(mb))[:5]
+                changed = sorted(k for k in set(ma) & set(mb) if ma[k] != mb[k])[:5]
+                notes.append(f"mirror differs: only one side {names}, bytes {changed}")
+            print(
+                f"{name}: {len(a)} pages, {len(ma)} mirror files, "
+                f"{sum(map(len, ma.values()))} bytes: "
+                + ("the same" if not notes else f"{len(notes)} differences")
+            )
+            for note in notes:
+                print("   ", note)
+            differ = differ or bool(notes)
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
