@@ -21,7 +21,8 @@ request can be downloaded meanwhile, so this process would only wait. On
 large pages (python3.11-doc: the worker busy ~90 % of the crawl, this
 process ~65 %) about a quarter of the pages are read here and the crawl's
 wall is ~14 % shorter (when nothing else needs the second core); on small
-pages the worker mostly keeps up and this is rare. The output is the same either way.
+pages the worker mostly keeps up and this is rare. The output is the same
+either way.
 """
 
 from __future__ import annotations
