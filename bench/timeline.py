@@ -124,6 +124,7 @@ def crawl(project: Path, url: str, out: Path, extra: list[str]) -> dict[str, obj
                 marks[name] = float(match.group(1)) - started
     text = log.read_text(errors="replace")
     fallbacks = re.findall(r"'webspider/page_worker/fallback_count/(\w+)': (\d+)", text)
+    fallbacks += re.findall(r"'webspider/page_worker/(read_here)_count': (\d+)", text)
     return {
         "fallbacks": dict(fallbacks),
         "wall": wall,
