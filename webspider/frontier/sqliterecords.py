@@ -461,16 +461,20 @@ class SQLiteRecords(_HeldFlags):
             [(pack(key), text) for key, text in puts.items()],
         )
 
+    def _write_held(self) -> None:
+        """Write every row ``put`` and ``flag_many`` hold: before an
+        operation that is not a read by key (the module docstring's "Flags
+        written behind" and "Puts written behind")."""
+        if self._flags or self._puts:
+            self.write_flags()  # the puts first
+
     def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
         if self._puts:
             self._write_puts()
         super().flag_many(items)
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
-        if self._puts:
-            self._write_puts()
-        if self._flags:
-            self.write_flags()
+        self._write_held()
         pack = self._pack
         rows = [(key, _encode(value)) for key, value in items]
         self._db.executemany(
@@ -513,10 +517,7 @@ class SQLiteRecords(_HeldFlags):
         return {key: self.incr(key, by) for key, by in counts.items()}
 
     def incr(self, key: str, by: int = 1) -> int:
-        if self._puts:
-            self._write_puts()
-        if self._flags:
-            self.write_flags()
+        self._write_held()
         (value,) = self._db.execute(
             f"INSERT INTO {self._table} (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + ? "
@@ -529,8 +530,7 @@ class SQLiteRecords(_HeldFlags):
         return int(value)
 
     def delete(self, keys: Iterable[str]) -> None:
-        if self._flags or self._puts:
-            self.write_flags()
+        self._write_held()
         pack = self._pack
         keys = list(keys)
         self._db.executemany(
@@ -575,8 +575,7 @@ class SQLiteRecords(_HeldFlags):
             self._added(rows)
 
     def unflag(self, keys: Iterable[str], bits: int) -> None:
-        if self._flags or self._puts:
-            self.write_flags()
+        self._write_held()
         check_bits(bits)
         ns = self._ns
         stored = [(ns + key,) for key in keys]
@@ -665,8 +664,7 @@ class SQLiteRecords(_HeldFlags):
             f"SELECT key, value FROM {table} WHERE key > ?"
             f"{' AND key < ?' if end else ''} ORDER BY key LIMIT {_PAGE}"
         )
-        if self._flags or self._puts:
-            self.write_flags()
+        self._write_held()
         # the first page includes the prefix itself as a key
         rows = self._db.execute(
             f"SELECT key, value FROM {table} WHERE {where} ORDER BY key LIMIT {_PAGE}",
@@ -678,13 +676,11 @@ class SQLiteRecords(_HeldFlags):
                 yield unpack(key), _loads(value)
             if len(rows) < _PAGE:
                 return
-            if self._flags or self._puts:  # written while the caller iterates
-                self.write_flags()
+            self._write_held()  # put or flagged while the caller iterates
             rows = self._db.execute(query, (rows[-1][0], *end)).fetchall()
 
     def count(self, prefix: str = "") -> int:
-        if self._flags or self._puts:
-            self.write_flags()
+        self._write_held()
         where, args = self._range(prefix)
         (n,) = self._db.execute(
             f"SELECT COUNT(*) FROM {self._table} WHERE {where}",
