@@ -96,6 +96,29 @@ def broken(out: Path) -> list[dict[str, object]]:
     return lines
 
 
+def compare_outputs(one: Path, two: Path) -> tuple[list[dict[str, object]], list[str]]:
+    """``pages.jsonl`` and ``broken-links.jsonl`` of two crawls' output
+    folders compared (as ``pages`` and ``broken`` read them): the first
+    one's pages, and a line for each file that differs."""
+    notes = []
+    a, b = pages(one), pages(two)
+    if a != b:
+        diff = [(x, y) for x, y in zip(a, b, strict=False) if x != y][:3]
+        notes.append(f"pages.jsonl differs ({len(a)} / {len(b)} lines): {diff}")
+    broken_a, broken_b = broken(one), broken(two)
+    if broken_a != broken_b:
+        notes.append(f"broken-links.jsonl differs: {broken_a[:3]} / {broken_b[:3]}")
+    return a, notes
+
+
+def report(summary: str, notes: list[str]) -> bool:
+    """Print a site's line and its differences; whether there were any."""
+    print(f"{summary}: " + ("the same" if not notes else f"{len(notes)} differences"))
+    for note in notes:
+        print("   ", note)
+    return bool(notes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", default="synth")
@@ -111,16 +134,7 @@ def main() -> int:
         ):
             outs = {c: Path(tmp) / c for c in ("twisted", "lean")}
             stats = {c: crawl(url, c, outs[c], args.project) for c in outs}
-            notes = []
-            a, b = pages(outs["twisted"]), pages(outs["lean"])
-            if a != b:
-                diff = [(x, y) for x, y in zip(a, b, strict=False) if x != y][:3]
-                notes.append(f"pages.jsonl differs ({len(a)} / {len(b)} lines): {diff}")
-            if broken(outs["twisted"]) != broken(outs["lean"]):
-                notes.append(
-                    f"broken-links.jsonl differs: {broken(outs['twisted'])[:3]} / "
-                    f"{broken(outs['lean'])[:3]}"
-                )
+            a, notes = compare_outputs(outs["twisted"], outs["lean"])
             keys = sorted(
                 k for s in stats.values() for k in s if k.startswith(COMPARED)
             )
@@ -129,14 +143,11 @@ def main() -> int:
                 if x != y:
                     notes.append(f"{key}: twisted {x}, lean {y}")
             bytes_ = stats["twisted"].get("downloader/response_bytes")
-            print(
+            summary = (
                 f"{name}: {len(a)} pages, {len(broken(outs['twisted']))} broken, "
-                f"response_bytes {bytes_}: "
-                + ("the same" if not notes else f"{len(notes)} differences")
+                f"response_bytes {bytes_}"
             )
-            for note in notes:
-                print("   ", note)
-            differ = differ or bool(notes)
+            differ = report(summary, notes) or differ
     return 1 if differ else 0
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from client_parity import broken, pages, served  # noqa: E402
+from client_parity import compare_outputs, report, served  # noqa: E402
 
 
 def crawl(url: str, out: Path, project: Path) -> None:
@@ -65,26 +65,17 @@ def main() -> int:
             outs = {label: Path(tmp) / label for label in trees}
             for label, tree in trees.items():
                 crawl(url, outs[label], tree)
-            notes = []
-            a, b = pages(outs["this"]), pages(outs["other"])
-            if a != b:
-                diff = [(x, y) for x, y in zip(a, b, strict=False) if x != y][:3]
-                notes.append(f"pages.jsonl differs ({len(a)} / {len(b)} lines): {diff}")
-            if broken(outs["this"]) != broken(outs["other"]):
-                notes.append("broken-links.jsonl differs")
+            a, notes = compare_outputs(outs["this"], outs["other"])
             ma, mb = mirror(outs["this"]), mirror(outs["other"])
             if ma != mb:
                 names = sorted(set(ma) ^ set(mb))[:5]
                 changed = sorted(k for k in set(ma) & set(mb) if ma[k] != mb[k])[:5]
                 notes.append(f"mirror differs: only one side {names}, bytes {changed}")
-            print(
+            summary = (
                 f"{name}: {len(a)} pages, {len(ma)} mirror files, "
-                f"{sum(map(len, ma.values()))} bytes: "
-                + ("the same" if not notes else f"{len(notes)} differences")
+                f"{sum(map(len, ma.values()))} bytes"
             )
-            for note in notes:
-                print("   ", note)
-            differ = differ or bool(notes)
+            differ = report(summary, notes) or differ
     return 1 if differ else 0
 
 
