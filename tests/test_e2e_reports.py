@@ -357,24 +357,59 @@ async def test_rounds_in_the_summary_and_report(tmp_path, server):
     assert ">round 1<" in report
 
 
+@pytest.mark.parametrize("robots", [True, False], ids=["robots", "no-robots"])
 @deferred_f_from_coro_f
 async def test_a_name_that_does_not_resolve_is_a_dns_error(
-    tmp_path, server, http_client
+    tmp_path, server, http_client, robots
 ):
     unknown = server.url("/x").replace("site.test", "nxdomain.site.test")
-    server.add("/", html(f'<a href="{unknown}">nowhere</a><a href="/a">A</a>'))
+    # with robots.txt obeyed, a host whose robots.txt redirects to a name that
+    # does not resolve is unreachable (RFC 9309 2.3.1.2), not dns_error: its
+    # own name resolves
+    redirected = server.url("/y").replace("site.test", "redir.site.test")
+
+    def robots_txt(seen: SeenRequest) -> Page:
+        if seen.headers.get("Host", "").startswith("redir."):
+            target = server.url("/robots.txt").replace("site.test", "nxdomain.b.test")
+            return Page(b"", status=301, headers=[("Location", target)])
+        return Page(b"", status=404)
+
+    server.add("/robots.txt", robots_txt)
+    server.add(
+        "/",
+        html(
+            f'<a href="{unknown}">nowhere</a><a href="/a">A</a>'
+            f'<a href="{redirected}">elsewhere</a>'
+        ),
+    )
     server.add("/a", html("a", title="A"))
-    # robots.txt off: with it, the unknown origin's robots.txt is unreachable
-    # and the link is reported as robots_unreachable (test above)
+    server.add("/y", html("y", title="Y"))
     result = await crawl(
         tmp_path,
         start_urls=server.url("/"),
         scope="domain",
-        settings={"ROBOTSTXT_OBEY": False},
+        settings={"ROBOTSTXT_OBEY": robots},
     )
     broken = by_url(result.exported("broken-links.jsonl"))
+    # the name that does not resolve: dns_error whether robots.txt is obeyed
+    # or not (with it, the robots.txt download found no address on each try)
     assert broken[unknown]["error"] == "dns_error"
     assert refs(broken[unknown]) == {(server.url("/"), "nowhere", "a")}
-    assert len(broken) == 1
     assert [s.path for s in server.log].count("/a") == 1
-    assert result.stats["webspider/broken/url_count/internal"] == 1
+    summary = json.loads((result.output / "summary.json").read_text("utf-8"))
+    # a failure, not a choice: not in the skipped counts (only the redirected
+    # robots.txt's origin is, with robots.txt obeyed)
+    skipped = summary["skipped"]["by_reason"].get("robots_unreachable", 0)
+    assert skipped == (1 if robots else 0)
+    assert result.stats["webspider/pages/failed_count"] == 1
+    if robots:
+        assert broken[unknown]["detail"].startswith("robots.txt: ")
+        assert broken[redirected]["error"] == "robots_unreachable"
+        assert len(broken) == 2
+        assert result.stats["webspider/broken/url_count/internal"] == 2
+        assert "/y" not in server.requested_pages()
+    else:
+        assert redirected not in broken
+        assert len(broken) == 1
+        assert result.stats["webspider/broken/url_count/internal"] == 1
+        assert "/y" in server.requested_pages()

@@ -10,6 +10,7 @@ from twisted.internet import error as net
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseNeverReceived
 
+from webspider.exceptions import HostUnresolved, RobotsUnreachable, is_dns_failure
 from webspider.reports import errors
 
 
@@ -39,6 +40,8 @@ def wrapped(cause: BaseException) -> DownloadFailedError:
         (ConnectionResetError(), "connection_lost"),
         (IgnoreRequest("max redirections reached"), "too_many_redirects"),
         (IgnoreRequest("Forbidden by robots.txt"), None),
+        (RobotsUnreachable("http://a.test/", "HTTP 503"), "robots_unreachable"),
+        (HostUnresolved("http://a.test/", "no address"), "dns_error"),
         (ValueError("odd"), "download_error"),
     ],
 )
@@ -62,3 +65,23 @@ def test_classify_redirect(location, code):
 def test_describe_unwraps_twisted_reasons():
     exc = wrapped(ResponseNeverReceived([Failure(net.ConnectionDone())]))
     assert "closed cleanly" in errors.describe(exc)
+
+
+@pytest.mark.parametrize(
+    ("exc", "dns"),
+    [
+        (CannotResolveHostError("x"), True),
+        (net.DNSLookupError("x"), True),
+        (wrapped(net.DNSLookupError("x")), True),
+        (wrapped(DownloadConnectionRefusedError("x")), False),
+        (DownloadFailedError("no cause"), False),
+        (DownloadTimeoutError("x"), False),
+    ],
+)
+def test_is_dns_failure(exc, dns):
+    assert is_dns_failure(exc) is dns
+
+
+def test_describe_names_the_robots_txt_download():
+    exc = HostUnresolved("http://a.test/", "CannotResolveHostError: no address")
+    assert errors.describe(exc) == "robots.txt: CannotResolveHostError: no address"

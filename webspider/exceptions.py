@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, DownloadFailedError, IgnoreRequest
+from twisted.internet.error import DNSLookupError
+
+#: what a download raises when the host name has no address (Twisted's
+#: client raises the first, Scrapy 2.19's handlers and webspider's lean client
+#: the second)
+DNS_FAILURES = (DNSLookupError, CannotResolveHostError)
 
 
 class CrawlStateError(Exception):
@@ -34,6 +40,18 @@ class RobotsUnreachable(IgnoreRequest):
         self.reason = reason
 
 
+class HostUnresolved(IgnoreRequest):
+    """Not requested: its host name did not resolve when its origin's
+    robots.txt was fetched (on every robots.txt attempt). The request would
+    fail the same way, so the link is reported broken as ``dns_error``, as
+    one whose own download found no address, not as ``robots_unreachable``."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"host name does not resolve ({reason}): {url}")
+        self.url = url
+        self.reason = reason
+
+
 class AddressRefused(IgnoreRequest):
     """Not requested: its host is, or resolves to, an address the address
     policy refuses (loopback, private, link-local…). A decision, not a
@@ -43,3 +61,11 @@ class AddressRefused(IgnoreRequest):
         super().__init__(f"address refused ({reason}): {url}")
         self.url = url
         self.reason = reason
+
+
+def is_dns_failure(exc: BaseException) -> bool:
+    """Whether a download failed because its host name has no address
+    (through Scrapy's DownloadFailedError wrapping)."""
+    while isinstance(exc, DownloadFailedError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return isinstance(exc, DNS_FAILURES)

@@ -32,7 +32,9 @@ READY = "ready"
 UNREACHABLE = "unreachable"
 #: the address policy refused the origin's address
 REFUSED = "refused"
-OUTCOMES = frozenset({READY, UNREACHABLE, REFUSED})
+#: unreachable because the host name did not resolve (on every attempt)
+UNRESOLVED = "unresolved"
+OUTCOMES = frozenset({READY, UNREACHABLE, REFUSED, UNRESOLVED})
 
 #: bumped when the record's layout changes; another version is fetched anew
 RECORD_VERSION = 1

@@ -16,6 +16,9 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   network error: nothing of the origin is requested, robots.txt is retried
   with a doubling delay, and when it stays unreachable every request to the
   origin is skipped (reason ``robots_unreachable``), with one warning.
+  When the last attempt failed because the host name does not resolve,
+  its requests fail as ``HostUnresolved`` instead (reported ``dns_error``,
+  as without robots.txt: not a skip).
 - redirects are followed here (up to 5, to any host); the rules found apply
   to the original origin. An origin whose address the address policy
   refuses (webspider.addresses) is not retried: its requests are skipped
@@ -57,7 +60,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from time import monotonic, time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin
 
 from scrapy import Request
@@ -71,7 +74,12 @@ from twisted.python.failure import Failure
 
 from webspider import signals, skips
 from webspider.config import get_product_token
-from webspider.exceptions import AddressRefused, RobotsUnreachable
+from webspider.exceptions import (
+    AddressRefused,
+    HostUnresolved,
+    RobotsUnreachable,
+    is_dns_failure,
+)
 from webspider.keys import META_ROBOTSTXT
 from webspider.politeness.options import PolitenessOptions
 from webspider.politeness.retryafter import retry_after_seconds
@@ -90,6 +98,7 @@ from webspider.politeness.robotsstore import (
     READY,
     REFUSED,
     UNREACHABLE,
+    UNRESOLVED,
     RobotsRecord,
     RobotsStore,
 )
@@ -127,6 +136,22 @@ PENDING = "pending"
 MAX_ORIGINS_IN_MEMORY = 1024
 #: the crawl closed while another worker was fetching it
 CLOSED = "closed"
+
+
+class Answer(NamedTuple):
+    """What one download of an origin's robots.txt found."""
+
+    reachable: bool
+    #: the text to parse; None for no rules (or unreachable)
+    text: str | None
+    #: the final HTTP status (None: no answer)
+    status: int | None
+    #: why unreachable (for the log and the broken link's detail)
+    detail: str = ""
+    #: the answer's Retry-After, in seconds
+    wait: float | None = None
+    #: unreachable because the host name has no address
+    unresolved: bool = False
 
 
 @dataclass
@@ -209,6 +234,9 @@ class RobotsTxtMiddleware:
         if entry.state == UNREACHABLE:
             skips.skip_request(self.crawler, request, skips.ROBOTS_UNREACHABLE)
             raise RobotsUnreachable(request.url, entry.reason)
+        if entry.state == UNRESOLVED:
+            # a failure, not a choice: reported dns_error, not skipped
+            raise HostUnresolved(request.url, entry.reason)
         if entry.state == CLOSED:
             raise IgnoreRequest(f"crawl closing: {request.url}")
         if entry.state == REFUSED:
@@ -285,44 +313,44 @@ class RobotsTxtMiddleware:
         attempt = 0
         while True:
             try:
-                reachable, text, status, detail, wait = await self._download(base)
+                answer = await self._download(base)
             except AddressRefused as exc:
                 # the address policy refused the origin: its requests are
                 # skipped for that, not retried
                 return RobotsRecord(REFUSED, reason=exc.reason, fetched=time())
-            if reachable:
-                return RobotsRecord(READY, text, status=status, fetched=time())
+            if answer.reachable:
+                return RobotsRecord(
+                    READY, answer.text, status=answer.status, fetched=time()
+                )
             self._inc(STATS_FAILED)
             if attempt >= self.retry_times:
                 self._inc(STATS_UNREACHABLE)
+                outcome = UNRESOLVED if answer.unresolved else UNREACHABLE
                 logger.warning(
                     "robots.txt of %s is unreachable (%s) after %d attempt(s): "
                     "nothing of that origin is crawled (reason: %s)",
                     base,
-                    detail,
+                    answer.detail,
                     attempt + 1,
-                    skips.ROBOTS_UNREACHABLE,
+                    "dns_error" if answer.unresolved else skips.ROBOTS_UNREACHABLE,
                 )
                 return RobotsRecord(
-                    UNREACHABLE, reason=detail, status=status, fetched=time()
+                    outcome, reason=answer.detail, status=answer.status, fetched=time()
                 )
             delay = backoff(attempt, self.retry_delay)
-            delay = max(delay, min(wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
+            delay = max(delay, min(answer.wait or 0.0, MAX_ROBOTS_RETRY_AFTER))
             logger.info(
                 "robots.txt of %s unavailable (%s); its requests wait, retrying in %gs",
                 base,
-                detail,
+                answer.detail,
                 delay,
             )
             self._inc(STATS_RETRIED)
             attempt += 1
             await sleep(delay)
 
-    async def _download(
-        self, base: str
-    ) -> tuple[bool, str | None, int | None, str, float | None]:
-        """(reachable, the text to parse or None for no rules, the final
-        HTTP status, why unreachable, Retry-After)."""
+    async def _download(self, base: str) -> Answer:
+        """Download the origin's robots.txt, following redirects."""
         url = base + "/robots.txt"
         assert self.crawler.engine is not None
         for hop in range(MAX_REDIRECTS + 1):
@@ -352,18 +380,20 @@ class RobotsTxtMiddleware:
                 if hop == 0:
                     raise  # the origin itself: not unreachable, never to be reached
                 # a redirect we must not follow, like one we cannot (RFC 9309 2.3.1.2)
-                return False, None, None, f"redirect refused: {exc.reason}", None
+                return Answer(False, None, None, f"redirect refused: {exc.reason}")
             except Exception as exc:  # refused, timeout, DNS, cancelled…
                 why = f"{type(exc).__name__}: {exc}".rstrip(": ")
-                return False, None, None, why, None
+                # the origin's own name (a redirect's target is another host)
+                unresolved = hop == 0 and is_dns_failure(exc)
+                return Answer(False, None, None, why, unresolved=unresolved)
             self._inc(STATS_FETCHED)
             self._inc(STATS_STATUS.format(response.status))
             outcome = outcome_of_status(response.status)
             status = response.status
             if outcome == PARSE:
-                return True, self._text(url, response), status, "", None
+                return Answer(True, self._text(url, response), status)
             if outcome == ALLOW_ALL:
-                return True, None, status, "", None
+                return Answer(True, None, status)
             if outcome == REDIRECT:
                 location = response.headers.get(b"Location")
                 target = urljoin(url, location.decode("latin-1")) if location else ""
@@ -371,12 +401,12 @@ class RobotsTxtMiddleware:
                     # RFC 9309 2.3.1.2: a redirect we cannot follow is like a
                     # robots.txt we cannot reach.
                     why = f"HTTP {response.status} without a usable Location"
-                    return False, None, status, why, None
+                    return Answer(False, None, status, why)
                 url = target
                 continue
             wait = retry_after_seconds(response.headers.get(b"Retry-After"), time())
-            return False, None, status, f"HTTP {status}", wait
-        return False, None, None, f"more than {MAX_REDIRECTS} redirects", None
+            return Answer(False, None, status, f"HTTP {status}", wait)
+        return Answer(False, None, None, f"more than {MAX_REDIRECTS} redirects")
 
     def _text(self, url: str, response: Response) -> str:
         text, truncated = robots_text(response.body, self.max_bytes)

@@ -14,13 +14,13 @@ Codes (documented in docs/reports.md):
 - ``download_error``      anything else that stopped the download
 - ``missing_anchor``      the page exists but has no element with the fragment's id
 - ``robots_unreachable``  its origin's robots.txt could not be fetched, so RFC 9309
-                          forbids the URL (the host is down or refuses us)
+                          forbids the URL (the host is down or refuses us); a
+                          host whose name does not resolve is ``dns_error``
 """
 
 from __future__ import annotations
 
 from scrapy.exceptions import (
-    CannotResolveHostError,
     DownloadConnectionRefusedError,
     DownloadFailedError,
     DownloadTimeoutError,
@@ -31,7 +31,7 @@ from twisted.internet import error as net
 from twisted.internet.defer import TimeoutError as DeferTimeoutError
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
-from webspider.exceptions import RobotsUnreachable
+from webspider.exceptions import DNS_FAILURES, HostUnresolved, RobotsUnreachable
 from webspider.utils.url import FETCHABLE_SCHEMES, url_scheme
 
 DNS_ERROR = "dns_error"
@@ -46,13 +46,14 @@ REDIRECT_INVALID = "redirect_invalid"
 DOWNLOAD_ERROR = "download_error"
 MISSING_ANCHOR = "missing_anchor"
 #: robots.txt of the URL's origin could not be fetched (the host refuses us,
-#: does not resolve, or answers 5xx): nothing there was requested.
+#: or answers 5xx): nothing there was requested. (A host name that does not
+#: resolve is DNS_ERROR, robots.txt or not.)
 ROBOTS_UNREACHABLE = "robots_unreachable"
 
 _BY_TYPE: tuple[
     tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...
 ] = (
-    ((net.DNSLookupError, CannotResolveHostError), DNS_ERROR),
+    (DNS_FAILURES, DNS_ERROR),
     ((net.ConnectionRefusedError, DownloadConnectionRefusedError), CONNECTION_REFUSED),
     (
         (
@@ -84,6 +85,8 @@ def classify_error(exc: BaseException) -> str | None:
     decision (robots.txt, scope…), not a failure."""
     if isinstance(exc, RobotsUnreachable):
         return ROBOTS_UNREACHABLE
+    if isinstance(exc, HostUnresolved):
+        return DNS_ERROR
     if isinstance(exc, IgnoreRequest):
         return TOO_MANY_REDIRECTS if str(exc) == MAX_REDIRECTS_MESSAGE else None
     if isinstance(exc, DownloadFailedError) and exc.__cause__ is not None:
@@ -119,7 +122,7 @@ def describe(exc: BaseException) -> str:
     """A one-line message for people (Twisted's wrapped reasons unwrapped)."""
     if isinstance(exc, DownloadFailedError) and exc.__cause__ is not None:
         return describe(exc.__cause__)
-    if isinstance(exc, RobotsUnreachable):
+    if isinstance(exc, (RobotsUnreachable, HostUnresolved)):
         return f"robots.txt: {exc.reason}"
     reasons = getattr(exc, "reasons", None)
     if reasons:

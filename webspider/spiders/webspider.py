@@ -31,6 +31,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
+from webspider.exceptions import HostUnresolved
 from webspider.frontier.options import set_shared_concurrent_items
 from webspider.frontier.scheduler import seen_urls
 from webspider.frontier.seen import seen_many
@@ -303,7 +304,9 @@ class WebSpider(Spider):
             self.crawler.signals.send_catch_log(
                 signals.request_failed, request=request, failure=failure
             )
-        if isinstance(error, IgnoreRequest) and not isinstance(error, HttpError):
+        if isinstance(error, IgnoreRequest) and not isinstance(
+            error, (HttpError, HostUnresolved)
+        ):
             return  # a middleware decided not to fetch it; it was counted there
         if request is not None and request.meta.get(META_CHECK_ONLY):
             return  # a link check, not a page: reported as a broken link
