@@ -15,7 +15,8 @@ log's timestamps, "Closing spider" to "Spider closed" (the end: the mirror's
 fix-up, its index, the reports). ``--show S`` prints each run's timeline in
 steps of S seconds (``c``/``w``: percent of a core, crawl/worker). Each
 process's main thread is also split into user and system CPU and the time
-it was runnable but waiting for a core (``/proc/PID/schedstat``). ``--site
+it was runnable but waiting for a core (``/proc/PID/schedstat``), and
+each process's peak RSS (``VmHWM``: which one holds the crawl's peak). ``--site
 synth --pages N``: the synthetic site (bench/smallpages.py's);
 ``--nomirror-too``: every tree also with ``-a mirror=0``.
 """
@@ -70,6 +71,18 @@ def sched(pid: int) -> tuple[float, float, float] | None:
     return int(fields[11]) / _TICK, int(fields[12]) / _TICK, waited
 
 
+def peak_rss_mb(pid: int) -> float | None:
+    """The process's peak resident set so far (VmHWM), in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def worker_of(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
@@ -99,13 +112,17 @@ def crawl(project: Path, url: str, out: Path, extra: list[str]) -> dict[str, obj
         worker: int | None = None
         crawl_cpu = worker_cpu = 0.0
         crawl_sched = worker_sched = (0.0, 0.0, 0.0)
+        crawl_rss = worker_rss = 0.0
         while proc.poll() is None:
             worker = worker or worker_of(proc.pid)
             crawl_cpu = cpu_s(proc.pid) or crawl_cpu
             crawl_sched = sched(proc.pid) or crawl_sched
+            # the peak so far; the last sample misses at most 50 ms of growth
+            crawl_rss = peak_rss_mb(proc.pid) or crawl_rss
             if worker is not None:
                 worker_cpu = cpu_s(worker) or worker_cpu
                 worker_sched = sched(worker) or worker_sched
+                worker_rss = peak_rss_mb(worker) or worker_rss
             samples.append((time.monotonic() - at, crawl_cpu, worker_cpu))
             time.sleep(0.05)
     wall = time.monotonic() - at
@@ -136,6 +153,7 @@ def crawl(project: Path, url: str, out: Path, extra: list[str]) -> dict[str, obj
         "samples": samples,
         "crawl_sched": crawl_sched,
         "worker_sched": worker_sched,
+        "rss": (crawl_rss, worker_rss),
     }
 
 
@@ -198,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{'':<28} main threads: crawl user {cu:.2f} sys {cs:.2f} "
                       f"waited for a core {cw:.2f}; worker user {wu:.2f} "
                       f"sys {ws:.2f} waited {ww:.2f}")  # fmt: skip
+                cr, wr = run["rss"]  # type: ignore[misc]
+                print(f"{'':<28} peak RSS MB: crawl {cr:.0f}, worker {wr:.0f}")
                 if run["fallbacks"]:
                     print(f"{'':<28} done by the crawl, not the page worker: "
                           f"{run['fallbacks']}")  # fmt: skip
