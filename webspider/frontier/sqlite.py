@@ -1124,8 +1124,8 @@ class SQLiteState:
             fresh = sqlite3.connect(str(tmp))
             try:
                 fresh.execute(f"PRAGMA page_size={int(page_size)}")
-                fresh.executescript(_SCHEMA + _INDEXES)
-                fresh.executescript(RECORDS_SCHEMA)
+                # one transaction, as in _create (fsynced once, below)
+                fresh.executescript("BEGIN;" + _SCHEMA + _INDEXES + RECORDS_SCHEMA)
                 fresh.commit()
             finally:
                 fresh.close()
