@@ -1296,6 +1296,38 @@ def test_a_cleared_range_is_kept_in_its_chunks_cleared_bits(path):
         state.close()
 
 
+def test_a_read_of_waiting_links_writes_the_held_rows_of_its_targets_only(path):
+    """links.waiting: ``get_many`` writes the held rows of its keys' targets
+    (the only ones it could see) and answers from them; another target's
+    stay held for the commit, where the other feature's flag of the same
+    row joins them: one link appended, with both bits."""
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        db = state._db
+        waiting.flag_many([("AAAA\nBBBB", 1, "b")])
+        state.commit()
+        waiting.flag_many([("AAAA\nCCCC", 2, "c"), ("DDDD\nBBBB", 2, "d")])
+        assert waiting.get_many(["AAAA\nBBBB", "AAAA\nCCCC", "none"]) == [
+            flagged(1, "b"),
+            flagged(2, "c"),
+            None,
+        ]
+        targets = db.execute("SELECT target FROM waiting").fetchall()
+        assert len(targets) == 1  # DDDD's row is held still
+        waiting.flag_many([("DDDD\nBBBB", 1, None)])
+        state.commit()
+        rows = dict(db.execute("SELECT target, links FROM waiting").fetchall())
+        assert len(rows) == 2
+        (appended,) = [
+            links for target, links in rows.items() if target != targets[0][0]
+        ]
+        assert appended.count(b"d") == 1  # one link: both bits, one text
+        assert waiting.get("DDDD\nBBBB") == flagged(3, "d")
+    finally:
+        state.close()
+
+
 def test_a_repeated_text_is_kept_once(path):
     """links.waiting (format 10): a text met again is kept once in
     ``waiting_text`` and its links hold its id (one byte below 64, two

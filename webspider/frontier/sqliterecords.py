@@ -61,8 +61,10 @@ Flags written behind. ``flag_many`` holds its rows (merged by key: the
 bits ORed, the last text given) until the state commits
 (``SQLiteState.commit`` calls ``write_flags``), or until anything else
 reads or writes the namespace — a range operation on groups
-(``unflag_prefix(es)``, ``delete_prefix`` of ``"<head>\\n"``) writes only
-the held rows of those groups, which are the only ones it could see. So
+(``unflag_prefix(es)``, ``delete_prefix`` of ``"<head>\\n"``), and a read
+of ``links.waiting``'s keys (the broken-link report's look-up of a page's
+links to targets already broken), writes only the held rows of those
+groups, which are the only ones it could see. So
 what every call sees is what it saw when each row was written at once,
 and what is committed is the same, in the same transaction; but a row two
 features flag before a commit (a link that waits for its outcome in the
@@ -1465,7 +1467,13 @@ class SQLiteWaiting(_HeldFlags):
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
         if self._flags:
-            self.write_flags()
+            # a key's answer is its target's chunks: the held rows of the
+            # keys' groups are the only ones it could see (the others wait
+            # for the commit, where another feature's flag of the same row
+            # joins them: one append, not two)
+            groups = {key[: key.find("\n") + 1] for key in keys if "\n" in key}
+            if groups:
+                self._write_flags_in(groups)
         out: list[Any | None] = []
         for key in keys:
             if "\n" not in key:
