@@ -7,8 +7,10 @@ Serves each site with nginx on loopback (bench/sites.py), crawls it with
 tree, and compares what the crawls wrote: ``pages.jsonl`` and
 ``broken-links.jsonl`` as bench/client_parity.py does (``fetched_at``,
 ``referer`` and the referrers listed left out: timing), every file of the
-mirror folder byte for byte, and the pages' count. Prints one line a site
-and each difference; exit status 1 if any.
+mirror folder byte for byte, the mirror's ``changes.jsonl`` and
+``mirror-state.jsonl`` line for line (sorted: pages are stored in the order
+they arrive; the output folder's own path made the same), and the pages'
+count. Prints one line a site and each difference; exit status 1 if any.
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ def mirror(out: Path) -> dict[str, bytes]:
     }
 
 
+def records(out: Path, name: str) -> list[str]:
+    """The lines of the mirror's record file ``name``, sorted, the output
+    folder's path (in ``mirror_root``) written as ``<out>``."""
+    text = (out / name).read_text(encoding="utf-8")
+    return sorted(text.replace(str(out), "<out>").splitlines())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", default="docs")
@@ -71,6 +80,11 @@ def main() -> int:
                 names = sorted(set(ma) ^ set(mb))[:5]
                 changed = sorted(k for k in set(ma) & set(mb) if ma[k] != mb[k])[:5]
                 notes.append(f"mirror differs: only one side {names}, bytes {changed}")
+            for name_ in ("changes.jsonl", "mirror-state.jsonl"):
+                ra, rb = records(outs["this"], name_), records(outs["other"], name_)
+                if ra != rb:
+                    diff = [(x, y) for x, y in zip(ra, rb, strict=False) if x != y]
+                    notes.append(f"{name_} differs ({len(ra)} / {len(rb)}): {diff[:2]}")
             summary = (
                 f"{name}: {len(a)} pages, {len(ma)} mirror files, "
                 f"{sum(map(len, ma.values()))} bytes"

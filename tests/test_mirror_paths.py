@@ -1,7 +1,11 @@
+import random
+
 import pytest
 
 from webspider.mirror.paths import (
+    _PLAIN_URL,
     NAME_MAX,
+    _url_path,
     conflict_name,
     host_folder,
     relative_href,
@@ -185,3 +189,39 @@ def test_conflict_name(name, tag, expected):
 )
 def test_relative_href(source, target, expected):
     assert relative_href(source, target) == expected
+
+
+def test_plain_urls_take_the_short_way_to_the_same_segments():
+    """``url_path`` takes a plain http(s) URL's host and segments as they
+    are (``_PLAIN_URL``): the same segments as the whole decoding and
+    escaping (``_url_path``) for every URL, plain or not, that a page can
+    make up from these pieces."""
+    rng = random.Random(17)
+    pieces = "abcAZ09-._~!$&'()+,;=%/?#@:[] \t\nCONnulcom1é\x00\\*"
+    bases = [
+        "http://h", "https://H.example:443", "http://h:80", "http://127.0.0.1:8080",
+        "HTTP://h", "ftp://x", "http://[::1]:8", "http://u@h", "http://h_1", "",
+        "http:/h", "http://h?x", " http://h", "https://a.test/con", "http://a/lpt1.",
+    ]  # fmt: skip
+    plain = 0
+    for _ in range(20000):
+        tail = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        if rng.random() < 0.5:
+            tail = "/" + tail
+        if rng.random() < 0.05:
+            tail = (
+                "/" + "a" * rng.randint(250, 260) + rng.choice(["", ".html", ".", "/"])
+            )
+        url = rng.choice(bases) + tail
+        plain += _PLAIN_URL.fullmatch(url) is not None
+        for html in (False, True):
+            try:
+                want: object = _url_path(url, html)
+            except ValueError as exc:  # urlsplit's (a bracket in the host)
+                want = exc.args
+            try:
+                got: object = url_path.__wrapped__(url, html)
+            except ValueError as exc:
+                got = exc.args
+            assert got == want, (url, html)
+    assert plain > 1000  # the short way was taken, and compared

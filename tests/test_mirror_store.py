@@ -7,7 +7,9 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from webspider.mirror.store import last_export, sibling_outputs
+import pytest
+
+from webspider.mirror.store import change_line, last_export, sibling_outputs
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,3 +53,13 @@ def test_the_export_imported_is_the_last_runs_finished_newest(tmp_path):
     cut = tmp_path / "w5" / "mirror-state.jsonl"
     cut.write_text('{"mirror_root": "/x"}\n{"run": 9, "fini')
     assert last_export([cut, own]) == own
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a.test/b", 'http://\u00e9.test/"\\\x00\u2028\t', ""]
+)
+@pytest.mark.parametrize("path", [None, (), ("a.test", "b.html"), ("\u00e9", '"\x7f')])
+@pytest.mark.parametrize("change", ["new", "gone"])
+def test_change_line_is_the_json_of_its_fields(url, path, change):
+    line = {"url": url, "change": change, "path": "/".join(path) if path else None}
+    assert change_line(url, change, path) == json.dumps(line, ensure_ascii=False) + "\n"

@@ -194,10 +194,42 @@ def _host_folder(scheme: str, netloc: str) -> str:
 URL_PATH_CACHE = 1 << 13
 
 
+#: an http(s) URL whose host and path ``url_path`` keeps as they are: a
+#: plain host (and port), and path segments of ``_SAFE`` characters that
+#: start with none of ``.`` (no dot-segment), no ``%``, query or fragment
+_PLAIN_URL = re.compile(
+    r"(https?)://([A-Za-z0-9.:-]+)"
+    r"((?:/[A-Za-z0-9\-_~!$&'()+,;=][A-Za-z0-9\-._~!$&'()+,;=]*)*/?)"
+)
+
+
 @lru_cache(maxsize=URL_PATH_CACHE)
 def url_path(url: str, html: bool = False) -> tuple[str, ...]:
     """The mirror path of ``url`` (best given its canonical form), as
     segments: host folder, folders, file name."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is None:
+        return _url_path(url, html)
+    # nearly every URL of a site: what urlsplit, the decoding and the
+    # escaping would give back unchanged is taken as it is (the same
+    # segments; ~3x faster: the page worker asks for every link's, the
+    # export for every page's)
+    scheme, netloc, path = plain.groups()
+    if not path or path[-1] == "/":
+        names = [*path.split("/")[1:-1], INDEX]
+    else:
+        names = path.split("/")[1:]
+    if html and not _HTML_EXT_RE.search(names[-1]):
+        names[-1] += ".html"
+    out = [_unreserve(n) for n in names]  # ASCII: a character a byte
+    return (
+        _host_folder(scheme, netloc),
+        *(n if len(n) <= NAME_MAX else shorten(n) for n in out),
+    )
+
+
+def _url_path(url: str, html: bool) -> tuple[str, ...]:
+    """``url_path`` of any string."""
     parts = urlsplit(url)
     raw, is_dir = _path_segments(parts.path)
     names = [_segment(s) for s in raw]

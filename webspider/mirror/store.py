@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -77,6 +78,7 @@ from webspider.utils.url import canonical_url
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Callable
+    from concurrent.futures import Future
 
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
@@ -110,10 +112,17 @@ NS_OUTPUTS = "mirror.outputs"
 
 HTML, CSS = "html", "css"
 
-#: ``json.dumps(value, ensure_ascii=False)`` (the same text) without a new
-#: JSONEncoder for each line of changes.jsonl (json.dumps makes one whenever
-#: an argument is not its default: a few µs a page)
-_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+#: a string as ``json.dumps(value, ensure_ascii=False)`` writes it
+_encode_text = json.encoder.encode_basestring
+
+
+def change_line(url: str, change: str, path: Segments | None) -> str:
+    """changes.jsonl's line: ``json.dumps({"url": url, "change": change,
+    "path": "/".join(path) or None}, ensure_ascii=False)`` and a newline,
+    the same text without the dict and the encoder's walk (a line a page)."""
+    where = _encode_text("/".join(path)) if path else "null"
+    text = _encode_text
+    return f'{{"url": {text(url)}, "change": {text(change)}, "path": {where}}}\n'
 
 
 class PageWriter(Protocol):
@@ -234,6 +243,8 @@ class MirrorStore:
         #: the crawl state's records (crawl_state_opened), else memory
         self.records: RecordStore | None = None
         self._changes: IO[bytes] | None = None
+        #: the thread changes.jsonl's fsyncs run in (state_committing)
+        self._fsync: ThreadPoolExecutor | None = None
         #: this crawl's run number (kept when an interrupted crawl goes on)
         self.run = 0
         self._finished = False
@@ -337,17 +348,32 @@ class MirrorStore:
     def state_committing(self, records: RecordStore) -> None:
         """Write what the mirror's state buffers, and commit changes.jsonl's
         length with the records its lines describe."""
-        if self.state is not None:
-            self.state.flush()
         fh = self._changes
-        if fh is None:
-            return
+        syncing: Future[None] | None = None
+        if fh is not None:
+            try:
+                fh.flush()
+            except OSError as exc:
+                raise self._named(exc, self.changes_path) from None
+            # the fsync waits for the disk (1-10 ms, without the GIL) in a
+            # thread while the state's buffers are written here, as
+            # pages.jsonl's (webspider.frontier.pages)
+            if self._fsync is None:
+                self._fsync = ThreadPoolExecutor(
+                    1, thread_name_prefix="webspider-mirror"
+                )
+            syncing = self._fsync.submit(os.fsync, fh.fileno())
         try:
-            fh.flush()
-            os.fsync(fh.fileno())
-        except OSError as exc:
-            raise self._named(exc, self.changes_path) from None
-        records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
+            if self.state is not None:
+                self.state.flush()
+        finally:
+            if syncing is not None:
+                try:
+                    syncing.result()
+                except OSError as exc:
+                    raise self._named(exc, self.changes_path) from None
+        if fh is not None:
+            records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
 
     @staticmethod
     def _named(exc: OSError, path: Path) -> OSError:
@@ -469,6 +495,9 @@ class MirrorStore:
         self._close_changes()
 
     def _close_changes(self) -> None:
+        if self._fsync is not None:
+            self._fsync.shutdown()
+            self._fsync = None
         fh, self._changes = self._changes, None
         if fh is None:
             return
@@ -513,13 +542,9 @@ class MirrorStore:
         if change == SAME or (again and change == UNCHANGED):
             return
         if self._changes is not None:
-            line = {
-                "url": url,
-                "change": change,
-                "path": "/".join(path) if path else None,
-            }
+            line = change_line(url, change, path)
             try:
-                self._changes.write((_encode_line(line) + "\n").encode("utf-8"))
+                self._changes.write(line.encode("utf-8"))
             except OSError as exc:
                 raise self._named(exc, self.changes_path) from None
         self._inc(f"{STATS_CHANGES}/{change}")
