@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from scrapy import Request, Spider
 
-from webspider.frontier import keyfilter, sqliterecords
+from webspider.frontier import keyfilter, sqliterecords, sqlitewaiting
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
@@ -1201,7 +1201,7 @@ def test_waiting_links_are_packed_in_chunks_by_target(path):
         assert {kind for kind, *_ in stored} == {"blob", "text"}
         assert sum(kind == "text" for kind, *_ in stored) == 3  # AAAAA, AAA+, éééé
         links_of = {
-            (target, first): sqliterecords._decode_links(data)
+            (target, first): sqlitewaiting._decode_links(data)
             for _, target, first, _, data in stored
         }
         firsts = {}  # a target's first chunk holds the pages below its first
@@ -1210,12 +1210,12 @@ def test_waiting_links_are_packed_in_chunks_by_target(path):
         for (_, target, first, flags, data), links in zip(
             stored, links_of.values(), strict=True
         ):
-            assert len(data) <= sqliterecords.CHUNK_BYTES or len(links) == 1
+            assert len(data) <= sqlitewaiting.CHUNK_BYTES or len(links) == 1
             union = 0
             for page, (bits, _text) in links.items():
                 union |= bits
                 if first != firsts[target]:
-                    assert sqliterecords._order(page) >= sqliterecords._order(first)
+                    assert sqlitewaiting._order(page) >= sqlitewaiting._order(first)
             assert flags == union
         n_links = sum(len(v) for v in links_of.values())
         assert n_links == len(expected)
@@ -1361,7 +1361,7 @@ def test_a_repeated_text_is_kept_once(path):
         for target, links in db.execute(
             "SELECT target, links FROM waiting ORDER BY target, first"
         ):
-            code = sqliterecords._unpack_code(target)
+            code = sqlitewaiting._unpack_code(target)
             stored[code] = stored.get(code, b"") + links
         # once inline (met the first time: a byte, the page, the length, the
         # text), then 5 bytes a link: a byte, the page, the id (1)
@@ -1427,7 +1427,7 @@ def test_a_missing_kept_text_is_a_damaged_state(path):
 
 def _code(i: int) -> str:
     """A 4-character URL code of ``i`` (in order)."""
-    alphabet = sqliterecords._CODE_CHARS
+    alphabet = sqlitewaiting._CODE_CHARS
     return "AA" + alphabet[i // 64] + alphabet[i % 64]
 
 
@@ -1437,7 +1437,7 @@ def _stored_order(key: str) -> tuple[bool, str, bool, str]:
 
 
 def _packed(code: str) -> bool:
-    return not isinstance(sqliterecords._pack_code(code), str)
+    return not isinstance(sqlitewaiting._pack_code(code), str)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -1447,10 +1447,10 @@ def test_waiting_links_chunks_agree_with_a_dict(path, monkeypatch, seed):
     again, ranges and keys cleared, links appended to a range just cleared
     — the chunks' cleared bits — with and without text, over the pages it
     held): the same records, in the same order."""
-    monkeypatch.setattr(sqliterecords, "CHUNK_BYTES", 40)
+    monkeypatch.setattr(sqlitewaiting, "CHUNK_BYTES", 40)
     # the texts' memory turned over often: a text kept once, met again
     # after it is forgotten, is kept once more (a second id, both read)
-    monkeypatch.setattr(sqliterecords, "TEXTS_KEPT", 8)
+    monkeypatch.setattr(sqlitewaiting, "TEXTS_KEPT", 8)
     rng = random.Random(seed)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     codes = ["".join(rng.choice(alphabet) for _ in range(4)) for _ in range(60)]

@@ -34,7 +34,7 @@ workers.
 - A store may keep a namespace in a layout of its own, behind the same
   interface: the embedded state keeps ``links.waiting``
   (webspider.utils.waitinglinks) packed in chunks by target
-  (webspider.frontier.sqliterecords.SQLiteWaiting). Its keys must then
+  (webspider.frontier.sqlitewaiting.SQLiteWaiting). Its keys must then
   have the one-to-many shape (``"<a>\\n<b>"``), its prefixes be ``""`` or a
   group ``"<a>\\n"``, its values be flagged (ValueError else); and its
   keys sort as strings except that codes of 4 URL-safe base64 characters

@@ -16,6 +16,7 @@ if os.environ.get("COMMIT_PROBE"):
 
     from webspider.frontier import sqlite as _state
     from webspider.frontier import sqliterecords as _records
+    from webspider.frontier import sqlitewaiting as _waiting
 
     _acc: defaultdict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
 
@@ -52,7 +53,7 @@ if os.environ.get("COMMIT_PROBE"):
     _wrap(_state.SQLiteState, "commit", "commit")
     _wrap(_state.SQLiteState, "wait_durable", "wait")
     _wrap(_records.SQLiteRecords, "write_flags", "write_flags")
-    _wrap(_records.SQLiteWaiting, "write_flags", "write_flags")
+    _wrap(_waiting.SQLiteWaiting, "write_flags", "write_flags")
     # what runs at a commit (StateScheduler._commit): the features' flushes
     # (crawl_state_committing's handlers), pages.jsonl's fsync and length
     from webspider.frontier import pages as _pages

@@ -141,7 +141,7 @@ def _measure(db: sqlite3.Connection, files: dict[str, int]) -> dict[str, Any]:
 
 def _chunk_links(data: bytes, cleared: int = 0, ids: bool = False) -> int:
     """How many links a chunk of ``waiting`` holds (webspider.frontier.
-    sqliterecords.SQLiteWaiting's layout; a link its ``cleared`` bits
+    sqlitewaiting.SQLiteWaiting's layout; a link its ``cleared`` bits
     leave with no flag is not counted; ``ids``: format 10, an odd length
     is a text's id in ``waiting_text``)."""
 

@@ -62,7 +62,7 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
-from webspider.frontier import sqliterecords
+from webspider.frontier import sqliterecords, sqlitewaiting
 
 LINKS = 31
 
@@ -148,14 +148,14 @@ class Log:
             ).lastrowid
         if found:
             out.append(bits | 7 << 5)
-            sqliterecords._varint(out, found << 1 | 1)
+            sqlitewaiting._varint(out, found << 1 | 1)
         else:
             raw = text.encode()
             if len(raw) < 6:
                 out.append(bits | len(raw) << 5)
             else:
                 out.append(bits | 7 << 5)
-                sqliterecords._varint(out, len(raw) - 6 << 1)
+                sqlitewaiting._varint(out, len(raw) - 6 << 1)
             out += raw
         self.by_target[target] = self.by_target.get(target, 0) + 1
         self.logged += 1
@@ -218,7 +218,7 @@ def _skip(data: bytes, at: int) -> int:
     """The end of a log link's text that begins at ``at`` (after the byte)."""
     size = data[at - 1] >> 5
     if size == 7:
-        more, at = sqliterecords._read_varint(data, at)
+        more, at = sqlitewaiting._read_varint(data, at)
         if not more & 1:
             at += 6 + (more >> 1)
         return at
@@ -253,7 +253,7 @@ def _worker(tasks: Queue[Any], path: Path, out: dict[str, float]) -> None:
     """Layout ``thread``: the chunks written on a connection of its own."""
     db = _open(path)
     db.executescript(sqliterecords.SCHEMA)
-    records = sqliterecords.SQLiteWaiting(db, "links.waiting")
+    records = sqlitewaiting.SQLiteWaiting(db, "links.waiting")
     while True:
         task = tasks.get()
         if task is None:
@@ -301,14 +301,14 @@ def replay(  # noqa: PLR0917
     worker_out: dict[str, float] = {}
     worker = None
     if layout in ("chunks", "sorted"):
-        records = sqliterecords.SQLiteWaiting(db, "links.waiting")
+        records = sqlitewaiting.SQLiteWaiting(db, "links.waiting")
         tables: tuple[str, ...] = ("waiting", "waiting_text")
     elif layout == "record":
         records = sqliterecords.SQLiteRecords(db, "links.waiting")
         tables = ("record",)
     elif layout == "log":
         log = Log(db, sweep)
-        packed = [sqliterecords._pack_code(code) for code in codes]
+        packed = [sqlitewaiting._pack_code(code) for code in codes]
         tables = ("wlog", "wlog_text")
     elif layout == "thread":
         tasks = Queue()
@@ -469,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--chunk-bytes",
         type=int,
-        default=sqliterecords.CHUNK_BYTES,
-        help="where a chunk is split (sqliterecords.CHUNK_BYTES)",
+        default=sqlitewaiting.CHUNK_BYTES,
+        help="where a chunk is split (sqlitewaiting.CHUNK_BYTES)",
     )
     p.add_argument(
         "--write-behind",
@@ -478,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         help="links held until the commit, those to pages fetched by then dropped",
     )
     args = p.parse_args(argv)
-    sqliterecords.CHUNK_BYTES = args.chunk_bytes
+    sqlitewaiting.CHUNK_BYTES = args.chunk_bytes
     with tempfile.TemporaryDirectory(prefix="waitingreplay-") as tmp:
         for layout in args.layouts.split(","):
             line = replay(

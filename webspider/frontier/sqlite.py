@@ -30,7 +30,7 @@ waiting link's repeated text kept once)::
     origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
     namespace, record        -- records (webspider.frontier.sqliterecords)
-    waiting, waiting_text    -- links.waiting, packed (sqliterecords.SQLiteWaiting)
+    waiting, waiting_text    -- links.waiting, packed (sqlitewaiting.SQLiteWaiting)
     hashed_<namespace>       -- the namespaces keyed by hashes, their keys'
                              -- bytes (sqliterecords.SQLiteHashed)
 
@@ -179,10 +179,10 @@ from webspider.frontier.sqliterecords import (
     HASHED,
     SQLiteHashed,
     SQLiteRecords,
-    SQLiteWaiting,
     in_marks,
 )
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
+from webspider.frontier.sqlitewaiting import SQLiteWaiting
 from webspider.frontier.state import (
     FORMAT_VERSION,
     META_FINISHED,

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 #: and the mirror's index is keyed by ``<site code><path>``,
 #: webspider.mirror.state; 5: the mirror's ``mirror.where`` rows are gone,
 #: a file's place is read from the index record; 6, the embedded state
-#: only: ``links.waiting`` in a table of its own, webspider.frontier.sqliterecords.
+#: only: ``links.waiting`` in a table of its own, webspider.frontier.sqlitewaiting.
 #: SQLiteWaiting; 7, the embedded state only: the queue's fingerprints of
 #: 32 bits, webspider.frontier.fingerprints; 8, the embedded state only: a
 #: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting; 9,

@@ -33,7 +33,7 @@ referring page's URL is written once, not once per link. Namespaces:
   mapped to the URL once for every feature): 9 characters a key where the
   target's 12-character id and the page's code took 16, on the ~8 rows a
   URL that wait while a crawl runs (the embedded state packs them further,
-  by target: webspider.frontier.sqliterecords.SQLiteWaiting).
+  by target: webspider.frontier.sqlitewaiting.SQLiteWaiting).
 - ``reports.broken``: broken targets (canonical URL) → their outcome
   (written once).
 - ``reports.referrer_counts``: broken targets (canonical URL) → how many

@@ -19,7 +19,7 @@ its answer comes; the row goes with the last bit.
 How a store keeps the rows is its own: the embedded state (format 6)
 packs a target's links in chunks of a table of their own, a text that
 repeats kept once (format 10;
-webspider.frontier.sqliterecords.SQLiteWaiting: ~8 bytes a link on the
+webspider.frontier.sqlitewaiting.SQLiteWaiting: ~8 bytes a link on the
 synthetic site, where a row a link of its ``record`` table took ~29);
 Redis keeps a field a link; the features see the records interface alone.
 
