@@ -6,7 +6,7 @@ Layout, beside the tables of webspider.frontier.sqlite::
     record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
            value) WITHOUT ROWID   -- value: see below
     waiting(target, first, flags, cleared, links,  -- links.waiting only,
-            PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed (webspider.frontier.sqlitewaiting)
+            PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed: sqlitewaiting
     waiting_text(id INTEGER PRIMARY KEY, text)  -- its texts met again (format 10)
 
 The tables are created when a state is opened. Writes go into the state's
