@@ -16,7 +16,7 @@ all") and treats a download error as allow-all; RFC 9309 says both mean
   network error: nothing of the origin is requested, robots.txt is retried
   with a doubling delay, and when it stays unreachable every request to the
   origin is skipped (reason ``robots_unreachable``), with one warning.
-  When the last attempt failed because the host name does not resolve,
+  When every attempt failed because the host name does not resolve,
   its requests fail as ``HostUnresolved`` instead (reported ``dns_error``,
   as without robots.txt: not a skip).
 - redirects are followed here (up to 5, to any host); the rules found apply
@@ -311,6 +311,8 @@ class RobotsTxtMiddleware:
         """Fetch the origin's robots.txt, retrying while it is unreachable."""
         base = origin_url(origin)
         attempt = 0
+        #: every attempt so far found no address for the origin's name
+        unresolved = True
         while True:
             try:
                 answer = await self._download(base)
@@ -323,16 +325,17 @@ class RobotsTxtMiddleware:
                     READY, answer.text, status=answer.status, fetched=time()
                 )
             self._inc(STATS_FAILED)
+            unresolved = unresolved and answer.unresolved
             if attempt >= self.retry_times:
                 self._inc(STATS_UNREACHABLE)
-                outcome = UNRESOLVED if answer.unresolved else UNREACHABLE
+                outcome = UNRESOLVED if unresolved else UNREACHABLE
                 logger.warning(
                     "robots.txt of %s is unreachable (%s) after %d attempt(s): "
                     "nothing of that origin is crawled (reason: %s)",
                     base,
                     answer.detail,
                     attempt + 1,
-                    "dns_error" if answer.unresolved else skips.ROBOTS_UNREACHABLE,
+                    "dns_error" if unresolved else skips.ROBOTS_UNREACHABLE,
                 )
                 return RobotsRecord(
                     outcome, reason=answer.detail, status=answer.status, fetched=time()
