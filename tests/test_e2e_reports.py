@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from twisted.internet import defer
+from twisted.internet.error import DNSLookupError
 
+import tests.support.crawl
 from tests.support.crawl import crawl
+from tests.support.resolver import LoopbackTestResolver
 from tests.support.server import Page, SeenRequest, TestServer, html
 
 pytestmark = pytest.mark.e2e
@@ -413,3 +417,56 @@ async def test_a_name_that_does_not_resolve_is_a_dns_error(
         assert len(broken) == 1
         assert result.stats["webspider/broken/url_count/internal"] == 1
         assert "/y" in server.requested_pages()
+
+
+class ScriptedResolver(LoopbackTestResolver):
+    """``failing``: name → how many of its next lookups find no address;
+    ``gone``: names that no longer resolve; other names as the test
+    resolver's."""
+
+    failing: dict[str, int] = {}
+    gone: set[str] = set()
+
+    def getHostByName(self, name, timeout=()):
+        failing = type(self).failing
+        if failing.get(name, 0) > 0 or name in type(self).gone:
+            failing[name] = failing.get(name, 0) - 1
+            return defer.fail(DNSLookupError(f"no such name (scripted): {name}"))
+        return super().getHostByName(name, timeout)
+
+
+@deferred_f_from_coro_f
+async def test_dns_error_only_when_every_robots_txt_attempt_found_no_address(
+    tmp_path, server, http_client, monkeypatch
+):
+    """A name that fails and then resolves is crawled (robots.txt is
+    retried); one whose robots.txt answered 503 before its name stopped
+    resolving is robots_unreachable, not dns_error."""
+    once = server.url("/once").replace("site.test", "once.site.test")
+    flip = server.url("/flip").replace("site.test", "flip.site.test")
+    monkeypatch.setattr(tests.support.crawl, "LoopbackTestResolver", ScriptedResolver)
+    # the address check's lookup and robots.txt's first attempt fail
+    monkeypatch.setattr(ScriptedResolver, "failing", {"once.site.test": 2})
+    monkeypatch.setattr(ScriptedResolver, "gone", set())
+
+    def robots_txt(seen: SeenRequest) -> Page:
+        if seen.headers.get("Host", "").startswith("flip."):
+            ScriptedResolver.gone.add("flip.site.test")
+            # closed after it, so the next attempt looks the name up again
+            return Page(b"", status=503, headers=[("Connection", "close")])
+        return Page(b"", status=404)
+
+    server.add("/robots.txt", robots_txt)
+    server.add("/", html(f'<a href="{once}">once</a><a href="{flip}">flip</a>'))
+    server.add("/once", html("once", title="Once"))
+    server.add("/flip", html("flip", title="Flip"))
+    result = await crawl(tmp_path, start_urls=server.url("/"), scope="domain")
+    hosts = [(s.headers.get("Host", "").split(":")[0], s.path) for s in server.log]
+    assert ("once.site.test", "/once") in hosts
+    assert hosts.count(("flip.site.test", "/robots.txt")) == 1
+    assert ("flip.site.test", "/flip") not in hosts
+    broken = by_url(result.exported("broken-links.jsonl"))
+    assert set(broken) == {flip}
+    assert broken[flip]["error"] == "robots_unreachable"
+    # flip's 3 retries, and once's robots.txt retried after its failure
+    assert result.stats["webspider/robotstxt/retried_count"] == 4
