@@ -59,6 +59,28 @@ def served(name: str, workdir: Path, pages: int) -> Iterator[str]:
         raise SystemExit(f"unknown site {name!r} (synth, pgdocs, docs)")
 
 
+def site_arguments(description: str, sites: str) -> argparse.ArgumentParser:
+    """The command line of the parity scripts (this one, tree_parity.py):
+    ``--sites`` (default ``sites``), ``--pages``, ``--project``, ``--workdir``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sites", default=sites)
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--project", type=Path, default=Path.cwd())
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-parity"))
+    return parser
+
+
+def each_site(args: argparse.Namespace) -> Iterator[tuple[str, str, Path]]:
+    """Each site of ``--sites`` while it is served: its name, its URL and a
+    fresh folder for the crawls' outputs (removed after)."""
+    for name in args.sites.split(","):
+        with (
+            served(name, args.workdir, args.pages) as url,
+            tempfile.TemporaryDirectory() as tmp,
+        ):
+            yield name, url, Path(tmp)
+
+
 def crawl(url: str, client: str, out: Path, project: Path) -> dict[str, object]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
@@ -120,34 +142,23 @@ def report(summary: str, notes: list[str]) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sites", default="synth")
-    parser.add_argument("--pages", type=int, default=10_000)
-    parser.add_argument("--project", type=Path, default=Path.cwd())
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-parity"))
-    args = parser.parse_args()
+    args = site_arguments(__doc__.splitlines()[0], "synth").parse_args()
     differ = False
-    for name in args.sites.split(","):
-        with (
-            served(name, args.workdir, args.pages) as url,
-            tempfile.TemporaryDirectory() as tmp,
-        ):
-            outs = {c: Path(tmp) / c for c in ("twisted", "lean")}
-            stats = {c: crawl(url, c, outs[c], args.project) for c in outs}
-            a, notes = compare_outputs(outs["twisted"], outs["lean"])
-            keys = sorted(
-                k for s in stats.values() for k in s if k.startswith(COMPARED)
-            )
-            for key in dict.fromkeys(keys):
-                x, y = stats["twisted"].get(key), stats["lean"].get(key)
-                if x != y:
-                    notes.append(f"{key}: twisted {x}, lean {y}")
-            bytes_ = stats["twisted"].get("downloader/response_bytes")
-            summary = (
-                f"{name}: {len(a)} pages, {len(broken(outs['twisted']))} broken, "
-                f"response_bytes {bytes_}"
-            )
-            differ = report(summary, notes) or differ
+    for name, url, tmp in each_site(args):
+        outs = {c: tmp / c for c in ("twisted", "lean")}
+        stats = {c: crawl(url, c, outs[c], args.project) for c in outs}
+        a, notes = compare_outputs(outs["twisted"], outs["lean"])
+        keys = sorted(k for s in stats.values() for k in s if k.startswith(COMPARED))
+        for key in dict.fromkeys(keys):
+            x, y = stats["twisted"].get(key), stats["lean"].get(key)
+            if x != y:
+                notes.append(f"{key}: twisted {x}, lean {y}")
+        bytes_ = stats["twisted"].get("downloader/response_bytes")
+        summary = (
+            f"{name}: {len(a)} pages, {len(broken(outs['twisted']))} broken, "
+            f"response_bytes {bytes_}"
+        )
+        differ = report(summary, notes) or differ
     return 1 if differ else 0
 
 

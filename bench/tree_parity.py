@@ -15,17 +15,15 @@ count. Prints one line a site and each difference; exit status 1 if any.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from client_parity import compare_outputs, report, served  # noqa: E402
+from client_parity import compare_outputs, each_site, report, site_arguments  # noqa: E402
 
 
 def crawl(url: str, out: Path, project: Path) -> None:
@@ -57,39 +55,31 @@ def records(out: Path, name: str) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sites", default="docs")
-    parser.add_argument("--pages", type=int, default=10_000)
-    parser.add_argument("--project", type=Path, default=Path.cwd())
+    parser = site_arguments(__doc__.splitlines()[0], "docs")
     parser.add_argument("--other", type=Path, required=True)
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-parity"))
     args = parser.parse_args()
     differ = False
-    for name in args.sites.split(","):
-        with (
-            served(name, args.workdir, args.pages) as url,
-            tempfile.TemporaryDirectory() as tmp,
-        ):
-            trees = {"this": args.project, "other": args.other}
-            outs = {label: Path(tmp) / label for label in trees}
-            for label, tree in trees.items():
-                crawl(url, outs[label], tree)
-            a, notes = compare_outputs(outs["this"], outs["other"])
-            ma, mb = mirror(outs["this"]), mirror(outs["other"])
-            if ma != mb:
-                names = sorted(set(ma) ^ set(mb))[:5]
-                changed = sorted(k for k in set(ma) & set(mb) if ma[k] != mb[k])[:5]
-                notes.append(f"mirror differs: only one side {names}, bytes {changed}")
-            for name_ in ("changes.jsonl", "mirror-state.jsonl"):
-                ra, rb = records(outs["this"], name_), records(outs["other"], name_)
-                if ra != rb:
-                    diff = [(x, y) for x, y in zip(ra, rb, strict=False) if x != y]
-                    notes.append(f"{name_} differs ({len(ra)} / {len(rb)}): {diff[:2]}")
-            summary = (
-                f"{name}: {len(a)} pages, {len(ma)} mirror files, "
-                f"{sum(map(len, ma.values()))} bytes"
-            )
-            differ = report(summary, notes) or differ
+    for name, url, tmp in each_site(args):
+        trees = {"this": args.project, "other": args.other}
+        outs = {label: tmp / label for label in trees}
+        for label, tree in trees.items():
+            crawl(url, outs[label], tree)
+        a, notes = compare_outputs(outs["this"], outs["other"])
+        ma, mb = mirror(outs["this"]), mirror(outs["other"])
+        if ma != mb:
+            names = sorted(set(ma) ^ set(mb))[:5]
+            changed = sorted(k for k in set(ma) & set(mb) if ma[k] != mb[k])[:5]
+            notes.append(f"mirror differs: only one side {names}, bytes {changed}")
+        for file in ("changes.jsonl", "mirror-state.jsonl"):
+            ra, rb = records(outs["this"], file), records(outs["other"], file)
+            if ra != rb:
+                diff = [(x, y) for x, y in zip(ra, rb, strict=False) if x != y]
+                notes.append(f"{file} differs ({len(ra)} / {len(rb)}): {diff[:2]}")
+        summary = (
+            f"{name}: {len(a)} pages, {len(ma)} mirror files, "
+            f"{sum(map(len, ma.values()))} bytes"
+        )
+        differ = report(summary, notes) or differ
     return 1 if differ else 0
 
 
