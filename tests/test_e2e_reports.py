@@ -428,11 +428,12 @@ class ScriptedResolver(LoopbackTestResolver):
     gone: set[str] = set()
 
     def getHostByName(self, name, timeout=()):
-        failing = type(self).failing
-        if failing.get(name, 0) > 0 or name in type(self).gone:
-            failing[name] = failing.get(name, 0) - 1
-            return defer.fail(DNSLookupError(f"no such name (scripted): {name}"))
-        return super().getHostByName(name, timeout)
+        cls = type(self)
+        if cls.failing.get(name, 0) > 0:
+            cls.failing[name] -= 1
+        elif name not in cls.gone:
+            return super().getHostByName(name, timeout)
+        return defer.fail(DNSLookupError(f"no such name (scripted): {name}"))
 
 
 @deferred_f_from_coro_f
