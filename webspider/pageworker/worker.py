@@ -170,7 +170,11 @@ def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
     if page.limited is not None:
         data["limited"] = page.limited
     if page.local_fragments:
-        data["local"] = [(fragment, text(t)) for fragment, t in page.local_fragments]
+        data["local"] = (
+            page.local_fragments
+            if in_place
+            else [(fragment, text(t)) for fragment, t in page.local_fragments]
+        )
     other = [
         (i, key)
         for i, (link, key) in enumerate(zip(page.links, page.link_keys(), strict=True))
@@ -193,9 +197,10 @@ def page_from_json(url: str, data: dict[str, Any]) -> ParsedPage:
         base_url=data["base_url"],
         title=data.get("title"),
         links=[Link(*row) for row in rows],
-        metas=[(name, content) for name, content in data.get("metas", ())],
+        # lists of tuples, as page_to_json made them (marshal keeps tuples)
+        metas=data.get("metas") or [],
         unsupported_links=data.get("unsupported", 0),
-        local_fragments=[(fragment, text) for fragment, text in data.get("local", ())],
+        local_fragments=data.get("local") or [],
         spans=None,
         limited=data.get("limited"),
         keys=keys,
