@@ -151,7 +151,8 @@ def page_to_json(page: ParsedPage, in_place: bool) -> dict[str, Any]:
         row: list[Any] = [link.url, link.kind, link.tag]
         more = link.more_fragments
         if more is not None:
-            more = {f: text(t) for f, t in more.items()}
+            if not in_place:
+                more = {f: text(t) for f, t in more.items()}
             row += (link.text, link.nofollow, link.fragment, more)
         elif link.fragment:
             row += (link.text, link.nofollow, link.fragment)
