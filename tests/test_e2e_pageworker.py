@@ -14,7 +14,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.support.cli import ROOT, scrapy_command, scrapy_env, start_crawl
 from tests.support.crawl import crawl
 from tests.support.server import Page, html
-from webspider.pageworker import readahead
+from webspider.pageworker import client, readahead
 from webspider.pageworker.client import PageWorker
 from webspider.signals import crawl_state_closing
 from webspider.spiders.webspider import WebSpider
@@ -173,6 +173,43 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     # every page was fetched once per crawl
     gets = server.requested()
     assert gets.count("/") == gets.count("/a.html") == gets.count("/s.css") == 2
+
+
+class PidSpider(WorkerFirstSpider):
+    """Notes the page worker's process id once it is up."""
+
+    pids: list[int | None] = []
+
+    async def start(self):
+        async for request in super().start():
+            type(self).pids.append(self.crawler.get_extension(PageWorker).pid)
+            yield request
+
+
+@deferred_f_from_coro_f
+async def test_a_worker_started_early_is_the_crawls(tmp_path, server):
+    """The crawl command starts the worker before Scrapy builds the crawl
+    (client.start_early): the crawl's PageWorker takes that process, which
+    then reads the pages."""
+    site(server)
+    client.start_early()
+    early = client._early
+    assert early is not None and early.poll() is None
+    result = await crawl(tmp_path, PidSpider, WORKER_ON, start_urls=server.url("/"))
+    assert PidSpider.pids == [early.pid]
+    assert client._early is None  # taken
+    assert result.stats["webspider/page_worker/parsed_count"] >= 9
+    assert early.wait(timeout=30) == 0  # stopped with the crawl
+
+
+def test_a_worker_started_early_that_no_crawl_takes_ends():
+    client.start_early()
+    early = client._early
+    assert early is not None
+    client._discard_early()  # as at exit
+    assert early.returncode == 0  # its stdin closed: it ended by itself
+    assert client._early is None
+    client._discard_early()  # nothing left: nothing done
 
 
 class PausingSpider(WorkerFirstSpider):

@@ -3,6 +3,8 @@ real process over real pipes."""
 
 import hashlib
 import json
+import marshal
+import struct
 import subprocess
 import sys
 import zlib
@@ -57,10 +59,26 @@ def test_frames_survive_any_chunking():
 def test_bad_frames_are_refused():
     with pytest.raises(FrameError):  # far too large
         FrameReader().feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")
-    with pytest.raises(FrameError):  # not a JSON object
-        FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00[1]")
-    with pytest.raises(FrameError):  # not JSON
+    listed = marshal.dumps([1])
+    with pytest.raises(FrameError, match="not a dict"):
+        FrameReader().feed(struct.pack(">II", len(listed), 0) + listed)
+    with pytest.raises(FrameError, match="not marshal data"):  # cut short
         FrameReader().feed(b"\x00\x00\x00\x03\x00\x00\x00\x00{x}")
+    with pytest.raises(FrameError, match="not marshal data"):  # no such type
+        FrameReader().feed(b"\x00\x00\x00\x01\x00\x00\x00\x00!")
+
+
+def test_a_header_keeps_its_values_types():
+    # tuples stay tuples; a subclass of a plain type (which marshal refuses)
+    # crosses in its plain form, as it did as JSON
+    class Name(str):
+        pass
+
+    header = {"op": "x", "path": ("s", "p.html"), "n": [1, None, True, 1.5]}
+    ((got, body),) = FrameReader().feed(frame(header, b"b"))
+    assert got == header and body == b"b"
+    ((got, _),) = FrameReader().feed(frame({"name": Name("n"), "t": ("a",)}))
+    assert got == {"name": "n", "t": ["a"]} and type(got["name"]) is str
 
 
 def worker(tmp_path, keep=64):
@@ -410,7 +428,7 @@ def test_pages_are_read_before_pages_stored_while_few_are_held(tmp_path):
     # page 1's missing: not read yet)
     assert [a["id"] for a in answers] == [1, 2, 1, 3]
     assert all("page" in answers[i] for i in (0, 1, 3))
-    assert answers[2]["used"] == ["s", "1.html"]
+    assert answers[2]["used"] == ("s", "1.html")
 
 
 @pytest.mark.e2e
@@ -430,8 +448,8 @@ def test_garbage_ends_the_process_with_one_line():
     )
     assert process.returncode == 1
     assert process.stderr.decode().splitlines() == [
-        "webspider page worker: FrameError: frame header is not JSON: "
-        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+        "webspider page worker: FrameError: frame header is not marshal data: "
+        "marshal data too short"
     ]
 
 
@@ -477,6 +495,6 @@ def test_the_process_reads_and_stores_pages_without_heavy_modules(tmp_path):
     answers += reader.feed(out)
     assert process.returncode == 0
     assert answers[0][0]["page"]["links"]
-    assert answers[1][0]["used"] == ["s", "p.html"]
+    assert answers[1][0]["used"] == ("s", "p.html")
     assert Path(tmp_path, "s", "p.html").exists()
     assert err.decode().strip() == "[]"

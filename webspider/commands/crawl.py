@@ -70,6 +70,8 @@ from webspider.internals import (
     import_tls_aliases,
 )
 from webspider.keys import STATS_BROKEN_INTERNAL
+from webspider.pageworker.client import start_early
+from webspider.pageworker.options import PageWorkerOptions
 from webspider.reports.options import ReportOptions
 from webspider.signals import SignalManager
 from webspider.spiders.webspider import WebSpider
@@ -288,6 +290,9 @@ class Command(ScrapyCrawlCommand):
         except (ConfigError, OSError) as exc:
             print(f"webspider: error: {exc}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
+        if PageWorkerOptions.of(settings).enabled:
+            # its start runs beside Scrapy's building of the crawl
+            start_early()
         # The crawl gets the start URLs as read here, not the @file again.
         for name in ("start_urls", "url"):
             opts.spargs.pop(name, None)

@@ -27,6 +27,7 @@ Stats: ``webspider/page_worker/parsed_count``, ``…/stored_count``,
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import itertools
 import logging
@@ -86,6 +87,88 @@ JOIN_BELOW = 64 * 1024
 #: seconds the watch timer may fire late before its lateness says that this
 #: process did not run (stopped or starved) rather than the worker stalled
 _LATE = 1.0
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    """The worker's process (OSError: it could not be started)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webspider.pageworker.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        # the modules this process imports (a scrapyd egg included)
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        # out of the terminal's process group: a Ctrl-C is the crawl's to
+        # handle (it closes this process's stdin), and one while this
+        # process still imports printed Python's KeyboardInterrupt traceback
+        # into the crawl's output; it ends when its stdin does, the crawl
+        # killed included
+        start_new_session=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    import fcntl  # noqa: PLC0415 - POSIX only (PageWorkerOptions)
+
+    set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux
+    if set_pipe_size is not None:
+        # larger: fewer writes of pages; and the answers (a large page's
+        # links are a megabyte) wait there for the crawl's busy process
+        # without holding the worker in its write (64 KiB by default)
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(pipe, set_pipe_size, 1 << 20)
+    return process
+
+
+#: the worker started ahead of the crawl (start_early), until the crawl's
+#: PageWorker takes it
+_early: subprocess.Popen[bytes] | None = None
+
+
+def start_early() -> None:
+    """Start the page worker now, for the crawl's PageWorker to take when the
+    spider opens: the worker's start (an interpreter and its imports,
+    0.1-0.2 s) then runs on the other core while Scrapy builds the crawl,
+    instead of while the first pages arrive (which the crawl's process
+    reads itself until the worker is up: python3.11-doc's first level,
+    a 2.5 MB contents.html among them). The crawl command calls it once the
+    settings say the worker is on; a worker nobody takes ends with this
+    process (its stdin closed)."""
+    global _early  # noqa: PLW0603 - one a process, taken once
+    if _early is not None:
+        return
+    try:
+        _early = _spawn()
+    except OSError:
+        return  # PageWorker tries again, and says why
+    atexit.register(_discard_early)
+
+
+def _take_early() -> subprocess.Popen[bytes] | None:
+    global _early
+    process, _early = _early, None
+    return process
+
+
+def _discard_early() -> None:
+    """End the worker started early that no crawl took."""
+    process = _take_early()
+    if process is None:
+        return
+    assert process.stdin is not None
+    with contextlib.suppress(OSError):
+        process.stdin.close()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    _close_pipes(process)
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class _Answers(asyncio.Protocol):
@@ -190,6 +273,7 @@ class PageWorker:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the asyncio reactor: the crawl does it all
+            _discard_early()
             logger.info(
                 "Page worker off: the reactor (TWISTED_REACTOR) runs no asyncio "
                 "event loop; pages are read here"
@@ -198,32 +282,19 @@ class PageWorker:
         spider = self.crawler.spider
         rules = tuple(getattr(spider, "link_rules", LINK_RULES))
         if not all(type(rule) is LinkRule for rule in rules):
+            _discard_early()
             logger.info("Page worker off: the spider's link rules are not LinkRules")
             return False
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "webspider.pageworker.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                # the modules this process imports (a scrapyd egg included)
-                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                # out of the terminal's process group: a Ctrl-C is the
-                # crawl's to handle (it closes this process's stdin), and
-                # one while this process still imports printed Python's
-                # KeyboardInterrupt traceback into the crawl's output; it
-                # ends when its stdin does, the crawl killed included
-                start_new_session=True,
-            )
-        except OSError as exc:
-            logger.warning("Page worker not started (%s): pages are read here", exc)
-            return False
-        assert process.stdin is not None and process.stdout is not None
-        import fcntl  # noqa: PLC0415 - POSIX only (checked in __init__)
-
-        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux
-        if set_pipe_size is not None:  # larger, fewer writes of pages
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(process.stdin, set_pipe_size, 1 << 20)
+        process = _take_early()
+        if process is not None and process.poll() is not None:
+            _close_pipes(process)  # it died meanwhile
+            process = None
+        if process is None:
+            try:
+                process = _spawn()
+            except OSError as exc:
+                logger.warning("Page worker not started (%s): pages are read here", exc)
+                return False
         self._process, self._loop, self._failed = process, loop, False
         # Both pipes are the event loop's: no thread (they would fight the
         # reactor for the GIL on every read and write).
