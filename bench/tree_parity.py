@@ -9,14 +9,12 @@ tree, and compares what the crawls wrote: ``pages.jsonl`` and
 ``referer`` and the referrers listed left out: timing), every file of the
 mirror folder byte for byte, the mirror's ``changes.jsonl`` and
 ``mirror-state.jsonl`` line for line (sorted: pages are stored in the order
-they arrive; the output folder's own path made the same; a record's
-``restore`` left out: timing, see ``_TIMING``), and the pages' count.
-Prints one line a site and each difference; exit status 1 if any.
+they arrive; the output folder's own path made the same), and the pages'
+count. Prints one line a site and each difference; exit status 1 if any.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -49,26 +47,11 @@ def mirror(out: Path) -> dict[str, bytes]:
     }
 
 
-#: what a record of mirror-state.jsonl keeps that depends on timing, not on
-#: the tree: ``restore`` has the link values a page's conversion wrote
-#: relative before its target's 404 came (the fix-up then writes them
-#: absolute: the same file), none when the 404 came first; the same tree
-#: against itself differed there on pgdocs
-_TIMING = ("restore",)
-
-
 def records(out: Path, name: str) -> list[str]:
     """The lines of the mirror's record file ``name``, sorted, the output
-    folder's path (in ``mirror_root``) written as ``<out>``, without the
-    fields of ``_TIMING``."""
+    folder's path (in ``mirror_root``) written as ``<out>``."""
     text = (out / name).read_text(encoding="utf-8")
-    lines = []
-    for line in text.replace(str(out), "<out>").splitlines():
-        record = json.loads(line)
-        for key in _TIMING:
-            record.pop(key, None)
-        lines.append(json.dumps(record, sort_keys=True))
-    return sorted(lines)
+    return sorted(text.replace(str(out), "<out>").splitlines())
 
 
 def main() -> int:

@@ -258,3 +258,93 @@ def test_a_large_page_whose_links_all_landed_keeps_no_record(tmp_path, monkeypat
     assert FixUp(state, tree, print).run().pages == 0
     assert tree.read(source) == before
     assert state.pending.count() == 0
+
+
+#: a page linking a folder URL, a .html-less URL and a URL with a query of
+#: its own site, none answered when it is written: relative values whose URL
+#: is not the value joined with the page's (so its restore map keeps them)
+RESTORED_PAGE = (
+    b'<html><body><a href="/gone/">a</a> <a href="/gone/#x">b</a> '
+    b'<a href="/away">c</a> <a href="/p/1?n=1">d</a> <a href="/here">e</a>'
+    b"</body></html>"
+)
+RESTORED_GONE = ("http://site.test/gone/", "http://site.test/away")
+
+
+def restored_mirror(root: Path, absent_first: bool, killed: bool = False) -> Any:
+    """RESTORED_PAGE written (as MirrorStore.written records it) before the
+    404s of RESTORED_GONE came (``absent_first``: after), /here mirrored
+    after it, then the end's fix-up; ``killed``: a first fix-up wrote the
+    file and was killed before its records were committed. Returns the
+    file, the page's restore map and its line of the export."""
+    url = "http://site.test/"
+    state = MirrorState(MemoryRecordStore(), str(root))
+    tree = SafeTree(root)
+    source = ("site.test", "index.html")
+    if absent_first:
+        for gone in RESTORED_GONE:
+            state.mark_absent(gone)
+    written = convert(
+        RESTORED_PAGE,
+        state,
+        source,
+        page_url=url,
+        base_url=url,
+        encoding="utf-8",
+        html=True,
+    )
+    tree.write(source, written.data)
+    entry = Entry(
+        url=url,
+        path=source,
+        hash="",
+        size=len(RESTORED_PAGE),
+        kind="html",
+        encoding="utf-8",
+        converted=written.count > 0,
+        pending=sorted(written.pending),
+        restore=written.restore,
+    )
+    spans = keeps_spans(entry.size, bool(entry.pending), bool(written.plain))
+    state.put(entry, packed_spans(written) if spans else None, written.plain)
+    for gone in RESTORED_GONE:
+        state.mark_absent(gone)
+    here = "http://site.test/here"
+    state.put(Entry(url=here, path=url_path(here), hash="", size=0))
+    if killed:
+        state.gather()
+        fix_up = FixUp(state, tree, print)
+        jobs, targets = fix_up._prepare(list(state.pending.items()))
+        for job in jobs:  # the files written, nothing recorded
+            fixup.fix_file(tree, job.entry, targets, job.remembered)
+    FixUp(state, tree, print).run()
+    export = tmp_export = root.parent / f"{root.name}.jsonl"
+    state.export(tmp_export)
+    line = next(
+        json.loads(text)
+        for text in export.read_text().splitlines()
+        if json.loads(text).get("url") == url
+    )
+    page_entry = state.entry(url)
+    assert page_entry is not None
+    return tree.read(source), page_entry.restore, line
+
+
+@pytest.mark.parametrize("killed", [False, True])
+def test_the_restore_map_is_the_same_whether_a_404_came_before_or_after(
+    tmp_path: Path, killed: bool
+):
+    """A link written relative before its target's 404 came, fixed up
+    absolute, is not in the page's restore map any more: as when the 404
+    came first (mirror-state.jsonl differed with the timing)."""
+    after = restored_mirror(tmp_path / "after", absent_first=False, killed=killed)
+    first = restored_mirror(tmp_path / "first", absent_first=True)
+    assert after == first
+    data, restore, line = after
+    assert b'href="http://site.test/gone/"' in data
+    assert b'href="http://site.test/gone/#x"' in data
+    assert b'href="http://site.test/away"' in data
+    assert b'href="http://site.test/p/1?n=1"' in data
+    assert b'href="here"' in data
+    # the link to /here says its URL as it is: not kept (restore_joins)
+    assert restore == line["restore"] == {}

@@ -30,6 +30,7 @@ from webspider.mirror.links import fix_up, needs_fix_up
 from webspider.mirror.safefs import refusal_error, refusal_json
 from webspider.mirror.state import Entry, spans_of, unpack_pending
 from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
+from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -320,7 +321,8 @@ class FixUp:
             return
         jobs, targets = self._prepare(chunk)
         for job in jobs:
-            self._record(job, fix_file(self.tree, job.entry, targets, job.remembered))
+            fixed = fix_file(self.tree, job.entry, targets, job.remembered)
+            self._record(job, fixed, targets)
 
     async def _shared_chunk(
         self, chunk: list[tuple[str, Any]], fixer: FileFixer | None
@@ -381,10 +383,10 @@ class FixUp:
                 await asyncio.wait(asked, return_when=asyncio.FIRST_COMPLETED)
         for job, result in zip(jobs, results, strict=True):
             assert result is not None
-            self._record(job, result)
+            self._record(job, result, targets)
         return fixer
 
-    def _record(self, job: _Job, fixed: FileFix) -> None:
+    def _record(self, job: _Job, fixed: FileFix, targets: Targets) -> None:
         """Record what fixing up the file of ``job`` gave. Once fixed, what a
         page keeps is only what may change still: the URLs left absolute
         (not mirrored). Relative links whose file turned up where they lead
@@ -402,8 +404,8 @@ class FixUp:
             self.done.links += fixed.count
         # the kept links all lead where their file is now (fix_up keeps only
         # those): nothing left to check
+        entry.restore = fixed_restore(entry, targets, fixed.restore)
         entry.pending, entry.kept = fixed.pending, {}
-        entry.restore = {**entry.restore, **fixed.restore}
         twins = _twins(job.record)
         state.update(entry)
         state.put_pending(entry, fixed.spans, twins)
@@ -415,6 +417,36 @@ class FixUp:
                 twin.restore, twin.converted = entry.restore, entry.converted
                 twin.restore_joins = entry.restore_joins
                 state.update(twin)
+
+
+def fixed_restore(
+    entry: Entry, targets: Targets, added: Mapping[str, str]
+) -> dict[str, str]:
+    """``entry.restore`` once its file is fixed up: ``added`` (what the
+    values the fix-up wrote stand for), and without the values its
+    conversion wrote for the links it kept (``entry.kept``) whose file did
+    not turn up where they expected. The fix-up replaced those (absolute
+    now, or leading where the file is), so the map is the one a conversion
+    after their URLs' answers writes: the same whether a page was written
+    before a link's 404 came or after it (mirror-state.jsonl, which an
+    update crawl reads back). Worked out from the entry and the targets,
+    not from the values the rewrite met: a fix-up killed after it wrote
+    the file but before its record was committed meets the values it wrote
+    when it runs again, and must leave the same map."""
+    moved: set[str] = set()
+    for key, expected in entry.kept.items():
+        target = targets.get(key)
+        if target is None or "/".join(target.path) != expected:
+            moved.add(key)
+    if not moved:
+        return {**entry.restore, **added}
+    restore = {
+        value: stands_for
+        for value, stands_for in entry.restore.items()
+        if canonical_url(stands_for.partition("#")[0]) not in moved
+    }
+    restore.update(added)
+    return restore
 
 
 def _twins(record: Mapping[str, Any]) -> list[str]:
