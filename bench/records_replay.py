@@ -30,8 +30,9 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from webspider.frontier.sqlite import SQLiteState
+from webspider.mirror.entry import Entry
 from webspider.mirror.paths import url_path
-from webspider.mirror.state import Entry, MirrorState
+from webspider.mirror.state import MirrorState
 from webspider.reports.links import LinkLedger
 
 _ARGV = sys.argv[1:]

@@ -2,7 +2,9 @@ from array import array
 
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror.awaited import Awaited
-from webspider.mirror.state import Entry, MirrorState, spans_of, unpack_pending
+from webspider.mirror.entry import Entry
+from webspider.mirror.pending import spans_of, unpack_pending
+from webspider.mirror.state import MirrorState
 from webspider.records import flags_of
 from webspider.reports.links import LinkLedger, Outcome
 from webspider.utils.sitecodes import site_of

@@ -12,11 +12,13 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from webspider.mirror import fixup, links
+from webspider.mirror.entry import Entry
 from webspider.mirror.fixup import SHARED_BATCH, FixUp, keeps_spans, packed_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
 from webspider.mirror.safefs import SafeTree
-from webspider.mirror.state import Entry, MirrorState, TargetIndex
+from webspider.mirror.state import MirrorState
+from webspider.mirror.targets import TargetIndex
 from webspider.pageworker.worker import Worker
 from webspider.records import MemoryRecordStore
 

@@ -1,5 +1,6 @@
 import pytest
 
+from webspider.mirror.entry import Entry
 from webspider.mirror.links import (
     already_points,
     convert,
@@ -7,7 +8,7 @@ from webspider.mirror.links import (
     needs_fix_up,
     unconvert,
 )
-from webspider.mirror.state import Entry, MirrorState
+from webspider.mirror.state import MirrorState
 from webspider.page.links import extract_page
 from webspider.records import MemoryRecordStore
 

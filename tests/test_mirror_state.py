@@ -4,20 +4,11 @@ from urllib.parse import urljoin
 
 from tests.support.records import store as store  # noqa: PLC0414
 from webspider.mirror import state as state_module
+from webspider.mirror.entry import Entry, export_line, pack_restore, unpack_restore
 from webspider.mirror.paths import url_path
-from webspider.mirror.state import (
-    WHERE_KEPT,
-    Entry,
-    MirrorState,
-    TargetIndex,
-    add_kept,
-    export_line,
-    pack_pending,
-    pack_restore,
-    spans_of,
-    unpack_pending,
-    unpack_restore,
-)
+from webspider.mirror.pending import add_kept, pack_pending, spans_of, unpack_pending
+from webspider.mirror.state import WHERE_KEPT, MirrorState
+from webspider.mirror.targets import TargetIndex
 from webspider.records import MemoryRecordStore
 from webspider.utils.urlcodes import url_id
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from webspider.mirror import fixup
+from webspider.mirror.entry import Entry, pack_restore
 from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
-from webspider.mirror.state import Entry, MirrorState, pack_restore
+from webspider.mirror.state import MirrorState
 from webspider.page.links import LINK_RULES, extract_page
 from webspider.page.scan import pack_spans
 from webspider.pageworker.worker import (

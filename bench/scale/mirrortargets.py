@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from webspider.frontier.sqlite import SQLiteState
-from webspider.mirror.state import Entry, MirrorState, split
+from webspider.mirror.entry import Entry, split
+from webspider.mirror.state import MirrorState
 
 BASE = "http://127.0.0.1:8080"
 STORED = 10_000

@@ -26,9 +26,10 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from webspider.mirror.entry import Entry
 from webspider.mirror.links import fix_up, needs_fix_up
+from webspider.mirror.pending import spans_of, unpack_pending
 from webspider.mirror.safefs import refusal_error, refusal_json
-from webspider.mirror.state import Entry, spans_of, unpack_pending
 from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
 from webspider.utils.url import canonical_url
 
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 
     from webspider.mirror.links import Conversion, Targets
     from webspider.mirror.safefs import SafeTree
-    from webspider.mirror.state import MirrorState, TargetIndex
+    from webspider.mirror.state import MirrorState
+    from webspider.mirror.targets import TargetIndex
 
 #: pages the fix-up goes through together (their links' files looked up in
 #: one batch), and between two commits of the crawl state

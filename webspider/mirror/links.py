@@ -36,8 +36,8 @@ from webspider.utils.urljoin import UrlJoiner
 if TYPE_CHECKING:
     from array import array
 
+    from webspider.mirror.entry import Entry
     from webspider.mirror.rewrite import Resolve
-    from webspider.mirror.state import Entry
     from webspider.page.links import ParsedPage
     from webspider.page.scan import Span
 

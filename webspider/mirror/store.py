@@ -51,6 +51,7 @@ from webspider.keys import (
     PAGES_FILE,
     STATS_STATE_RESUMED,
 )
+from webspider.mirror.entry import Entry
 from webspider.mirror.fixup import (
     FIX_UP_COMMIT,
     FileFixer,
@@ -62,8 +63,10 @@ from webspider.mirror.fixup import (
 from webspider.mirror.links import Conversion, convert, unconvert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
+from webspider.mirror.pending import split_kept
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
-from webspider.mirror.state import Entry, MirrorState, TargetIndex, split_kept
+from webspider.mirror.state import MirrorState
+from webspider.mirror.targets import TargetIndex
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.records import MemoryRecordStore
 from webspider.signals import (

@@ -68,7 +68,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from webspider.mirror.state import Entry, TargetIndex
+    from webspider.mirror.entry import Entry
+    from webspider.mirror.targets import TargetIndex
 
 logger = logging.getLogger(__name__)
 

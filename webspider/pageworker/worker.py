@@ -44,11 +44,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from webspider.mirror.entry import pack_restore
 from webspider.mirror.fixup import fix_job, keeps_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
 from webspider.mirror.safefs import SafeTree, Segments, refusal_json
-from webspider.mirror.state import TargetIndex, pack_restore
+from webspider.mirror.targets import TargetIndex
 from webspider.page.encoding import body_encoding
 from webspider.page.links import (
     LINK_RULES,
@@ -332,7 +333,7 @@ class Worker:
                 path = url_path(url, header.get("kind") != CSS)
                 answer["path"] = path
                 # and what its index record's path is compared with
-                # (webspider.mirror.state.where_value)
+                # (webspider.mirror.entry.where_value)
                 answer["plain"] = "/".join(url_path(canonical_url(url)))
                 planned = self.plan(path)
                 if planned is not None:
