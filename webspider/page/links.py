@@ -180,42 +180,13 @@ class _Collector:
         text: str | int = "",
         nofollow: bool = False,
     ) -> None:
-        absolute = self.joined.get(href, "")
-        if absolute == "":
-            absolute = self._resolve(href)
-            self.joined[href] = absolute
-        if absolute is None:
-            if (
-                kind == PAGE
-                and href.lstrip(_WS)[:1] == "#"
-                and len(href.strip(_WS)) > 1
-            ):
-                self.local.append((href.strip(_WS)[1:], text))
-            return
-        url, _, fragment = absolute.partition("#")
-        link = self.by_url.get(url)
-        if link is None:
-            self.by_url[url] = Link(
-                url, kind, tag, self._text(text), nofollow, fragment
-            )
-            return
-        # A URL that is a page link anywhere on the page is a page link.
-        if kind == PAGE and link.kind != PAGE:
-            link.kind = PAGE
-        if link.nofollow and not nofollow:
-            link.nofollow = False
-        if not link.text and text:
-            link.text = self._text(text)
-        if fragment and fragment != link.fragment:
-            if link.more_fragments is None:
-                link.more_fragments = {fragment: text}
-            else:
-                link.more_fragments.setdefault(fragment, text)
+        """One link (a meta refresh's, a stylesheet's): add_all's steps."""
+        self.add_all(((href, kind, tag, text, nofollow),))
 
     def add_all(self, found: Iterable[Found]) -> None:
-        """add() of each of a scan's links, in one loop (a page has
-        thousands: python3.11-doc 164,000 <a>; a call each cost a third of
-        the links' time). The same steps as add()."""
+        """Each of a scan's links, in one loop (a page has thousands:
+        python3.11-doc 164,000 <a>; a call each cost a third of the links'
+        time)."""
         joined, by_url, local = self.joined, self.by_url, self.local
         for href, kind, tag, text, nofollow in found:
             absolute = joined.get(href, "")
@@ -234,6 +205,7 @@ class _Collector:
             if link is None:
                 by_url[url] = Link(url, kind, tag, self._text(text), nofollow, fragment)
                 continue
+            # A URL that is a page link anywhere on the page is a page link.
             if kind == PAGE and link.kind != PAGE:
                 link.kind = PAGE
             if link.nofollow and not nofollow:
