@@ -320,8 +320,8 @@ def restored_mirror(root: Path, absent_first: bool, killed: bool = False) -> Any
         for job in jobs:  # the files written, nothing recorded
             fixup.fix_file(tree, job.entry, targets, job.remembered)
     FixUp(state, tree, print).run()
-    export = tmp_export = root.parent / f"{root.name}.jsonl"
-    state.export(tmp_export)
+    export = root.parent / f"{root.name}.jsonl"
+    state.export(export)
     line = next(
         json.loads(text)
         for text in export.read_text().splitlines()

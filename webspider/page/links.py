@@ -337,8 +337,9 @@ def extract_css(
     body, encoding, _ = scannable(body, encoding)
     found = scan_css(body, encoding, max_links)
     collector = _Collector(url)
-    for _, _, value, _ in found.spans:
-        collector.add(value, REQUISITE, "css")
+    collector.add_all(
+        (value, REQUISITE, "css", "", False) for _, _, value, _ in found.spans
+    )
     return ParsedPage(
         url=url,
         base_url=url,
