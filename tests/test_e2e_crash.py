@@ -270,6 +270,10 @@ def test_kill_9_around_round_changes_then_resume(tmp_path, server):
     log = finish(server, out, *extra)
     assert "Resuming round 2" in log, log
     assert_complete(server, out, site, stops=3)
+    # each URL counted once over the kills, however it was queued (a
+    # deferred one when its round started, in the round change's commit)
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["urls_seen"] == len(site)
 
 
 def anchored_tree(server: TestServer) -> set[str]:

@@ -97,3 +97,6 @@ def test_pause_in_round_2_and_resume(tmp_path, server):
     }
     assert len(items) == len(got)
     assert got == predicted.fetched
+    # the URLs seen over both runs, each once (the rounds' deferred ones too)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["urls_seen"] == len(predicted.fetched)

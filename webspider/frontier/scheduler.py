@@ -560,7 +560,8 @@ class StateScheduler(BaseScheduler):
             self._memory_seen.add(key)
         self._memory.append((request, lease))
         self.stats.inc_value(STATS_MEMORY)
-        self._enqueued(key, "memory")
+        # a retry (it holds a lease) asks again for a URL already counted
+        self._enqueued(key, "memory", new=lease is None)
         return True
 
     def _flush_adds(self) -> None:
@@ -586,11 +587,14 @@ class StateScheduler(BaseScheduler):
                 signal=signals.request_dropped, request=request, spider=spider
             )
 
-    def _enqueued(self, key: str, where: str) -> None:
+    def _enqueued(self, key: str, where: str, new: bool = True) -> None:
+        """Count a request queued; a ``new`` GET URL among the URLs seen (a
+        retry is not new; a deferred URL is counted once queued: here, when
+        a link within the cap finds it first, or when its round starts)."""
         stats = self.stats
         stats.inc_value("scheduler/enqueued")
         stats.inc_value(f"scheduler/enqueued/{where}")
-        if " " not in key:  # GET: a URL (HEAD checks and others are keyed apart)
+        if new and " " not in key:  # GET: a URL (HEAD checks, others keyed apart)
             stats.inc_value(STATS_URLS_SEEN)
 
     def next_request(self) -> Request | None:
@@ -835,7 +839,16 @@ class StateScheduler(BaseScheduler):
         try:
             self._acknowledge()
             self._commit()
-            return not self.stopped and self.state.next_round() > 0
+            state = self.state
+            if not self.shared:
+                # the deferred URLs are scheduled now: counted among the URLs
+                # seen in the round change's own commit
+                seen = self.stats.get_value(STATS_URLS_SEEN, 0) + state.deferred
+                state.set_meta(META_URLS_SEEN, str(seen))
+            moved = state.next_round()
+            if moved:
+                self.stats.inc_value(STATS_URLS_SEEN, moved)
+            return not self.stopped and moved > 0
         except Exception as exc:
             if not self._stop(exc):
                 raise
