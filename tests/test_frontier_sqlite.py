@@ -1296,6 +1296,38 @@ def test_a_cleared_range_is_kept_in_its_chunks_cleared_bits(path):
         state.close()
 
 
+def test_a_range_cleared_writes_the_held_rows_of_its_groups_only(path):
+    """links.waiting: ``unflag_prefixes`` of groups of several lengths (a
+    code of 4 characters, of 5: a longer code shares its first 4) writes
+    the held rows of exactly those groups, and clears them; a group's key
+    that is another's prefix does not take the other's rows."""
+    state = SQLiteState(path)
+    try:
+        waiting = state.records("links.waiting")
+        rows = [
+            ("AAAA\nBBBB", 1, None),
+            ("AAAAB\nBBBB", 3, "x"),
+            ("AAAAC\nCCCC", 1, None),
+            ("AAA\nBBBB", 1, None),
+            ("DDDD\nBBBB", 1, None),
+        ]
+        for within in (["AAAA\n"], ["AAAAB\n", "AAA\n"]):
+            waiting.flag_many(rows)
+            waiting.unflag_prefixes(within, 1)
+            held = {key for key, _, _ in rows} - {
+                key for key, _, _ in rows if key.partition("\n")[0] + "\n" in within
+            }
+            assert set(waiting._flags) == held
+            state.commit()
+            answer = dict(waiting.items())
+            for key, bits, _text in rows:
+                if key.partition("\n")[0] + "\n" in within:
+                    assert flags_of(answer.get(key)) == bits & ~1
+            waiting.unflag_prefix("", 3)
+    finally:
+        state.close()
+
+
 def test_a_read_of_waiting_links_writes_the_held_rows_of_its_targets_only(path):
     """links.waiting: ``get_many`` writes the held rows of its keys' targets
     (the only ones it could see) and answers from them; another target's

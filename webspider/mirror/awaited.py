@@ -37,7 +37,6 @@ Pure: no Scrapy.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import TYPE_CHECKING
 
 from webspider.records import flags_of
@@ -65,6 +64,10 @@ class Awaited:
         self.codes = UrlCodes.of(store)
         #: target URL → the URLs of the pages waiting for it (this batch)
         self._new: dict[str, list[str]] = {}
+        #: the pages of ``_new`` (this batch), each once: what ``flush``
+        #: codes with the targets, where the pages' lists repeat each page
+        #: for every link it keeps (~17 a page)
+        self._pages: dict[str, None] = {}
         #: targets written where expected (this batch)
         self._landed: set[str] = set()
 
@@ -73,13 +76,17 @@ class Awaited:
         """``page`` keeps relative links to ``targets`` (canonical URLs of its
         own site, expected at ``url_path``'s path)."""
         landed, new = self._landed, self._new
+        kept = False
         for target in targets:
             if target not in landed:
+                kept = True
                 waiting = new.get(target)
                 if waiting is None:
                     new[target] = [page]
                 else:
                     waiting.append(page)
+        if kept:
+            self._pages[page] = None
         if len(new) >= _BUFFER:
             self.flush()
 
@@ -93,17 +100,18 @@ class Awaited:
 
     def flush(self) -> None:
         """Write what this batch added and forget what it answered."""
-        new = self._new
+        new, pages = self._new, self._pages
+        self._pages = {}
         if new:
             self._new = {}
-            code_of = self.codes.give(
-                list(dict.fromkeys(chain(new, chain.from_iterable(new.values()))))
-            )
+            urls = dict.fromkeys(new)
+            urls.update(pages)
+            code_of = self.codes.give(list(urls))
             self.records.flag_many(
                 [
                     (code_of[target] + "\n" + code_of[page], MIRROR, None)
-                    for target, pages in new.items()
-                    for page in pages
+                    for target, waiting in new.items()
+                    for page in waiting
                 ]
             )
         if self._landed:
@@ -122,6 +130,7 @@ class Awaited:
         """Forget every waiting link (the shared codes stay: see
         webspider.utils.urlcodes; the reports' part of the rows too)."""
         self._new.clear()
+        self._pages.clear()
         self._landed.clear()
         self.records.unflag_prefix("", MIRROR)
 

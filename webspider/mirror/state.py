@@ -452,9 +452,10 @@ class MirrorState:
                     key for key in missing if key in absent and key not in aliases
                 }
             led = [t for t in dict.fromkeys(aliases.values()) if t not in where]
-            for key, value in zip(led, self._where_many(led), strict=True):
-                if value is not None:
-                    where[key] = value
+            if led:  # (nearly every page has no redirected link: no look-up)
+                for key, value in zip(led, self._where_many(led), strict=True):
+                    if value is not None:
+                        where[key] = value
         return found
 
     def owner(self, path: Segments) -> str | None:
