@@ -1,5 +1,3 @@
-import array
-import fcntl
 import os
 import sys
 
@@ -365,35 +363,3 @@ def test_temporary_names_are_the_trees_own_and_never_repeat(tmp_path, monkeypatc
         m[: len(TEMP_PREFIX) + 16] for m in made[1::2]
     )
     assert not [p for p in (tmp_path / "m" / "h").iterdir() if TEMP_PREFIX in p.name]
-
-
-def _flags(path):
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        flags = array.array("i", [0])
-        fcntl.ioctl(fd, safefs._FS_IOC_GETFLAGS, flags, True)
-        return flags[0]
-    finally:
-        os.close(fd)
-
-
-def test_a_root_the_tree_makes_is_the_top_of_its_hierarchies(tmp_path):
-    """ext4's "top of directory hierarchies" flag (chattr +T) on a root the
-    tree made, so the sites' folders are spread over the disk; a folder that
-    was there keeps its flags. Where the file system has no flags: skipped."""
-    try:
-        before = _flags(tmp_path)
-    except OSError:
-        pytest.skip("no inode flags on this file system")
-    made = SafeTree(tmp_path / "made" / "mirror")
-    made.write(("h", "a.html"), b"x")
-    made.close()
-    if not _flags(tmp_path / "made" / "mirror") & safefs._FS_TOPDIR_FL:
-        pytest.skip("this file system keeps no top-of-hierarchies flag")
-    assert not _flags(tmp_path / "made") & safefs._FS_TOPDIR_FL  # its parents not
-    assert not _flags(tmp_path / "made" / "mirror" / "h") & safefs._FS_TOPDIR_FL
-    SafeTree(tmp_path).close()
-    assert _flags(tmp_path) == before
-    (tmp_path / "file").write_bytes(b"x")
-    with pytest.raises(NotADirectoryError):
-        SafeTree(tmp_path / "file")

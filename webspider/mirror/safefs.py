@@ -18,15 +18,6 @@ time as above, which decides. And the temporary file is renamed with
 crawl) needs no look-up first; a name something holds is looked at then (a
 regular file is replaced, a folder or a link is not).
 
-A root the tree creates itself is flagged "top of directory hierarchies"
-(``chattr +T``, FS_TOPDIR_FL: ext4's, where other file systems refuse it
-and nothing changes): ext4 then spreads the sites' folders below it over
-the disk as it does the top folders of the file system (its Orlov
-allocator), rather than next to the root's parent, where a folder such as
-``/tmp`` may hold thousands of inodes freed in the last minutes — which,
-without a journal, ext4 checks one by one at every file created nearby
-(bench/README.md, "The page worker's cost of writing the mirror's files").
-
 File-vs-folder conflicts are resolved here, deterministically, losing
 neither: a folder that finds a file in its place is created as
 ``<name>%~d``; a file that finds a folder is written as ``<name>%~f`` (before
@@ -37,11 +28,9 @@ Pure filesystem code: no Scrapy, no URLs (see webspider.mirror.paths).
 
 from __future__ import annotations
 
-import array
 import contextlib
 import ctypes
 import errno
-import fcntl
 import itertools
 import os
 import re
@@ -152,28 +141,6 @@ class _LinuxCalls:
 _LINUX = _LinuxCalls()
 
 
-def _ioc(direction: int, number: int) -> int:
-    """Linux's ``_IOC('f', number, long)``: FS_IOC_GETFLAGS and SETFLAGS."""
-    return direction << 30 | ctypes.sizeof(ctypes.c_long) << 16 | ord("f") << 8 | number
-
-
-_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS = _ioc(2, 1), _ioc(1, 2)
-_FS_TOPDIR_FL = 0x00020000
-
-
-def _mark_top(fd: int) -> None:
-    """Flag the folder ``fd`` as the top of directory hierarchies (see the
-    module docstring); nothing where the file system has no such flag."""
-    if not sys.platform.startswith("linux"):
-        return
-    flags = array.array("i", [0])
-    with contextlib.suppress(OSError):
-        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
-        if not flags[0] & _FS_TOPDIR_FL:
-            flags[0] |= _FS_TOPDIR_FL
-            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags, True)
-
-
 class UnsafePathError(OSError):
     """A path that would leave the tree, follow a symlink or touch a
     forbidden file."""
@@ -222,17 +189,11 @@ class SafeTree:
     """A folder that files are written into by relative path segments."""
 
     def __init__(self, root: Path, forbidden: Iterable[Segments] = ()) -> None:
-        try:
-            root.mkdir(parents=True)
-            created = True
-        except FileExistsError:  # a folder or not: the open below says
-            created = False
+        root.mkdir(parents=True, exist_ok=True)
         self.root = root
         # The root itself is the user's choice (it may be a symlink); nothing
         # below it is followed.
         self._root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        if created:  # a folder of the user's keeps its flags
-            _mark_top(self._root_fd)
         #: paths (relative to the root) the tree never writes at or below:
         #: the crawl's own state when the user put it inside the mirror
         self.forbidden = tuple(forbidden)
