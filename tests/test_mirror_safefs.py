@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 
@@ -11,11 +12,43 @@ from webspider.mirror.safefs import (
 )
 
 
-@pytest.fixture
-def tree(tmp_path):
+@pytest.fixture(params=["linux", "portable"])
+def tree(request, tmp_path, monkeypatch):
+    """A tree whose walks and renames use openat2 and renameat2 where the
+    kernel has them ("linux"), and one that walks a folder at a time and
+    looks before it renames ("portable", as without them): every test of
+    the tree runs both ways."""
+    if request.param == "portable":
+        monkeypatch.setattr(safefs._LINUX, "openat2", None)
+        monkeypatch.setattr(safefs._LINUX, "renameat2", None)
     t = SafeTree(tmp_path / "mirror")
     yield t
     t.close()
+
+
+def _kernel_at_least(major, minor):
+    release = os.uname().release.split(".")
+    try:
+        return (int(release[0]), int(release[1].split("-")[0])) >= (major, minor)
+    except (IndexError, ValueError):
+        return False
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not _kernel_at_least(5, 6),
+    reason="openat2 is Linux 5.6's",
+)
+def test_the_linux_calls_are_there_and_used(tmp_path):
+    """On a Linux that has openat2 the fast walk is taken (not silently
+    turned off by a first "not supported")."""
+    tree = SafeTree(tmp_path / "m")
+    tree.write(("h", "a", "1.html"), b"1")
+    assert tree.write(("h", "a", "2.html"), b"2") == ("h", "a", "2.html")
+    assert tree.write(("h", "a", "2.html"), b"3") == ("h", "a", "2.html")
+    tree.close()
+    assert safefs._LINUX.openat2 is not None
+    assert safefs._LINUX.renameat2 is not None
+    assert (tmp_path / "m/h/a/2.html").read_bytes() == b"3"
 
 
 def files_under(path):

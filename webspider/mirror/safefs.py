@@ -8,6 +8,16 @@ anywhere below the root — planted before the crawl or during it — is refused
 temporary file in its folder and renamed into place, so a failed write never
 leaves a partial file under the final name and two writers never interleave.
 
+On Linux (5.6 and later) a walk that finds every folder already there is
+one system call: ``openat2`` from the root's fd with RESOLVE_BENEATH |
+RESOLVE_NO_SYMLINKS, where the kernel itself refuses a symlink in any
+component and any path out of the root; anything else (a folder to make, a
+file or a link in the way, a kernel without openat2) walks one folder at a
+time as above, which decides. And the temporary file is renamed with
+``renameat2(RENAME_NOREPLACE)``: a name nothing holds (every file of a new
+crawl) needs no look-up first; a name something holds is looked at then (a
+regular file is replaced, a folder or a link is not).
+
 File-vs-folder conflicts are resolved here, deterministically, losing
 neither: a folder that finds a file in its place is created as
 ``<name>%~d``; a file that finds a folder is written as ``<name>%~f`` (before
@@ -19,10 +29,13 @@ Pure filesystem code: no Scrapy, no URLs (see webspider.mirror.paths).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import itertools
 import os
 import re
 import stat
+import sys
 from typing import TYPE_CHECKING, Any
 
 from webspider.mirror.paths import NAME_MAX, conflict_name
@@ -44,6 +57,88 @@ TEMP_PREFIX = "%~tmp"
 #: a separator or a control character (NUL included) in a name: one regex
 #: search per segment rather than a Python test per character
 _BAD_CHAR = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
+class _OpenHow(ctypes.Structure):
+    """openat2's ``struct open_how``."""
+
+    _fields_ = (
+        ("flags", ctypes.c_uint64),
+        ("mode", ctypes.c_uint64),
+        ("resolve", ctypes.c_uint64),
+    )
+
+
+#: openat2's number: the same on every Linux architecture (since 5.6)
+_SYS_OPENAT2 = 437
+#: RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+_RESOLVE_SAFE = 0x02 | 0x04 | 0x08
+_RENAME_NOREPLACE = 1
+#: what says the call itself is missing or refused (an old kernel, a
+#: seccomp filter, a file system without RENAME_NOREPLACE): not tried again
+_UNSUPPORTED = frozenset((errno.ENOSYS, errno.EINVAL, errno.E2BIG, errno.EPERM))
+
+
+class _LinuxCalls:
+    """openat2 and renameat2 through the C library (the os module has
+    neither); ``None`` where they are not there, and each turned off for the
+    process at its first "not supported" answer."""
+
+    def __init__(self) -> None:
+        self.openat2: Any = None
+        self.renameat2: Any = None
+        if not sys.platform.startswith("linux"):
+            return
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            syscall, renameat2 = libc.syscall, libc.renameat2
+        except (OSError, AttributeError):
+            return
+        syscall.restype = ctypes.c_long
+        syscall.argtypes = (
+            ctypes.c_long,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+        )
+        renameat2.restype = ctypes.c_int
+        renameat2.argtypes = (
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_uint,
+        )
+        self.openat2, self.renameat2 = syscall, renameat2
+        # one open_how for every folder: the flags never change
+        self._how = _OpenHow(_DIR_FLAGS, 0, _RESOLVE_SAFE)
+        self._how_ref = ctypes.addressof(self._how)
+        self._how_size = ctypes.sizeof(self._how)
+
+    def open_beneath(self, root_fd: int, path: bytes) -> int:
+        """An fd of the folder ``path`` below ``root_fd``, reached through
+        no symlink and never leaving it; -1 when it is not (then the walk
+        decides)."""
+        fd = int(
+            self.openat2(_SYS_OPENAT2, root_fd, path, self._how_ref, self._how_size)
+        )
+        if fd < 0 and ctypes.get_errno() in _UNSUPPORTED:
+            self.openat2 = None
+        return fd
+
+    def rename_new(self, fd: int, tmp: bytes, name: bytes) -> bool:
+        """Rename ``tmp`` to ``name`` in ``fd`` if nothing holds ``name``;
+        False when something does or the rename failed (then the caller
+        looks and renames the usual way, which raises any error)."""
+        if self.renameat2(fd, tmp, fd, name, _RENAME_NOREPLACE) == 0:
+            return True
+        if ctypes.get_errno() in _UNSUPPORTED:
+            self.renameat2 = None
+        return False
+
+
+_LINUX = _LinuxCalls()
 
 
 class UnsafePathError(OSError):
@@ -160,9 +255,15 @@ class SafeTree:
 
     def _walk(self, folders: Segments, create: bool) -> tuple[int, Segments]:
         """``_folder``'s fd (the root's own, not a copy, when ``folders`` is
-        empty: close it only when it is not) and names. The first folder is
-        opened in the root's fd itself: no ``dup`` and its ``close`` a write."""
+        empty: close it only when it is not) and names. Folders that are all
+        there: one ``openat2`` (the kernel refuses a link in any of them).
+        Otherwise one folder at a time; the first opened in the root's fd
+        itself: no ``dup`` and its ``close`` a write."""
         root = fd = self._root_fd
+        if folders and _LINUX.openat2 is not None:
+            found = _LINUX.open_beneath(root, os.fsencode("/".join(folders)))
+            if found >= 0:
+                return found, folders
         used: list[str] = []
         try:
             for folder in folders:
@@ -226,8 +327,8 @@ class SafeTree:
         # (the walk, not ``_folder``'s context manager: once a page)
         fd, folders = self._walk(segments[:-1], create=True)
         try:
-            name = self._file_name(fd, segments[-1], folders)
-            used = (*folders, name)
+            # the name itself when nothing holds it (renamed without looking)
+            used = (*folders, segments[-1])
             self._check_forbidden(used)
             # unguessable (the tree's random tag), and never the same twice
             tmp = f"{TEMP_PREFIX}{self._tmp_tag}{next(self._tmp_count):x}"
@@ -241,7 +342,15 @@ class SafeTree:
                             view = view[os.write(out, view) :]
                 finally:
                     os.close(out)
-                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                if _LINUX.renameat2 is None or not _LINUX.rename_new(
+                    fd, os.fsencode(tmp), os.fsencode(segments[-1])
+                ):
+                    # the name is held (or no renameat2): a regular file is
+                    # replaced, a folder makes it suffixed, a link refuses it
+                    name = self._file_name(fd, segments[-1], folders)
+                    used = (*folders, name)
+                    self._check_forbidden(used)
+                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=fd)
