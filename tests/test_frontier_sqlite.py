@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from scrapy import Request, Spider
 
-from webspider.frontier import keyfilter, sqliterecords, sqlitewaiting
+from webspider.frontier import keyfilter, sqliterecords, sqlitewaiting, waitingchunks
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
@@ -1201,7 +1201,7 @@ def test_waiting_links_are_packed_in_chunks_by_target(path):
         assert {kind for kind, *_ in stored} == {"blob", "text"}
         assert sum(kind == "text" for kind, *_ in stored) == 3  # AAAAA, AAA+, éééé
         links_of = {
-            (target, first): sqlitewaiting._decode_links(data)
+            (target, first): waitingchunks.decode_links(data)
             for _, target, first, _, data in stored
         }
         firsts = {}  # a target's first chunk holds the pages below its first
@@ -1215,7 +1215,9 @@ def test_waiting_links_are_packed_in_chunks_by_target(path):
             for page, (bits, _text) in links.items():
                 union |= bits
                 if first != firsts[target]:
-                    assert sqlitewaiting._order(page) >= sqlitewaiting._order(first)
+                    assert waitingchunks.code_order(page) >= waitingchunks.code_order(
+                        first
+                    )
             assert flags == union
         n_links = sum(len(v) for v in links_of.values())
         assert n_links == len(expected)
@@ -1393,7 +1395,7 @@ def test_a_repeated_text_is_kept_once(path):
         for target, links in db.execute(
             "SELECT target, links FROM waiting ORDER BY target, first"
         ):
-            code = sqlitewaiting._unpack_code(target)
+            code = waitingchunks.unpack_code(target)
             stored[code] = stored.get(code, b"") + links
         # once inline (met the first time: a byte, the page, the length, the
         # text), then 5 bytes a link: a byte, the page, the id (1)
@@ -1459,7 +1461,7 @@ def test_a_missing_kept_text_is_a_damaged_state(path):
 
 def _code(i: int) -> str:
     """A 4-character URL code of ``i`` (in order)."""
-    alphabet = sqlitewaiting._CODE_CHARS
+    alphabet = waitingchunks.CODE_CHARS
     return "AA" + alphabet[i // 64] + alphabet[i % 64]
 
 
@@ -1469,7 +1471,7 @@ def _stored_order(key: str) -> tuple[bool, str, bool, str]:
 
 
 def _packed(code: str) -> bool:
-    return not isinstance(sqlitewaiting._pack_code(code), str)
+    return not isinstance(waitingchunks.pack_code(code), str)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -62,7 +62,7 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
-from webspider.frontier import sqliterecords, sqlitewaiting
+from webspider.frontier import sqliterecords, sqlitewaiting, waitingchunks
 
 LINKS = 31
 
@@ -148,14 +148,14 @@ class Log:
             ).lastrowid
         if found:
             out.append(bits | 7 << 5)
-            sqlitewaiting._varint(out, found << 1 | 1)
+            waitingchunks.put_varint(out, found << 1 | 1)
         else:
             raw = text.encode()
             if len(raw) < 6:
                 out.append(bits | len(raw) << 5)
             else:
                 out.append(bits | 7 << 5)
-                sqlitewaiting._varint(out, len(raw) - 6 << 1)
+                waitingchunks.put_varint(out, len(raw) - 6 << 1)
             out += raw
         self.by_target[target] = self.by_target.get(target, 0) + 1
         self.logged += 1
@@ -218,7 +218,7 @@ def _skip(data: bytes, at: int) -> int:
     """The end of a log link's text that begins at ``at`` (after the byte)."""
     size = data[at - 1] >> 5
     if size == 7:
-        more, at = sqlitewaiting._read_varint(data, at)
+        more, at = waitingchunks.read_varint(data, at)
         if not more & 1:
             at += 6 + (more >> 1)
         return at
@@ -308,7 +308,7 @@ def replay(  # noqa: PLR0917
         tables = ("record",)
     elif layout == "log":
         log = Log(db, sweep)
-        packed = [sqlitewaiting._pack_code(code) for code in codes]
+        packed = [waitingchunks.pack_code(code) for code in codes]
         tables = ("wlog", "wlog_text")
     elif layout == "thread":
         tasks = Queue()

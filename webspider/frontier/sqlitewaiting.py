@@ -1,6 +1,8 @@
 """``links.waiting`` in the embedded crawl state's SQLite file: a table of
 its own, a target's waiting links packed in chunks (``SQLiteWaiting``; its
-layout, writes and texts in the class's docstring).
+layout, writes and texts in the class's docstring). The chunks' bytes are
+encoded and decoded in webspider.frontier.waitingchunks; this module holds
+the SQL that stores them, splits them and keeps the repeated texts once.
 
 The ``waiting`` and ``waiting_text`` tables are in
 webspider.frontier.sqliterecords' ``SCHEMA``; the flags held until the
@@ -12,56 +14,30 @@ Pure: standard library only.
 
 from __future__ import annotations
 
-from binascii import Error as BinasciiError
-from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from webspider.frontier.sqliterecords import _HeldFlags
 from webspider.frontier.state import StateError
-from webspider.records import FLAGS_MAX, check_bits, flag_text, flagged, flags_of
+from webspider.frontier.waitingchunks import (
+    LONG,
+    Links,
+    code_order,
+    decode_links,
+    encode_link,
+    encode_links,
+    entry_of,
+    group_target,
+    materialise,
+    pack_code,
+    pack_key,
+    unpack_code,
+)
+from webspider.records import FLAGS_MAX, check_bits, flagged
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-
-#: the characters of a URL code (URL-safe base64), in code point order
-_CODE_CHARS = "".join(
-    sorted("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-)
-#: standard base64's characters in the order of their values
-_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-#: a code's character → the base64 character of its rank in code point
-#: order (decoded: 6 bits a character, in the code's order); any other
-#: ASCII character → one base64 refuses
-_TO_RANK = {c: "*" for c in range(128)}
-_TO_RANK.update({ord(c): _B64_CHARS[i] for i, c in enumerate(_CODE_CHARS)})
-_FROM_RANK = str.maketrans(_B64_CHARS, _CODE_CHARS)
-
-
-def _pack_code(code: str) -> str | bytes:
-    """A URL code of 4 characters as 3 bytes (its 24 bits, in an order that
-    keeps the codes'), anything else as itself (a TEXT: SQLite sorts every
-    TEXT before every BLOB)."""
-    if len(code) == 4 and code.isascii():
-        try:
-            return a2b_base64(code.translate(_TO_RANK), strict_mode=True)
-        except BinasciiError:
-            pass
-    return code
-
-
-def _unpack_code(stored: str | bytes) -> str:
-    if type(stored) is bytes:
-        return b2a_base64(stored, newline=False).decode("ascii").translate(_FROM_RANK)
-    return str(stored)
-
-
-def _pack_key(key: str) -> tuple[str | bytes, str | bytes]:
-    head, newline, tail = key.partition("\n")
-    if not newline:
-        raise ValueError(f"{key!r}: a waiting link's key is <target>\\n<page>")
-    return _pack_code(head), _pack_code(tail)
 
 
 #: a chunk of a target's waiting links is split past this many bytes (a row
@@ -71,210 +47,12 @@ CHUNK_BYTES = 200
 #: chunks read a query while iterating
 _CHUNKS = 64
 
-#: a link in a chunk: page (3 bytes, or a TEXT code) → [flags, text (UTF-8)]
-_Links = dict[Any, list[Any]]
-
-
-def _order(page: str | bytes) -> tuple[bool, str | bytes]:
-    """A stored code's place in SQLite's order (every TEXT before every BLOB)."""
-    return type(page) is bytes, page
-
-
-def _varint(out: bytearray, n: int) -> None:
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        n |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return n, at
-        shift += 7
-
-
-#: a link's size field (bits 5-7 of its first byte): the text's length up
-#: to 5, ``_NO_TEXT`` (none given: a link appended by ``flag_many`` with no
-#: text keeps the one before it), or ``_LONG``: a varint follows, even for
-#: a text of 6 bytes and more (twice its length past 6; the text follows),
-#: odd for a text kept once in ``waiting_text`` (twice its id, plus one;
-#: format 10)
-_NO_TEXT = 6
-_LONG = 7
 #: a text this long or longer is kept once in ``waiting_text`` when it comes
 #: again (SQLiteWaiting, "Texts"); a shorter one takes as few bytes inline
 INTERN_FROM = 3
 #: texts a generation of the texts' memory holds (two generations; ~100
 #: bytes each)
 TEXTS_KEPT = 8192
-
-
-def _decode_links(data: bytes, cleared: int = 0) -> _Links:
-    """A chunk's links (see SQLiteWaiting) in their pages' order, a page
-    appended twice read as the two appends applied in turn, the bits
-    ``cleared`` (the chunk's column) cleared from each and the links left
-    with no flag dropped."""
-    out: _Links = {}
-    at, end = 0, len(data)
-    last: Any = None
-    ordered = True
-    while at < end:
-        head = data[at]
-        at += 1
-        page: str | bytes
-        if head & 16:
-            size, at = _read_varint(data, at)
-            page = data[at : at + size].decode("utf-8", "surrogatepass")
-            at += size
-        else:
-            page = data[at : at + 3]
-            at += 3
-        size = head >> 5
-        text: bytes | int | None
-        if size == _NO_TEXT:
-            text = None
-        elif size == _LONG:
-            more, at = _read_varint(data, at)
-            if more & 1:
-                text = more >> 1  # a text's id in waiting_text
-            else:
-                size = 6 + (more >> 1)
-                text = data[at : at + size]
-                at += size
-        else:
-            text = data[at : at + size]
-            at += size
-        old = out.get(page)
-        if old is None:
-            out[page] = [head & 15, b"" if text is None else text]
-            if ordered and last is not None and _order(page) < _order(last):
-                ordered = False
-            last = page
-        else:
-            old[0] |= head & 15
-            if text is not None:
-                old[1] = text
-    if cleared:
-        kept = ~cleared
-        for page in [page for page, link in out.items() if not link[0] & kept]:
-            del out[page]
-        for link in out.values():
-            link[0] &= kept
-    if not ordered:
-        out = {page: out[page] for page in sorted(out, key=_order)}
-    return out
-
-
-def _link_bytes(
-    out: bytearray, page: Any, flags: int, text: bytes | int | None
-) -> None:
-    """Append a link to a chunk's bytes ``out`` (``text``: its UTF-8, or
-    its id in ``waiting_text``)."""
-    if text is None:
-        size = _NO_TEXT
-    elif isinstance(text, int):
-        size = _LONG
-    else:
-        size = len(text)
-        if size > 5:
-            size = _LONG
-    if type(page) is bytes:
-        out.append(flags | size << 5)
-        out += page
-    else:
-        raw = page.encode("utf-8", "surrogatepass")
-        out.append(flags | 16 | size << 5)
-        _varint(out, len(raw))
-        out += raw
-    if isinstance(text, int):
-        _varint(out, text << 1 | 1)
-    elif text is not None:
-        if size == _LONG:
-            _varint(out, len(text) - 6 << 1)
-        out += text
-
-
-def _encode_links(links: _Links) -> list[tuple[Any, int, bytes]]:
-    """``links`` (in order) as one chunk, or in chunks half full when they
-    pass CHUNK_BYTES (room for the links appended next): (first page, flags,
-    bytes) each, in order. A chunk rewritten smaller is never split: a
-    caller iterating over the chunks does not meet its links again."""
-    encoded = []
-    total = 0
-    for page, (flags, text) in links.items():
-        out = bytearray()
-        _link_bytes(out, page, flags, text)
-        encoded.append((page, flags, out))
-        total += len(out)
-    limit = CHUNK_BYTES // 2 if total > CHUNK_BYTES else total
-    chunks: list[tuple[Any, int, bytes]] = []
-    data = bytearray()
-    first: Any = None
-    union = 0
-    for page, flags, out in encoded:
-        if data and len(data) + len(out) > limit:
-            chunks.append((first, union, bytes(data)))
-            data = bytearray()
-            union = 0
-        if not data:
-            first = page
-        data += out
-        union |= flags
-    if data:
-        chunks.append((first, union, bytes(data)))
-    return chunks
-
-
-def _clear_links(data: bytes, bits: int) -> bytes | None:
-    """A chunk's bytes with ``bits`` cleared from each link and the links
-    left with no flag dropped; None when a page is in it twice (a link's
-    text may then be another entry's: the caller decodes)."""
-    out = bytearray()
-    seen = set()
-    at, end = 0, len(data)
-    while at < end:
-        start = at
-        head = data[at]
-        at += 1
-        if head & 16:
-            size, at = _read_varint(data, at)
-            page = data[at : at + size]
-            at += size
-        else:
-            page = data[at : at + 3]
-            at += 3
-        if page in seen:
-            return None
-        seen.add(page)
-        size = head >> 5
-        if size == _LONG:
-            more, at = _read_varint(data, at)
-            if not more & 1:
-                at += 6 + (more >> 1)
-        elif size != _NO_TEXT:
-            at += size
-        flags = head & 15 & ~bits
-        if flags:
-            out.append(head & ~15 | flags)
-            out += data[start + 1 : at]
-    return bytes(out)
-
-
-def _materialise(data: bytes, cleared: int) -> bytes:
-    """``wl_clear``: a chunk's bytes with its ``cleared`` bits applied (the
-    links they leave with no flag dropped, a page appended twice merged)."""
-    found = _clear_links(data, cleared)
-    if found is not None:
-        return found
-    out = bytearray()
-    for page, (flags, text) in _decode_links(data, cleared).items():
-        _link_bytes(out, page, flags, text)
-    return bytes(out)
 
 
 #: a link appended to the chunk of its page (SQLiteWaiting._locate), or the
@@ -428,7 +206,7 @@ class SQLiteWaiting(_HeldFlags):
         #: ids read or written lately → the text's UTF-8
         self._texts: dict[int, bytes] = {}
         db.create_function("wl_grown", 3, self._note_grown)
-        db.create_function("wl_clear", 2, _materialise, deterministic=True)
+        db.create_function("wl_clear", 2, materialise, deterministic=True)
 
     def _note_grown(self, target: Any, first: Any, size: int) -> int:
         """``wl_grown``: note a chunk ``_APPEND`` takes past CHUNK_BYTES."""
@@ -444,14 +222,14 @@ class SQLiteWaiting(_HeldFlags):
                 (target, first),
             ).fetchone()
             if row is not None:
-                self._store(target, first, _decode_links(row[0], row[1]))
+                self._store(target, first, decode_links(row[0], row[1]))
 
     # -- the chunks -----------------------------------------------------------------
     def _change(self, ops: dict[Any, list[tuple[Any, _Op]]]) -> None:
         """Apply each target's operations on its links (page, op)."""
         for target, page_ops in ops.items():
-            page_ops.sort(key=lambda item: _order(item[0]))
-            loaded: dict[Any, _Links] = {}
+            page_ops.sort(key=lambda item: code_order(item[0]))
+            loaded: dict[Any, Links] = {}
             dirty: set[Any] = set()
             for page, op in page_ops:
                 row = self._locate(target, page)
@@ -459,9 +237,9 @@ class SQLiteWaiting(_HeldFlags):
                 if row is not None:
                     first = row[0]
                     if first not in loaded:
-                        loaded[first] = _decode_links(row[1], row[2])
+                        loaded[first] = decode_links(row[1], row[2])
                 else:  # none stored: the one made here, if any
-                    first = min(loaded, key=_order) if loaded else None
+                    first = min(loaded, key=code_order) if loaded else None
                 links = None if first is None else loaded[first]
                 old = None if links is None else links.get(page)
                 new, changed = op(old)
@@ -499,7 +277,7 @@ class SQLiteWaiting(_HeldFlags):
             ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
-    def _store(self, target: Any, first: Any, links: _Links) -> None:
+    def _store(self, target: Any, first: Any, links: Links) -> None:
         """Write the chunk ``(target, first)`` holding ``links`` (split when
         too long, deleted when empty; no bit left to clear)."""
         if not links:
@@ -507,13 +285,13 @@ class SQLiteWaiting(_HeldFlags):
                 "DELETE FROM waiting WHERE target = ? AND first = ?", (target, first)
             )
             return
-        chunks = _encode_links(
-            {page: links[page] for page in sorted(links, key=_order)}
+        chunks = encode_links(
+            {page: links[page] for page in sorted(links, key=code_order)}, CHUNK_BYTES
         )
         rows = [(target, head, union, data) for head, union, data in chunks]
         if len(chunks) == 1:
             rows[0] = (target, first, chunks[0][1], chunks[0][2])  # its place kept
-        elif _order(first) <= _order(chunks[0][0]):
+        elif code_order(first) <= code_order(chunks[0][0]):
             rows[0] = (target, first, chunks[0][1], chunks[0][2])
         else:
             # split, a target's first chunk holding pages below its first:
@@ -551,13 +329,13 @@ class SQLiteWaiting(_HeldFlags):
         for key, (bits, text) in rows.items():
             head, sep, tail = key.partition("\n")
             if not sep:
-                _pack_key(key)  # its error
+                pack_key(key)  # its error
             target = packed.get(head)
             if target is None:
-                target = packed[head] = _pack_code(head)
+                target = packed[head] = pack_code(head)
             page = packed.get(tail)
             if page is None:
-                page = packed[tail] = _pack_code(tail)
+                page = packed[tail] = pack_code(tail)
             if text is not None and len(text) >= INTERN_FROM:
                 found = ids.get(text)
                 if found is None:
@@ -573,20 +351,20 @@ class SQLiteWaiting(_HeldFlags):
                 if found:  # its id (< 64: one byte; < 8,192: two)
                     code = found << 1 | 1
                     if type(page) is bytes and code < 128:
-                        link = bytes((bits | _LONG << 5,)) + page + bytes((code,))
+                        link = bytes((bits | LONG << 5,)) + page + bytes((code,))
                     else:
-                        link = _link(page, bits, found)
+                        link = encode_link(page, bits, found)
                     appends.append((target, page, bits, link, limit, False))
                     continue
             raw = None if text is None else text.encode("utf-8", "surrogatepass")
             if type(page) is bytes and raw is not None and len(raw) < 70:
-                # the usual link, as _link_bytes writes it
+                # the usual link, as link_bytes writes it
                 size = len(raw)
                 if size < 6:
                     link = bytes((bits | size << 5,)) + page + raw
                 else:
                     link = (
-                        bytes((bits | _LONG << 5,))
+                        bytes((bits | LONG << 5,))
                         + page
                         + bytes((size - 6 << 1,))
                         + raw
@@ -594,7 +372,7 @@ class SQLiteWaiting(_HeldFlags):
                 appends.append((target, page, bits, link, limit, False))
                 continue
             appends.append(
-                (target, page, bits, _link(page, bits, raw), limit, raw is None)
+                (target, page, bits, encode_link(page, bits, raw), limit, raw is None)
             )
         grown = self._grown
         self._db.executemany(_APPEND, appends)
@@ -648,7 +426,7 @@ class SQLiteWaiting(_HeldFlags):
         ops: dict[Any, list[tuple[Any, _Op]]] = {}
         for key in keys:
             if "\n" in key:  # else absent
-                target, page = _pack_key(key)
+                target, page = pack_key(key)
                 ops.setdefault(target, []).append((page, op))
         return ops
 
@@ -679,7 +457,7 @@ class SQLiteWaiting(_HeldFlags):
         if "" in prefixes:
             self.unflag_prefix("", bits)
             return
-        targets = list(dict.fromkeys(_group(prefix) for prefix in prefixes))
+        targets = list(dict.fromkeys(group_target(prefix) for prefix in prefixes))
         self._write_flags_in(prefixes)
         self._clear_targets(targets, bits)
 
@@ -701,15 +479,15 @@ class SQLiteWaiting(_HeldFlags):
             if "\n" not in key:
                 out.append(None)  # no such key here
                 continue
-            target, page = _pack_key(key)
+            target, page = pack_key(key)
             row = self._locate(target, page)
-            found = None if row is None else _decode_links(row[1], row[2]).get(page)
+            found = None if row is None else decode_links(row[1], row[2]).get(page)
             out.append(None if found is None else self._value(found))
         return out
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         if prefix:
-            target = _group(prefix)
+            target = group_target(prefix)
             first = (
                 "SELECT target, first, links, cleared FROM waiting WHERE target = ? "
                 f"ORDER BY first LIMIT {_CHUNKS}"
@@ -735,9 +513,9 @@ class SQLiteWaiting(_HeldFlags):
         rows = self._db.execute(first, args).fetchall()
         while rows:
             for target, _first, data, cleared in rows:
-                head = _unpack_code(target) + "\n"
-                for page, found in _decode_links(data, cleared).items():
-                    yield head + _unpack_code(page), value(found)
+                head = unpack_code(target) + "\n"
+                for page, found in decode_links(data, cleared).items():
+                    yield head + unpack_code(page), value(found)
             if len(rows) < _CHUNKS:
                 return
             if self._flags:  # flagged while the caller iterates
@@ -758,8 +536,8 @@ class SQLiteWaiting(_HeldFlags):
             self.write_flags()
         ops: dict[Any, list[tuple[Any, _Op]]] = {}
         for key, value in items:
-            target, page = _pack_key(key)
-            ops.setdefault(target, []).append((page, _set_op(*_entry(value), None)))
+            target, page = pack_key(key)
+            ops.setdefault(target, []).append((page, _set_op(*entry_of(value), None)))
         self._change(ops)
 
     def put_new(self, key: str, value: Any) -> bool:
@@ -770,8 +548,8 @@ class SQLiteWaiting(_HeldFlags):
             self.write_flags()
         out: list[bool] = []
         for key, value in items:
-            target, page = _pack_key(key)
-            self._change({target: [(page, _set_op(*_entry(value), out))]})
+            target, page = pack_key(key)
+            self._change({target: [(page, _set_op(*entry_of(value), out))]})
         return out
 
     def incr(self, key: str, by: int = 1) -> int:
@@ -789,7 +567,7 @@ class SQLiteWaiting(_HeldFlags):
         if not prefix:
             self.clear()
             return
-        target = _group(prefix)
+        target = group_target(prefix)
         self._write_flags_in((prefix,))
         self._db.execute("DELETE FROM waiting WHERE target = ?", (target,))
 
@@ -800,25 +578,3 @@ class SQLiteWaiting(_HeldFlags):
         self._ids = {}
         self._ids_old = {}
         self._texts = {}
-
-
-def _group(prefix: str) -> str | bytes:
-    """The stored target of a group's prefix ``"<target>\\n"``."""
-    if prefix.find("\n") != len(prefix) - 1:
-        raise ValueError(
-            f"{prefix!r}: a prefix of links.waiting is empty or <target>\\n"
-        )
-    return _pack_code(prefix[:-1])
-
-
-def _link(page: Any, flags: int, text: bytes | int | None) -> bytes:
-    out = bytearray()
-    _link_bytes(out, page, flags, text)
-    return bytes(out)
-
-
-def _entry(value: Any) -> tuple[int, bytes]:
-    bits = flags_of(value)
-    if not bits:
-        raise ValueError(f"links.waiting holds flagged records only, not {value!r}")
-    return bits, flag_text(value).encode("utf-8", "surrogatepass")
