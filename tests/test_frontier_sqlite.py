@@ -20,7 +20,14 @@ from pathlib import Path
 import pytest
 from scrapy import Request, Spider
 
-from webspider.frontier import keyfilter, sqliterecords, sqlitewaiting, waitingchunks
+from webspider.frontier import (
+    keyfilter,
+    recordvalues,
+    sqlitehashed,
+    sqliterecords,
+    sqlitewaiting,
+    waitingchunks,
+)
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
@@ -868,7 +875,7 @@ def test_records_read_cache_agrees_with_the_file(path, monkeypatch):
     state.commit()
     db = sqlite3.connect(path)
     on_file = {
-        k: sqliterecords._loads(v)
+        k: recordvalues.decode_value(v)
         for k, v in db.execute("SELECT substr(key, 2), value FROM record")
     }
     db.close()
@@ -1072,7 +1079,7 @@ def test_records_read_strings_a_state_wrote_as_json(path):
 
 def test_namespaces_keyed_by_hashes_are_the_features_own():
     # the frontier names them (it sits below the features that own them)
-    assert set(sqliterecords.HASHED) == {
+    assert set(sqlitehashed.HASHED) == {
         NS_PATHS,
         NS_PAGES,
         NS_CONTENT,

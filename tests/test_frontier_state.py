@@ -303,7 +303,7 @@ def test_records_put_new_and_incr_many_at_once(state):
 
 
 #: keys of the namespaces keyed by hashes (the embedded state stores the
-#: base64 ones as their bytes, webspider.frontier.sqliterecords.SQLiteHashed):
+#: base64 ones as their bytes, webspider.frontier.sqlitehashed.SQLiteHashed):
 #: ids, codes, a content key, and shapes that are not exactly base64
 HASHED_KEYS = [
     "AAAAAAAAAAAA",  # an id of zero bytes

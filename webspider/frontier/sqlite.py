@@ -32,7 +32,7 @@ waiting link's repeated text kept once)::
     namespace, record        -- records (webspider.frontier.sqliterecords)
     waiting, waiting_text    -- links.waiting, packed (sqlitewaiting.SQLiteWaiting)
     hashed_<namespace>       -- the namespaces keyed by hashes, their keys'
-                             -- bytes (sqliterecords.SQLiteHashed)
+                             -- bytes (sqlitehashed.SQLiteHashed)
 
 Why the id is the queue's order and not the fingerprint (format 1): rows
 are appended at the end of the table, and leased and acknowledged in about
@@ -175,13 +175,9 @@ from typing import IO, TYPE_CHECKING, Any
 from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
 from webspider.frontier.requestdata import REFERER_HEADER
-from webspider.frontier.sqliterecords import (
-    HASHED,
-    SQLiteHashed,
-    SQLiteRecords,
-    in_marks,
-)
+from webspider.frontier.sqlitehashed import HASHED, SQLiteHashed
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
+from webspider.frontier.sqliterecords import SQLiteRecords, in_marks
 from webspider.frontier.sqlitewaiting import SQLiteWaiting
 from webspider.frontier.state import (
     FORMAT_VERSION,

@@ -8,6 +8,7 @@ Layout, beside the tables of webspider.frontier.sqlite::
     waiting(target, first, flags, cleared, links,  -- links.waiting only,
             PRIMARY KEY (target, first)) WITHOUT ROWID  -- packed: sqlitewaiting
     waiting_text(id INTEGER PRIMARY KEY, text)  -- its texts met again (format 10)
+    hashed_<namespace>(key, value)  -- the namespaces keyed by hashes: sqlitehashed
 
 The tables are created when a state is opened. Writes go into the state's
 open transaction: they are committed with the acknowledgements.
@@ -21,18 +22,8 @@ at its peak (most are links waiting for their target: ~25 bytes each).
 Keys keep their order within a namespace (the prefix is the same), so
 ``items`` and the range deletes work as before.
 
-Values. A string is stored as a BLOB of its UTF-8 bytes, an integer as an
-SQLite integer, a list of integers, strings and Nones as a BLOB of its
-packed bytes (webspider.frontier.packedlists, format 7: the first byte,
-0xFF, is never UTF-8's; the mirror's index record, one a page, ~20 bytes
-smaller than its JSON), anything else as JSON text: a BLOB is never a JSON
-text, so they read back apart, and a string (a link's text, a URL) costs
-neither the JSON encoder and decoder nor two quotes a row. The column has
-no type (no affinity), so an integer stays one: ``0`` and ``1`` — the
-mirror's waiting links, most link states — take no byte of the row at
-all (SQLite's record format has a type for each), where their digit as
-text took one. A state whose table declared the value TEXT (before
-format 3) gets its integers back as digits, which are read as JSON.
+Values: see webspider.frontier.recordvalues (a string as a BLOB of its
+UTF-8, an integer as an integer, a packed list, else JSON text).
 
 Read cache. A page's links are looked up in the features' namespaces (where
 the mirror stored a URL, a link's outcome), and most links of a page are the
@@ -57,21 +48,8 @@ a key not in it is absent without a query. Most lookups of a few
 namespaces are of absent keys (``mirror.alias``: every link the mirror
 has no file for is looked up there; most crawls have few redirects).
 
-Flags written behind. ``flag_many`` holds its rows (merged by key: the
-bits ORed, the last text given) until the state commits
-(``SQLiteState.commit`` calls ``write_flags``), or until anything else
-reads or writes the namespace — a range operation on groups
-(``unflag_prefix(es)``, ``delete_prefix`` of ``"<head>\\n"``), and a read
-of ``links.waiting``'s keys (the broken-link report's look-up of a page's
-links to targets already broken), writes only the held rows of those
-groups, which are the only ones it could see. So
-what every call sees is what it saw when each row was written at once,
-and what is committed is the same, in the same transaction; but a row two
-features flag before a commit (a link that waits for its outcome in the
-broken-link report and for its file in the mirror: ``links.waiting``) is
-one INSERT, not an INSERT and an UPDATE of the row just inserted (about
-as costly: a B-tree search and a row written each). At most
-``FLAGS_HELD`` rows are held.
+Flags written behind: see webspider.frontier.heldflags (``flag_many``'s
+rows held until the commit, shared with links.waiting's store).
 
 Puts written behind. ``put`` holds its row too (its stored text, by key,
 the last one given) until the state commits (``write_flags`` writes them
@@ -89,14 +67,10 @@ Pure: standard library only.
 
 from __future__ import annotations
 
-import json
-from binascii import Error as BinasciiError
-from binascii import a2b_base64, b2a_base64
-from json.scanner import make_scanner
 from typing import TYPE_CHECKING, Any
 
-from webspider.frontier.packedlists import MARK as PACKED_MARK
-from webspider.frontier.packedlists import pack, unpack
+from webspider.frontier.heldflags import HeldFlags
+from webspider.frontier.recordvalues import decode_value, encode_value
 from webspider.records import FLAGS_MAX, check_bits, flagged
 
 if TYPE_CHECKING:
@@ -149,59 +123,9 @@ def in_marks(values: list[Any]) -> tuple[str, list[Any]]:
 
 #: keys a namespace keeps in memory at most (see "Known keys")
 KNOWN_MAX = 1024
-#: flagged rows held at most before they are written (see "Flags written
-#: behind")
-FLAGS_HELD = 8192
 #: rows ``put`` holds at most before they are written (see "Puts written
 #: behind")
 PUTS_HELD = 1024
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_json_loads = json.loads
-#: the JSON decoder's scanner alone: a value as ``_dumps`` wrote it (no
-#: whitespace around it) without ``json.loads``' layers (its type checks,
-#: ``decode``, ``raw_decode``, the whitespace matches) — a third of the
-#: time of a short record's decoding (the mirror's index records, read for
-#: each link of a page that has a file); anything else is read by
-#: ``json.loads``
-_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
-#: the small integers features keep as states (a ledger reads one per link)
-#: read without the JSON decoder's overhead
-_SMALL = {str(i): i for i in range(10)}
-#: the integers SQLite stores as such (larger ones: JSON text)
-_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
-#: a packed list's first byte (webspider.frontier.packedlists)
-_PACKED = bytes([PACKED_MARK])
-
-
-def _encode(value: Any) -> str | bytes | int:
-    kind = type(value)
-    if kind is str:
-        return bytes(value.encode("utf-8", "surrogatepass"))
-    if kind is int and _INT_MIN <= value <= _INT_MAX:
-        return int(value)
-    if kind is list:
-        packed = pack(value)
-        if packed is not None:
-            return packed
-    return _dumps(value)
-
-
-def _loads(value: str | bytes | int) -> Any:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, bytes):
-        if value[:1] == _PACKED:
-            return unpack(value)
-        return value.decode("utf-8", "surrogatepass")
-    small = _SMALL.get(value)
-    if small is not None:
-        return small
-    try:
-        found, end = _scan(value, 0)
-    except StopIteration:
-        return _json_loads(value)  # its error
-    return found if end == len(value) else _json_loads(value)
 
 
 #: a flagged record's first character, and its value with no text, by bits
@@ -246,71 +170,7 @@ def _after(prefix: str) -> str | None:
     return stripped[:-1] + chr(ord(stripped[-1]) + 1)
 
 
-class _HeldFlags:
-    """``flag_many``'s rows held until ``write_flags`` (see "Flags written
-    behind" in the module docstring), shared by the two stores of flagged
-    records; each writes them to its own table."""
-
-    __slots__ = ("_flags",)
-
-    _flags: dict[str, list[Any]]
-
-    def write_flags(self, within: Set[str] | None = None) -> None:
-        raise NotImplementedError
-
-    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
-        # held: a row two features flag before the commit is written once,
-        # with both bits
-        items = list(items)
-        for bits in {bits for _key, bits, _text in items}:
-            check_bits(bits)  # before anything is held
-        held = self._flags
-        for key, bits, text in items:
-            row = held.get(key)
-            if row is None:
-                held[key] = [bits, text]
-            else:
-                row[0] |= bits
-                if text is not None:
-                    row[1] = text
-        if len(held) >= FLAGS_HELD:
-            self.write_flags()
-
-    def _take_flags(self, within: Set[str] | None) -> dict[str, list[Any]]:
-        """The held rows to write now, no longer held: all of them, or those
-        whose key's group, ``"<head>\\n"``, is in ``within``."""
-        held = self._flags
-        if within is None or not held:
-            self._flags = {}
-            return held
-        # a group has its one newline at its end, so a key is in it when its
-        # first len(group) characters are the group: one slice a length of
-        # the groups (nearly always one: 4-character codes), not a search
-        # for the key's newline (every held key is looked at, at each
-        # target's range cleared: ~2,000 a commit)
-        sizes = {len(group) for group in within}
-        if len(sizes) == 1:
-            [size] = sizes
-            taken = [key for key in held if key[:size] in within]
-        else:
-            taken = [key for key in held if any(key[:size] in within for size in sizes)]
-        return {key: held.pop(key) for key in taken}
-
-    def _write_flags_in(self, prefixes: Iterable[str]) -> None:
-        """Write the held rows in the key ranges of ``prefixes`` (all of
-        them, unless each prefix is a group: ``"<head>\\n"``, one newline)."""
-        if not self._flags:
-            return
-        groups: set[str] = set()
-        for prefix in prefixes:
-            if not prefix or prefix.find("\n") != len(prefix) - 1:
-                self.write_flags()
-                return
-            groups.add(prefix)
-        self.write_flags(groups)
-
-
-class SQLiteRecords(_HeldFlags):
+class SQLiteRecords(HeldFlags):
     """One namespace of records (webspider.records.Records) in ``db``."""
 
     __slots__ = ("_db", "_known", "_ns", "_old", "_puts", "_table", "_young", "name")
@@ -334,7 +194,7 @@ class SQLiteRecords(_HeldFlags):
         #: every key of the namespace, while it has few (see the docstring)
         self._known: set[str] | None = None
         #: flag_many's rows not written yet: key → [bits, text] (see
-        #: "Flags written behind" in the module docstring)
+        #: webspider.frontier.heldflags)
         self._flags: dict[str, list[Any]] = {}
         #: put's rows not written yet: key → stored text (see "Puts written
         #: behind")
@@ -399,7 +259,7 @@ class SQLiteRecords(_HeldFlags):
                 ).fetchone()
                 text = None if row is None else row[0]
             self._remember(key, text)
-        return None if text is None else _loads(text)
+        return None if text is None else decode_value(text)
 
     def get_many(self, keys: Sequence[str]) -> list[Any | None]:
         if self._flags:
@@ -435,7 +295,9 @@ class SQLiteRecords(_HeldFlags):
                 found.update(self._db.execute(query, args))
             for key, as_stored in zip(missing, stored, strict=True):
                 young[key] = found.get(as_stored)
-        answer = [None if (v := young[key]) is None else _loads(v) for key in keys]
+        answer = [
+            None if (v := young[key]) is None else decode_value(v) for key in keys
+        ]
         if len(young) >= CACHE_MAX:
             # this page's keys are the young generation's first (a page
             # asking for more than a generation holds leaves only those)
@@ -446,7 +308,7 @@ class SQLiteRecords(_HeldFlags):
     def put(self, key: str, value: Any) -> None:
         if self._flags:
             self.write_flags()
-        text = _encode(value)
+        text = encode_value(value)
         puts = self._puts
         puts[key] = text  # held (see "Puts written behind")
         self._remember(key, text)
@@ -469,8 +331,8 @@ class SQLiteRecords(_HeldFlags):
 
     def _write_held(self) -> None:
         """Write every row ``put`` and ``flag_many`` hold: before an
-        operation that is not a read by key (the module docstring's "Flags
-        written behind" and "Puts written behind")."""
+        operation that is not a read by key ("Flags written behind" in
+        webspider.frontier.heldflags, "Puts written behind" here)."""
         if self._flags or self._puts:
             self.write_flags()  # the puts first
 
@@ -482,7 +344,7 @@ class SQLiteRecords(_HeldFlags):
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         self._write_held()
         pack = self._pack
-        rows = [(key, _encode(value)) for key, value in items]
+        rows = [(key, encode_value(value)) for key, value in items]
         self._db.executemany(
             f"INSERT OR REPLACE INTO {self._table} (key, value) VALUES (?, ?)",
             [(pack(key), text) for key, text in rows],
@@ -503,7 +365,7 @@ class SQLiteRecords(_HeldFlags):
             self.write_flags()
         if key in self._puts:  # its row is written already, in effect
             return False
-        text = _encode(value)
+        text = encode_value(value)
         cursor = self._db.execute(
             f"INSERT OR IGNORE INTO {self._table} (key, value) VALUES (?, ?)",
             (self._pack(key), text),
@@ -679,7 +541,7 @@ class SQLiteRecords(_HeldFlags):
         unpack = self._unpack
         while rows:
             for key, value in rows:
-                yield unpack(key), _loads(value)
+                yield unpack(key), decode_value(value)
             if len(rows) < _PAGE:
                 return
             self._write_held()  # put or flagged while the caller iterates
@@ -701,106 +563,3 @@ class SQLiteRecords(_HeldFlags):
         self._db.execute(f"DELETE FROM {self._table} WHERE {where}", args)
         self._forget_all()
         self._known = set()
-
-
-# -- namespaces keyed by hashes: tables of their own, keys as bytes ----------------
-#: the namespaces whose keys are hashes in base64 (a URL's id or code,
-#: webspider.utils.urlcodes; a content hash, webspider.reports.duplicates,
-#: behind its kind's initial): name → (characters kept before the base64,
-#: whether it is URL-safe base64). tests/test_frontier_sqlite.py checks the
-#: names against the features' constants (which live on floors above this one)
-HASHED = {
-    "reports.link_states": (0, False),
-    "mirror.paths": (0, False),
-    "urls.codes": (0, True),
-    "reports.pages": (0, True),
-    "reports.content": (1, False),
-}
-#: URL-safe base64 → standard (and the standard characters it never uses →
-#: one standard base64 refuses, so that such a key is stored as text)
-_FROM_URLSAFE = str.maketrans("-_+/", "+/**")
-_TO_URLSAFE = str.maketrans("+/", "-_")
-
-
-def hashed_table(name: str) -> str:
-    """The table of the hashed namespace ``name``."""
-    return "hashed_" + name.replace(".", "_")
-
-
-class SQLiteHashed(SQLiteRecords):
-    """A namespace of ``HASHED`` (webspider.records.Records) in a table of
-    its own, ``hashed_<name>(key PRIMARY KEY, value) WITHOUT ROWID``, its
-    keys stored as the bytes their base64 stands for (a BLOB: 9 bytes for a
-    12-character URL id, 3 for a 4-character code) and no namespace
-    character before them: a quarter of the key and a byte less a row, on
-    rows that are one a URL seen (``reports.link_states``, ``urls.codes``)
-    or one a page (``mirror.paths``, ``reports.pages``, ``reports.content``).
-
-    A key that is not exactly such base64 (its length not a multiple of 4
-    — a URL code of 5 characters —, another character, padding) is stored
-    as it is, a TEXT, which never equals a BLOB: every key reads back as it
-    was written. What the features ask of these namespaces is what this
-    keeps: a key's value, the whole namespace counted, listed or cleared.
-    So a prefix must be ``""``, and ``items`` lists the keys in the order
-    of their stored form (the text keys first, then by bytes), not as
-    strings; there are no flagged records here (ValueError for each)."""
-
-    __slots__ = ("_head", "_urlsafe")
-
-    def __init__(self, db: sqlite3.Connection, name: str) -> None:
-        self._head, self._urlsafe = HASHED[name]
-        table = hashed_table(name)
-        db.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} "
-            "(key NOT NULL PRIMARY KEY, value NOT NULL) WITHOUT ROWID"
-        )
-        super().__init__(db, name, table)
-
-    def _pack(self, key: str) -> str | bytes:
-        head = self._head
-        body = key[head:] if head else key
-        if not body or len(body) & 3 or not key.isascii():
-            return key
-        if self._urlsafe:
-            body = body.translate(_FROM_URLSAFE)
-        try:
-            raw = a2b_base64(body, strict_mode=True)
-        except BinasciiError:
-            return key
-        if len(raw) * 4 != len(body) * 3:  # padding: not the bytes' one form
-            return key
-        return key[:head].encode("ascii") + raw if head else raw
-
-    def _unpack(self, stored: str | bytes) -> str:
-        if type(stored) is not bytes:
-            return str(stored)
-        head = self._head
-        body = b2a_base64(stored[head:], newline=False).decode("ascii")
-        if self._urlsafe:
-            body = body.translate(_TO_URLSAFE)
-        return stored[:head].decode("ascii") + body if head else body
-
-    def _range(self, prefix: str) -> tuple[str, tuple[Any, ...]]:
-        if prefix:
-            raise ValueError(f"{self.name}: keys are hashes, no prefix but ''")
-        return "1", ()
-
-    def _no_flags(self) -> None:
-        raise ValueError(f"{self.name}: keys are hashes, no flagged records")
-
-    def flag_many(self, items: Iterable[tuple[str, int, str | None]]) -> None:
-        self._no_flags()
-
-    def unflag(self, keys: Iterable[str], bits: int) -> None:
-        self._no_flags()
-
-    def unflag_prefix(self, prefix: str, bits: int) -> None:
-        self._no_flags()
-
-    def unflag_prefixes(self, prefixes: Sequence[str], bits: int) -> None:
-        self._no_flags()
-
-    def write_flags(self, within: Set[str] | None = None) -> None:
-        # no flags held (flag_many refuses), but puts may be
-        if self._puts:
-            self._write_puts()

@@ -6,8 +6,7 @@ the SQL that stores them, splits them and keeps the repeated texts once.
 
 The ``waiting`` and ``waiting_text`` tables are in
 webspider.frontier.sqliterecords' ``SCHEMA``; the flags held until the
-commit work as for the other records (``_HeldFlags``, "Flags written
-behind" there).
+commit work as for the other records (webspider.frontier.heldflags).
 
 Pure: standard library only.
 """
@@ -17,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from webspider.frontier.sqliterecords import _HeldFlags
+from webspider.frontier.heldflags import HeldFlags
 from webspider.frontier.state import StateError
 from webspider.frontier.waitingchunks import (
     LONG,
@@ -108,7 +107,7 @@ def _set_op(flags: int, text: bytes, only_new: list[bool] | None) -> _Op:
     return op
 
 
-class SQLiteWaiting(_HeldFlags):
+class SQLiteWaiting(HeldFlags):
     """``links.waiting`` (webspider.utils.waitinglinks) in a table of its own
     (state format 6, 8, 10): the records interface of a namespace of flagged
     records (webspider.records), the links of a target packed in chunks —

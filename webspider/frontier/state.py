@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 #: waiting-links chunk's cleared bits kept in a column, SQLiteWaiting; 9,
 #: the embedded state only: a done row's status 0, and the namespaces keyed
 #: by hashes in tables of their own with their keys' bytes, webspider.
-#: frontier.sqliterecords.SQLiteHashed; 10, the embedded state only: a
+#: frontier.sqlitehashed.SQLiteHashed; 10, the embedded state only: a
 #: waiting link's text kept once in ``waiting_text`` when it repeats,
 #: SQLiteWaiting)
 FORMAT_VERSION = 10
