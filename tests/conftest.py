@@ -8,7 +8,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from tests.support.server import TestServer
-from webspider.frontier.sqlite import release_held_locks
+from webspider.frontier.sqlitelock import release_held_locks
 
 #: redis_server (session) and redis_url (flushed per test): a real redis-server
 pytest_plugins = ["tests.support.redis_server"]

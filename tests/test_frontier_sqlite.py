@@ -23,14 +23,18 @@ from scrapy import Request, Spider
 from webspider.frontier import (
     keyfilter,
     recordvalues,
+    sqlitedurability,
     sqlitehashed,
+    sqlitelock,
     sqliterecords,
+    sqliteschema,
     sqlitewaiting,
     waitingchunks,
 )
 from webspider.frontier import sqlite as sqlite_state
 from webspider.frontier.requestdata import from_stored, to_stored
-from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
+from webspider.frontier.sqlite import SQLiteState
+from webspider.frontier.sqlitelock import StateLockedError, hold_lock
 from webspider.frontier.state import FORMAT_VERSION as FORMAT
 from webspider.frontier.state import StateError, StoredRequest
 from webspider.keys import META_LINK_KIND, META_REFERER
@@ -250,7 +254,7 @@ class GatedFsync:
 
 def test_the_log_is_fsynced_after_the_commit_and_before_the_next(path, monkeypatch):
     fsync = GatedFsync()
-    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    monkeypatch.setattr(sqlitedurability, "_fsync", fsync)
     state = SQLiteState(path)
     wal = path.with_name(path.name + "-wal")
     try:
@@ -283,7 +287,7 @@ def test_the_log_is_fsynced_after_the_commit_and_before_the_next(path, monkeypat
 def test_the_log_fsynced_is_the_live_one_after_checkpoints(path, monkeypatch):
     fsync = GatedFsync()
     fsync.gate.set()
-    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    monkeypatch.setattr(sqlitedurability, "_fsync", fsync)
     state = SQLiteState(path)
     wal = path.with_name(path.name + "-wal")
     try:
@@ -292,7 +296,7 @@ def test_the_log_fsynced_is_the_live_one_after_checkpoints(path, monkeypatch):
             state.commit()
             state.wait_durable()
             assert fsync.synced[-1][0] == os.stat(wal).st_ino
-        assert os.stat(wal).st_size <= 2 * sqlite_state._WAL_BYTES
+        assert os.stat(wal).st_size <= 2 * sqlitedurability._WAL_BYTES
         assert len(fsync.synced) == 40
     finally:
         state.close()
@@ -314,7 +318,7 @@ def test_the_log_stays_bounded_while_the_next_batch_begins_at_once(path):
     finally:
         state.close()
     # 60 commits of ~40 KiB of rows each: ~4x the limit in all
-    assert largest <= 2 * sqlite_state._WAL_BYTES
+    assert largest <= 2 * sqlitedurability._WAL_BYTES
 
 
 def test_a_checkpoint_by_another_connection_does_not_start_the_log_again(tmp_path):
@@ -356,7 +360,7 @@ def test_a_checkpoint_by_another_connection_does_not_start_the_log_again(tmp_pat
 def test_an_fsync_error_is_raised_by_the_next_commit(path, monkeypatch):
     fsync = GatedFsync(fail=OSError(5, "Input/output error"))
     fsync.gate.set()
-    monkeypatch.setattr(sqlite_state, "_fsync", fsync)
+    monkeypatch.setattr(sqlitedurability, "_fsync", fsync)
     state = SQLiteState(path)
     try:
         state.add([req("a")])
@@ -410,11 +414,11 @@ def test_a_power_cut_keeps_the_last_durable_commit(path, tmp_path):
 KILLED_WHILE_SYNCING = textwrap.dedent(
     """
     import sys, threading
-    from webspider.frontier import sqlite
+    from webspider.frontier import sqlitedurability
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import StoredRequest
     never = threading.Event()
-    sqlite._fsync = lambda fd: never.wait()  # the fsync still runs at the kill
+    sqlitedurability._fsync = lambda fd: never.wait()  # the fsync still runs at the kill
     def req(p):
         return StoredRequest(key="http://a.test/" + p, url="http://a.test/" + p)
     s = SQLiteState(sys.argv[1])
@@ -470,8 +474,8 @@ ORIGIN = "http://a.test"
     ],
 )
 def test_a_row_keeps_its_key_without_its_origin(key, short):
-    assert sqlite_state._short_key(key, ORIGIN) == short
-    assert sqlite_state._full_key(short, ORIGIN) == key
+    assert sqliteschema.short_key(key, ORIGIN) == short
+    assert sqliteschema.full_key(short, ORIGIN) == key
 
 
 def test_keys_of_every_shape_come_back_exactly(path):
@@ -556,7 +560,7 @@ def test_done_rows_and_a_finished_state_keep_only_what_is_read_again(path):
     db = sqlite3.connect(path)  # a reader of what was committed
     try:
         done = db.execute(
-            "SELECT referer, extra FROM url WHERE status = ?", (sqlite_state.DONE,)
+            "SELECT referer, extra FROM url WHERE status = ?", (sqliteschema.DONE,)
         )
         assert set(done.fetchall()) == {(None, None)}
         assert db.execute("SELECT COUNT(*) FROM url").fetchone() == (2000,)
@@ -708,7 +712,7 @@ def test_the_lease_query_names_the_queued_status_for_its_partial_index(path):
     [lease] = state.lease(1, deadline=1e12)
     assert lease.request.url == "http://a.test/a"
     [(sql, params)] = [(q, p) for q, p in noted.seen if q.lstrip().startswith("SELECT")]
-    assert f"u.status = {sqlite_state.QUEUED} AND" in sql
+    assert f"u.status = {sqliteschema.QUEUED} AND" in sql
     assert len(params) == 2  # the origin and the limit: no status bound
     assert "url_queued" in " ".join(
         str(row) for row in noted.db.execute("EXPLAIN QUERY PLAN " + sql, params)
@@ -721,9 +725,9 @@ def test_a_held_lock_is_kept_by_a_look_and_released_by_the_crawls_state(path):
     hold_lock(path)  # the crawl command's check
     SQLiteState(path, release_leases=False).close()  # its look at the state
     with pytest.raises(StateLockedError):
-        sqlite_state._acquire(path)  # another crawl: refused
+        sqlitelock.acquire(path)  # another crawl: refused
     crawl = SQLiteState(path)  # the crawl's own state takes the lock over
-    assert os.path.abspath(path) not in sqlite_state._HELD
+    assert os.path.abspath(path) not in sqlitelock.HELD
     crawl.close()  # and releases it: no lock file left open
     SQLiteState(path).close()
 
@@ -732,9 +736,9 @@ def test_a_lock_kept_at_close_goes_to_the_state_opened_next(path):
     first = SQLiteState(path)
     first.close(keep_lock=True)
     with pytest.raises(StateLockedError):
-        sqlite_state._acquire(path)  # still held: no other crawl in between
+        sqlitelock.acquire(path)  # still held: no other crawl in between
     SQLiteState(path, fresh=True).close()
-    assert os.path.abspath(path) not in sqlite_state._HELD
+    assert os.path.abspath(path) not in sqlitelock.HELD
     SQLiteState(path).close()
 
 

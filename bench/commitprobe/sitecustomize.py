@@ -15,6 +15,7 @@ if os.environ.get("COMMIT_PROBE"):
     import sqlite3
 
     from webspider.frontier import sqlite as _state
+    from webspider.frontier import sqlitedurability as _durability
     from webspider.frontier import sqliterecords as _records
     from webspider.frontier import sqlitewaiting as _waiting
 
@@ -38,7 +39,7 @@ if os.environ.get("COMMIT_PROBE"):
             setattr(cls, name, _timed(label, getattr(cls, name)))
 
     if os.environ.get("COMMIT_PROBE_WAL"):  # another log limit, in bytes
-        _state._WAL_BYTES = int(os.environ["COMMIT_PROBE_WAL"])  # type: ignore[attr-defined]
+        _durability._WAL_BYTES = int(os.environ["COMMIT_PROBE_WAL"])
     if os.environ.get("COMMIT_PROBE_SHARE"):  # another share of the file
         _state._WAL_SHARE = int(os.environ["COMMIT_PROBE_SHARE"])  # type: ignore[attr-defined]
     if os.environ.get("COMMIT_PROBE_JSL"):  # another journal_size_limit

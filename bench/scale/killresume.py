@@ -70,7 +70,7 @@ import synth  # noqa: E402
 
 STATE = ".webspider-state.sqlite3"
 #: a URL's status in the crawl state's ``url`` table once its page is done
-#: (webspider.frontier.sqlite.DONE: 0 from format 9, 3 before)
+#: (webspider.frontier.sqliteschema.DONE: 0 from format 9, 3 before)
 DONE = 0
 #: summary.json keys compared (times, versions and paths are not)
 SUMMARY_KEYS = (
@@ -138,7 +138,7 @@ def state_not_done(out: Path, urls: set[str]) -> set[str]:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         # a row's key without its origin's name when it begins with it
-        # (webspider.frontier.sqlite, format 2)
+        # (webspider.frontier.sqliteschema, format 2)
         done = {
             key
             for (key,) in db.execute(

@@ -48,7 +48,8 @@ from scrapy.utils.job import job_dir
 from webspider.config import ConfigError, CrawlConfig, get_bool, get_output_dir
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, tail_matches
-from webspider.frontier.sqlite import SQLiteState, StateLockedError, hold_lock
+from webspider.frontier.sqlite import SQLiteState
+from webspider.frontier.sqlitelock import StateLockedError, hold_lock
 from webspider.frontier.state import (
     META_FINGERPRINT,
     META_FINISHED,

@@ -1,49 +1,13 @@
-"""The embedded crawl state: one SQLite file (standard library), WAL mode.
+"""The embedded crawl state: one SQLite file (standard library), WAL mode:
+``SQLiteState``, the queue, the seen-set, the leases and the rounds kept in
+its tables, and the records' namespaces opened on its connection.
 
-Layout (``FORMAT_VERSION`` 10; 3 changed the records' keys only, 4 their
-values: the links waiting for their target share a row, 5 the mirror's
-namespaces: no ``mirror.where``, 6 the waiting links packed by target in
-a table of their own, 7 fingerprints of 32 bits, 8 a waiting-links
-chunk's cleared bits in a column, 9 a done row's status 0 and the
-namespaces keyed by hashes in tables of their own, keys as bytes, 10 a
-waiting link's repeated text kept once)::
-
-    url(id INTEGER PRIMARY KEY,  -- the order rows were queued in (FIFO)
-        fp INTEGER NOT NULL,     -- 32-bit fingerprint of the key (4 bytes)
-        key TEXT NOT NULL,       -- the exact de-duplication key, without
-                                 -- its origin's name when it begins with it
-        url TEXT,                -- as found; NULL when equal to key
-        status INTEGER NOT NULL, -- 1 queued, 2 leased, 0 done, 4 deferred
-        origin INTEGER NOT NULL, -- origin.id
-        depth, round, priority, kind INTEGER NOT NULL,  -- kind: 0 page, 1 requisite
-        referer INTEGER,         -- url.id of the page it was found on
-        extra TEXT)              -- JSON of the rest (method, meta, an unknown
-                                 -- referer, another kind); NULL when none,
-                                 -- "1" for the usual link's (_EXTRA_CODES)
-                                 -- (referer and extra: NULL once done)
-    INDEX fp ON url(fp)
-    INDEX queued ON url(origin, depth, priority DESC) WHERE status = 1
-                             -- and the id: an index ends with its rows' ids
-                             -- (id in the list stored it twice: 4 bytes an
-                             -- entry, format 7); ORDER BY … id reads it so
-    INDEX deferred ON url(status) WHERE status = 4     -- in id order
-    origin(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
-    meta(name TEXT PRIMARY KEY, value TEXT)         -- format, round, offsets, …
-    namespace, record        -- records (webspider.frontier.sqliterecords)
-    waiting, waiting_text    -- links.waiting, packed (sqlitewaiting.SQLiteWaiting)
-    hashed_<namespace>       -- the namespaces keyed by hashes, their keys'
-                             -- bytes (sqlitehashed.SQLiteHashed)
-
-Why the id is the queue's order and not the fingerprint (format 1): rows
-are appended at the end of the table, and leased and acknowledged in about
-the order they were queued, so a commit rewrites a few pages of the table
-(every page a commit touches is written to the log again, and fsynced)
-instead of one page for nearly every URL queued, leased or acknowledged
-since the last commit; only the fingerprint index (~14 bytes an entry)
-takes random inserts. The table's pages are full (a B-tree filled at its
-end splits nothing), and the key drops its origin's ``scheme://host``,
-which the origin column gives: ~30 B/URL less than format 1
-(bench/README.md, "Where the state's bytes go").
+Beside it: the file's tables and formats, and how a request is kept in a
+row (webspider.frontier.sqliteschema); the connection's durability and the
+log's fsync thread (webspider.frontier.sqlitedurability); the lock
+(webspider.frontier.sqlitelock); a finished state's compaction
+(webspider.frontier.sqlitecompact); the records' stores
+(webspider.frontier.sqliterecords, sqlitehashed, sqlitewaiting).
 
 Exact: a row is found by its fingerprint (the index gives every row of it),
 and its key compared, so two keys sharing a fingerprint are two rows. In
@@ -60,113 +24,28 @@ Leases are rows of status 2; their deadlines live in memory: the embedded
 state has one holder, and when it dies every lease is returned at once
 (``release_all``, which opening an existing state does).
 
-Durability. A committed batch survives kill -9 and a power cut alike, and
-its COMMIT does not wait for the disk on the crawl's event loop:
-``synchronous=NORMAL`` in WAL mode, and an fsync of the log (``-wal``) in a
-thread started right after each COMMIT (``_start_sync``), which the next
-commit waits for before it begins, and so do ``wait_durable`` and
-``close``. The caller commits once ``commit_interval`` seconds passed (1 s),
-or ``commit_acks`` acknowledgements when set (``commit_due``; the crawl's
-settings WEBSPIDER_STATE_COMMIT_INTERVAL and WEBSPIDER_STATE_COMMIT_PAGES)
-and at the moments that matter (a round change, the end, the
-acknowledgement of a request fetched again after a kill). A kill takes
-back only the batch not committed yet; a power cut that one and at most the
-last committed batch, if its fsync had not ended (a few milliseconds after
-its COMMIT) — the resumed crawl fetches their pages again.
-
-Why that is as safe as ``synchronous=FULL`` (which fsyncs the log inside
-each COMMIT, on the event loop: 0.1-0.8 s of a 4,000-page crawl's wall,
-bench/README.md "The COMMIT's fsync off the event loop"), by SQLite's WAL
-rules (sqlite.org/wal.html, fileformat2.html "WAL file format"; wal.c):
-
-- A COMMIT in WAL mode is the transaction's frames appended to the log
-  with write(), its last frame marked as a commit; ``NORMAL`` only skips
-  the fsync that ``FULL`` does then. Once COMMIT returns, the frames are
-  in the OS's page cache: a kill -9 of the process cannot lose them (as
-  with ``FULL``).
-- An fsync of the log file through any descriptor of it writes every frame
-  written before it to the disk: the thread's fsync, started after COMMIT
-  returned, makes that commit (and every earlier one) durable. The
-  descriptor is opened on the log by its name after the first COMMIT and
-  kept: this connection keeps the log in place (SQLite deletes it only when
-  the last connection closes, and ``journal_size_limit`` truncates it,
-  never replaces it).
-- A power cut tears the frames not yet on disk. Each frame carries the
-  log's salt and a checksum that chains every frame before it; opening the
-  state replays the log up to the last commit frame whose chain is intact
-  and discards the rest: the torn tail is the batches not fsynced yet, and
-  the state is the last durable commit's, never a mix. (The frame after a
-  durable commit is never written into a sector that commit's frames
-  share without SQLite's power-safe-overwrite assumption, which ``FULL``
-  makes too.)
-- A checkpoint (the log copied into the state file: ``wal_autocheckpoint``,
-  at the COMMIT after the log passes ``_WAL_BYTES``) fsyncs the log before
-  it copies and the state file after, under ``NORMAL`` as under ``FULL``
-  (only the per-commit fsync differs): nothing is copied into the file
-  that is not durable in the log first. The next transaction then writes
-  the log again from its start, with a new salt in its header, which SQLite
-  fsyncs before any frame of it (under ``NORMAL`` too): a stale frame of
-  the old log behind a torn new one has the old salt and is ignored. The
-  first commit of the new log cuts the file back to ``_WAL_BYTES``
-  (``journal_size_limit``): it removes stale frames past the limit only.
-  So a checkpoint's fsyncs stay in the COMMIT that triggers it, as before:
-  the only fsyncs left on the event loop. On the 10,000-page synthetic
-  site at 128 pages a commit a COMMIT logs ~0.5 MiB, and every second one
-  checkpoints (38 of 84 with mirror=0, 54-62 of 89 with the mirror); the
-  checkpoints and the new logs' headers take ~0.25 s of the loop (~25 µs a
-  page, 1-2 % of the crawl's wall; ``bench/commit_cost.py``); at 100,000
-  pages a commit logs ~2 MiB and nearly every one checkpoints (720 of
-  771: ~3.4 s of the loop's CPU against a 16 MiB log). A larger log takes
-  it back only when it holds several commits — 4 MiB at 10,000 pages,
-  16 MiB at 100,000 — and adds that to the state's peak (+300 and +150
-  B/URL there); a limit of 1/8 of the file (issue 14's bytes at a
-  million URLs allow about 1/64) saved 3 % of the COMMITs' CPU at 100,000.
-  Left at 1 MiB (bench/README.md, "The checkpoints on the event loop").
-- At most one fsync runs: the next commit waits for it before it writes
-  anything, so a power cut takes back at most the batch whose fsync ran and
-  the batch being built; an fsync's error (EIO) is raised there, by the
-  crawl's next commit, never lost.
-- Order with the other files: pages.jsonl's lines are fsynced before the
-  commit that records its length (webspider.frontier.pages), so a state
-  that a power cut takes back one or two batches names a length the file
-  has on disk, and the resumed crawl cuts the file back to it. ``close``
-  waits for the last fsync (then SQLite's closing checkpoint fsyncs the log
-  and the file too), so a crawl that ended, ``finished`` or paused, is on
-  disk when the command returns.
-- Where the log cannot be used (``journal_mode=WAL`` refused by the file
-  system), the state keeps ``synchronous=FULL`` and no thread.
-
-(``NORMAL`` alone would survive kill -9 too, but a power cut could then lose
-every commit since the last checkpoint; ``FULL`` with the COMMIT itself run
-in a thread would need the connection idle meanwhile, and the crawl reads
-it between any two pages; a checkpoint run by a second connection in the
-thread would copy the log, but the log begins again only at a transaction
-that starts after a complete checkpoint (wal.c, ``walRestartLog``: the
-writer's read lock 0), and the crawl's connection opens its next one at
-once: the log would grow instead, without bound — every frame copied, 303
-MiB of log after 100 commits of 3 MiB in ``bench/wal_restart.py``;
-tests/test_frontier_sqlite.py keeps that premise and the log's bound.)
+A committed batch survives kill -9 and a power cut alike, and its COMMIT
+does not wait for the disk on the crawl's event loop (the argument is in
+webspider.frontier.sqlitedurability). The caller commits once
+``commit_interval`` seconds passed (1 s), or ``commit_acks``
+acknowledgements when set (``commit_due``; the crawl's settings
+WEBSPIDER_STATE_COMMIT_INTERVAL and WEBSPIDER_STATE_COMMIT_PAGES) and at
+the moments that matter (a round change, the end, the acknowledgement of a
+request fetched again after a kill).
 
 A finished crawl's state (its flag committed) is read again only for its
 metadata: closing it replaces the file with a copy of its metadata alone
-(``_compact``).
-
-A ``<file>.lock`` beside the state is flock()ed while it is open: a second
-crawl on the same state is refused (StateLockedError), and the OS releases
-the lock when the process dies however it dies.
+(webspider.frontier.sqlitecompact).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import logging
 import os
 import sqlite3
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from itertools import compress
 from operator import not_
 from pathlib import Path
@@ -174,10 +53,28 @@ from typing import IO, TYPE_CHECKING, Any
 
 from webspider.frontier.fingerprints import fingerprint, fingerprints
 from webspider.frontier.keyfilter import KeyFilter
-from webspider.frontier.requestdata import REFERER_HEADER
+from webspider.frontier.sqlitecompact import compact
+from webspider.frontier.sqlitedurability import LogSync, connect
 from webspider.frontier.sqlitehashed import HASHED, SQLiteHashed
+from webspider.frontier.sqlitelock import HELD, acquire
 from webspider.frontier.sqliterecords import SCHEMA as RECORDS_SCHEMA
 from webspider.frontier.sqliterecords import SQLiteRecords, in_marks
+from webspider.frontier.sqliteschema import (
+    DEFERRED,
+    DONE,
+    KIND_NAMES,
+    KINDS,
+    LEASE,
+    LEASED,
+    QUEUED,
+    ROW,
+    SEEN,
+    create,
+    extra_data,
+    extra_text,
+    full_key,
+    short_key,
+)
 from webspider.frontier.sqlitewaiting import SQLiteWaiting
 from webspider.frontier.state import (
     FORMAT_VERSION,
@@ -189,176 +86,17 @@ from webspider.frontier.state import (
     StoredRequest,
 )
 from webspider.storage import failed_write
-from webspider.utils.atomic import fsync_folder
 from webspider.utils.waitinglinks import NS_WAITING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
-    from concurrent.futures import Future
 
 logger = logging.getLogger(__name__)
 
-#: a done row's status is 0: SQLite stores the integers 0 and 1 in no
-#: byte of the row (their type in its header says it), and most rows of a
-#: crawl that ran a while are done (3 before format 9: a byte a URL)
-QUEUED, LEASED, DONE, DEFERRED = 1, 2, 0, 4
-_SEEN = (QUEUED, LEASED, DONE)
-_KINDS = {"page": 0, "requisite": 1}
-_KIND_NAMES = {v: k for k, v in _KINDS.items()}
 #: confirmed seen keys kept (the links every page repeats)
 _CONFIRMED_MAX = 1 << 14
 #: ids looked up in one query (SQLite allows 32,766 parameters)
 _BATCH = 500
-#: The log's size after which a commit checkpoints, and the size the log
-#: file is cut back to then: 1 MiB. The log peaks at that plus one commit's
-#: pages (each commit rewrites in the log every page it touched). 4,096
-#: pages made a ~20 MB log — 2,000 B/URL at 10,000 URLs, most of the
-#: state's peak — for a checkpoint's fsync saved a few seconds
-#: (bench/README.md, "Where the state's bytes go"). A checkpoint does not
-#: change durability: SQLite fsyncs the log before it copies (see
-#: "Durability" above).
-_WAL_BYTES = 1 << 20
-#: The page size of a new state file (a state keeps the one it was made
-#: with). A commit inserts the links that wait for an outcome (the reports'
-#: referrers, the mirror's kept links) at random places of the records'
-#: B-tree, ~1 row a page it touches, and the log receives every page it
-#: touched whole: with 1 KiB pages instead of SQLite's 4 KiB a commit logs
-#: 2.5x fewer bytes (the log's peak at 10,000 pages: 622 -> 264 B/URL), for
-#: ~1 % more of the file in page headers and B-tree levels (bench/README.md,
-#: "The state's peak").
-_PAGE_SIZE = 1024
-#: what the durability thread calls on the log's descriptor (a name the
-#: tests can wrap to see when it runs)
-_fsync = os.fsync
-
-_SCHEMA = """
-CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE origin (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE url (
-    id INTEGER PRIMARY KEY,
-    fp INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    url TEXT,
-    status INTEGER NOT NULL,
-    origin INTEGER NOT NULL,
-    depth INTEGER NOT NULL,
-    round INTEGER NOT NULL,
-    priority INTEGER NOT NULL,
-    kind INTEGER NOT NULL,
-    referer INTEGER,
-    extra TEXT
-);
-"""
-#: the queue's indexes
-_INDEXES = """
-CREATE INDEX url_fp ON url (fp);
-CREATE INDEX url_queued ON url (origin, depth, priority DESC) WHERE status = 1;
-CREATE INDEX url_deferred ON url (status) WHERE status = 4;
-"""
-#: a request's row, and its referer's URL (the page it was found on) read
-#: in the same query
-_ROW = (
-    "u.id, u.key, u.url, u.origin, u.depth, u.round, u.priority, u.kind,"
-    " u.referer, u.extra, r.url, r.key, r.origin"
-    " FROM url u LEFT JOIN url r ON r.id = u.referer"
-)
-#: an origin's next queued rows. The status is written in the statement,
-#: not bound: the partial index url_queued (WHERE status = 1) then serves
-#: it as prepared. With the status bound, SQLite prepared the statement
-#: again on every run, to check that the value allows the index: 150-200
-#: µs a query against 20-26 (bench/README.md, branch speed17), once a
-#: lease, which is once a request when Scrapy hands the scheduler a
-#: crawl's start requests one at a time
-_LEASE = (
-    f"SELECT {_ROW} WHERE u.status = {QUEUED} AND u.origin = ?"
-    " ORDER BY u.depth, u.priority DESC, u.id LIMIT ?"
-)
-#: what may follow an origin's name in a key stored without it
-_AFTER_ORIGIN = frozenset(("", "/", "?", "#"))
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-#: the extra column of nearly every queued link (its Referer header is the
-#: page it was found on), stored as a one-character code: 43 bytes less a
-#: queued URL, and no JSON to decode when it is leased
-_EXTRA_CODES = {_dumps({"meta": {REFERER_HEADER: True}}): "1"}
-
-
-def _extra_text(extra: dict[str, Any]) -> str:
-    text = _dumps(extra)
-    return _EXTRA_CODES.get(text, text)
-
-
-def _extra_data(text: str) -> dict[str, Any]:
-    if text == "1":
-        return {"meta": {REFERER_HEADER: True}}  # a new dict: callers keep it
-    data: dict[str, Any] = json.loads(text)
-    return data
-
-
-def _short_key(key: str, origin: str) -> str:
-    """``key`` as its row keeps it: without ``origin`` (``scheme://host``)
-    when it begins with it (then it is empty or begins with / ? #); a key
-    not beginning with a letter (none of a crawl's: URLs, "HEAD <url>") is
-    marked with a "!", so that the two never meet."""
-    if key.startswith(origin):
-        rest = key[len(origin) :]
-        if rest[:1] in _AFTER_ORIGIN:
-            return rest
-    if key[:1].isascii() and key[:1].isalpha():
-        return key
-    return "!" + key
-
-
-def _full_key(short: str, origin: str) -> str:
-    """The key a row's ``key`` column stands for (``_short_key``)."""
-    first = short[:1]
-    if first.isascii() and first.isalpha():
-        return short
-    if first == "!":
-        return short[1:]
-    return origin + short
-
-
-class StateLockedError(StateError):
-    """Another process holds the state."""
-
-
-#: locks this process holds on states for as long as it lives (hold_lock)
-_HELD: dict[str, IO[bytes]] = {}
-
-
-def _acquire(path: Path) -> IO[bytes]:
-    lock_path = path.with_name(path.name + ".lock")
-    fh = lock_path.open("ab")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.close()
-        raise StateLockedError(
-            f"{path}: in use by another crawl (locked: {lock_path})"
-        ) from None
-    return fh
-
-
-def hold_lock(path: str | Path) -> None:
-    """Take the lock of the state at ``path`` until the crawl's state is
-    closed (StateLockedError when another process has it): the crawl command
-    takes it when it checks the state, so that no other crawl starts between
-    the check and the crawl's own opening of the state. A SQLiteState opened
-    on that path in this process then uses this lock: a look at the state
-    (``release_leases=False``, the check's) leaves it held; the crawl's own
-    state takes it over, and releases it when it closes (so an in-process
-    crawl leaves no lock file open behind it)."""
-    key = os.path.abspath(path)
-    if key not in _HELD:
-        _HELD[key] = _acquire(Path(path))
-
-
-def release_held_locks() -> None:
-    """Release every lock hold_lock took and no crawl took over (a check
-    of the settings without a crawl after it: in-process tests)."""
-    for fh in _HELD.values():
-        fh.close()
-    _HELD.clear()
 
 
 class SQLiteState:
@@ -394,11 +132,9 @@ class SQLiteState:
         #: does not fetch it a third time
         self._again: set[int] = set()
         self._urgent = False
-        #: the log's descriptor the durability thread fsyncs, the thread,
-        #: and the fsync it runs for the last commit (see "Durability")
-        self._wal_fd: int | None = None
-        self._syncer: ThreadPoolExecutor | None = None
-        self._syncing: Future[None] | None = None
+        #: the log's fsync in a thread after each commit
+        #: (webspider.frontier.sqlitedurability)
+        self._log = LogSync(self.path)
         #: in WAL mode, committed with synchronous=NORMAL: the log is
         #: fsynced by the thread (False: SQLite's FULL does it in COMMIT)
         self._async_sync = False
@@ -429,9 +165,9 @@ class SQLiteState:
     # -- opening ------------------------------------------------------------------
     def _lock(self) -> IO[bytes] | None:
         key = os.path.abspath(self.path)
-        if key in _HELD:  # held by this process already (hold_lock)
-            return _HELD.pop(key) if self._release_leases else None
-        return _acquire(self.path)
+        if key in HELD:  # held by this process already (hold_lock)
+            return HELD.pop(key) if self._release_leases else None
+        return acquire(self.path)
 
     def _abandon(self, db: sqlite3.Connection | None) -> None:
         if db is not None:
@@ -445,39 +181,10 @@ class SQLiteState:
             self._lock_file = None
 
     def _create(self) -> None:
-        # Built aside and renamed into place, so that a crash while creating
-        # never leaves an empty file that a later run would take for a state.
-        tmp = self.path.with_name(self.path.name + ".new")
-        tmp.unlink(missing_ok=True)
-        db = sqlite3.connect(str(tmp))
-        try:
-            db.execute(f"PRAGMA page_size={_PAGE_SIZE}")
-            # one transaction: each statement of a script is its own
-            # otherwise, with its journal's and the file's fsyncs (about 90
-            # for the schema, before the first request)
-            db.executescript("BEGIN;" + _SCHEMA + _INDEXES + RECORDS_SCHEMA)
-            db.execute(
-                "INSERT INTO meta (name, value) VALUES (?, ?)",
-                (META_FORMAT, str(FORMAT_VERSION)),
-            )
-            db.commit()
-        finally:
-            db.close()
-        os.replace(tmp, self.path)
+        create(self.path)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(str(self.path))
-        (mode,) = db.execute("PRAGMA journal_mode=WAL").fetchone()
-        # the log fsynced by a thread after each COMMIT ("Durability")
-        self._async_sync = str(mode).lower() == "wal"
-        db.execute(f"PRAGMA synchronous={'NORMAL' if self._async_sync else 'FULL'}")
-        # The log is copied into the file (a checkpoint, after the commit
-        # that passes the limit) and begins again from its start; the file
-        # itself shrinks back to its limit then, or the largest it ever was
-        # would stay on disk (see _WAL_BYTES).
-        (page_size,) = db.execute("PRAGMA page_size").fetchone()
-        db.execute(f"PRAGMA wal_autocheckpoint={_WAL_BYTES // int(page_size)}")
-        db.execute(f"PRAGMA journal_size_limit={_WAL_BYTES}")
+        db, self._async_sync = connect(self.path)
         return db
 
     def _load(self) -> None:
@@ -531,7 +238,7 @@ class SQLiteState:
         self._seq = int(seq)
         seen = self._counts[QUEUED] + self._counts[DONE]
         self._filter = KeyFilter(seen)
-        self._add_keys("SELECT key, origin FROM url WHERE status IN (?, ?, ?)", _SEEN)
+        self._add_keys("SELECT key, origin FROM url WHERE status IN (?, ?, ?)", SEEN)
         self._round = int(self.get_meta("round") or 0)
         self._confirmed: set[str] = set()
         # leases: ticket → (origin id, depth, url), and the deadlines
@@ -552,7 +259,7 @@ class SQLiteState:
         if key not in self._filter:
             return False
         found = self._find(key)
-        if found is None or found[1] not in _SEEN:
+        if found is None or found[1] not in SEEN:
             return False
         self._confirm(key)
         return True
@@ -584,7 +291,7 @@ class SQLiteState:
             marks, chunk = in_marks(fps[start : start + _BATCH])
             rows = self._db.execute(
                 f"SELECT key, origin FROM url WHERE fp IN ({marks})"
-                f" AND status IN {_SEEN}",
+                f" AND status IN {SEEN}",
                 chunk,
             ).fetchall()
             # nearly every key: its origin's name, then its path
@@ -592,7 +299,7 @@ class SQLiteState:
                 [
                     names[origin] + key
                     if key[:1] == "/"
-                    else _full_key(key, names[origin])
+                    else full_key(key, names[origin])
                     for key, origin in rows
                 ]
             )
@@ -622,7 +329,7 @@ class SQLiteState:
             "SELECT id, key, origin, status FROM url WHERE fp = ?",
             (fingerprint(key) if fp is None else fp,),
         ):
-            if _full_key(short, names[origin]) == key:
+            if full_key(short, names[origin]) == key:
                 return int(row_id), int(status)
         return None
 
@@ -631,7 +338,7 @@ class SQLiteState:
         add = self._filter.add
         names = self._origin_names
         for short, origin in self._db.execute(query, args):
-            add(_full_key(short, names[origin]))
+            add(full_key(short, names[origin]))
 
     # -- the queue ------------------------------------------------------------------
     def add(self, requests: Sequence[StoredRequest]) -> list[bool]:
@@ -662,7 +369,7 @@ class SQLiteState:
             self._stored(key, values[5], status)
             return True
         row_id, old = found
-        if old in _SEEN:
+        if old in SEEN:
             self._confirm(key)
             return False
         if status == DEFERRED:
@@ -691,7 +398,7 @@ class SQLiteState:
 
     def _values(self, request: StoredRequest, fp: int, status: int) -> tuple[Any, ...]:
         extra: dict[str, Any] = {}
-        kind = _KINDS.get(request.kind)
+        kind = KINDS.get(request.kind)
         if kind is None:
             kind = 0
             extra["kind"] = request.kind
@@ -711,7 +418,7 @@ class SQLiteState:
         return (
             self._seq,
             fp,
-            _short_key(key, origin),
+            short_key(key, origin),
             None if request.url == key else request.url,
             status,
             self._origin_id(origin),
@@ -720,7 +427,7 @@ class SQLiteState:
             request.priority,
             kind,
             referer,
-            _extra_text(extra) if extra else None,
+            extra_text(extra) if extra else None,
         )
 
     def _origin_id(self, name: str) -> int:
@@ -736,14 +443,14 @@ class SQLiteState:
         (short, url, origin, depth, round_, priority, kind, referer, extra) = row[1:10]
         ref_url, ref_key, ref_origin = row[10:]
         names = self._origin_names
-        key = _full_key(short, names[origin])
-        data: dict[str, Any] = _extra_data(extra) if extra else {}
+        key = full_key(short, names[origin])
+        data: dict[str, Any] = extra_data(extra) if extra else {}
         referer_url = data.get("referer")
         if referer is not None:
             if ref_url is not None:
                 referer_url = ref_url
             elif ref_key is not None:
-                referer_url = _full_key(ref_key, names[ref_origin])
+                referer_url = full_key(ref_key, names[ref_origin])
             else:
                 referer_url = None
         return StoredRequest(
@@ -752,7 +459,7 @@ class SQLiteState:
             depth=depth,
             round=round_,
             referer=referer_url,
-            kind=data.get("kind", _KIND_NAMES.get(kind, "page")),
+            kind=data.get("kind", KIND_NAMES.get(kind, "page")),
             priority=priority,
             method=data.get("method", "GET"),
             meta=data.get("meta", {}),
@@ -804,7 +511,7 @@ class SQLiteState:
     ) -> list[Lease]:
         depths = self._leased_depths.get(origin)
         shallowest = min(depths) if depths else None
-        rows = self._db.execute(_LEASE, (origin, limit)).fetchall()
+        rows = self._db.execute(LEASE, (origin, limit)).fetchall()
         leases = []
         for row in rows:
             depth = row[4]
@@ -906,7 +613,7 @@ class SQLiteState:
         cursor = self._db.cursor()
         try:
             for row in cursor.execute(
-                f"SELECT {_ROW} WHERE u.status = ? ORDER BY u.id", (DEFERRED,)
+                f"SELECT {ROW} WHERE u.status = ? ORDER BY u.id", (DEFERRED,)
             ):
                 yield self._request(row)
         finally:
@@ -1000,45 +707,22 @@ class SQLiteState:
         for records in self._records.values():
             records.write_flags()  # held until now (SQLiteRecords.flag_many)
         self._db.commit()
-        self._start_sync()
+        if self._async_sync:
+            self._log.start()
         self._last_commit = time.monotonic()
         self._acks = 0
         self._urgent = False
 
-    def _start_sync(self) -> None:
-        """fsync the log in the thread: the last COMMIT's frames on disk."""
-        if not self._async_sync:
-            return
-        fd = self._wal_fd
-        if fd is None:
-            wal = self.path.with_name(self.path.name + "-wal")
-            try:
-                fd = os.open(wal, os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                return  # no log yet: no COMMIT wrote a frame to it
-            self._wal_fd = fd
-        if self._syncer is None:
-            self._syncer = ThreadPoolExecutor(1, thread_name_prefix="webspider-state")
-        self._syncing = self._syncer.submit(_fsync, fd)
-
     def wait_durable(self) -> None:
         """Wait until the last commit is on disk (its log fsynced by the
         thread); an fsync's error is raised here."""
-        syncing = self._syncing
-        if syncing is not None:
-            self._syncing = None
-            syncing.result()
+        self._log.wait()
 
     def _close_wal(self) -> None:
         try:
             self.wait_durable()
         finally:
-            if self._syncer is not None:
-                self._syncer.shutdown()
-                self._syncer = None
-            if self._wal_fd is not None:
-                os.close(self._wal_fd)
-                self._wal_fd = None
+            self._log.close()
 
     def commit_due(self) -> bool:
         """Whether ``commit_interval`` seconds passed since the last commit,
@@ -1070,7 +754,7 @@ class SQLiteState:
         finally:
             self._close_wal()
         if keep_lock and self._lock_file is not None:
-            _HELD[os.path.abspath(self.path)] = self._lock_file
+            HELD[os.path.abspath(self.path)] = self._lock_file
             self._lock_file = None
         self._unlock()
 
@@ -1092,52 +776,7 @@ class SQLiteState:
             self._unlock()
 
     def _compact(self) -> None:
-        """Give back the space of a crawl that finished (its flag committed).
-
-        Nothing reads a finished state again but its metadata: the next run
-        of the command starts a fresh state (resume.open_crawl_state, which
-        reads the run's number), and the features wrote what their records
-        held to their output files (mirror-state.jsonl, broken-links.jsonl,
-        deferred.jsonl, the report) before the flag was set; the pages are
-        in pages.jsonl. So only the metadata is copied into a new file (of
-        the same schema, its tables otherwise empty), which replaces the
-        state: a few KiB, whatever the crawl's size. The queue's rows were
-        copied too until 2026-12-03 (53 B/URL kept that nothing read): the
-        copy then had the file at its largest and the rows' copy on disk at
-        once, which made the end of the crawl the state's peak on disk (~60
-        B/URL above the crawl's at a million pages). Not ``DELETE`` and
-        VACUUM in place: in WAL mode the delete wrote every page of the
-        records to the log (bench/README.md, "The state's peak"), and an
-        incremental vacuum of the dropped tables' pages took ~O(n²) (65 s at
-        300,000 URLs, 2026-12-03). A kill during any step leaves a finished
-        state, the old file or the new one (``os.replace``)."""
+        """Give back the space of a crawl that finished (its flag committed):
+        the file replaced by a copy of its metadata (sqlitecompact)."""
         self._finishing = False
-        db = self._db
-        tmp = self.path.with_name(self.path.name + ".new")
-        try:
-            tmp.unlink(missing_ok=True)
-            (page_size,) = db.execute("PRAGMA page_size").fetchone()
-            fresh = sqlite3.connect(str(tmp))
-            try:
-                fresh.execute(f"PRAGMA page_size={int(page_size)}")
-                # one transaction, as in _create (fsynced once, below)
-                fresh.executescript("BEGIN;" + _SCHEMA + _INDEXES + RECORDS_SCHEMA)
-                fresh.commit()
-            finally:
-                fresh.close()
-            db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
-            db.execute("INSERT INTO fresh.meta SELECT * FROM main.meta")
-            db.commit()
-            db.execute("DETACH DATABASE fresh")
-            with tmp.open("rb") as fh:  # on disk before it is renamed
-                os.fsync(fh.fileno())
-            # closed first: the log is copied into the old file and removed
-            db.close()
-            os.replace(tmp, self.path)
-            fsync_folder(self.path.parent)
-        except (sqlite3.Error, OSError) as exc:
-            # the crawl is over and recorded as such: a full disk costs space only
-            with contextlib.suppress(sqlite3.Error):
-                db.rollback()
-            tmp.unlink(missing_ok=True)
-            logger.warning("%s: not compacted (%s)", self.path, exc)
+        compact(self._db, self.path)

@@ -1,6 +1,6 @@
 """Records (webspider.records) in the embedded crawl state's SQLite file.
 
-Layout, beside the tables of webspider.frontier.sqlite::
+Layout, beside the tables of webspider.frontier.sqliteschema::
 
     namespace(id INTEGER PRIMARY KEY, name TEXT UNIQUE)
     record(key TEXT PRIMARY KEY,  -- chr(namespace.id) + the record's key
