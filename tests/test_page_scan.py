@@ -8,17 +8,10 @@ from hypothesis import strategies as st
 
 from tests.support.scanref import reference_scan
 from webspider.mirror.rewrite import rewrite_spans
+from webspider.page.charrefs import unescape_attribute
 from webspider.page.links import LINK_RULES, extract_css, extract_page
-from webspider.page.scan import (
-    BASE,
-    ESCAPED,
-    LIMIT_LINKS,
-    LIMIT_TIME,
-    pack_spans,
-    scan,
-    unescape_attribute,
-    unpack_spans,
-)
+from webspider.page.scan import LIMIT_LINKS, LIMIT_TIME, scan
+from webspider.page.spans import BASE, ESCAPED, pack_spans, unpack_spans
 
 BASE_URL = "http://site.test/dir/page.html"
 

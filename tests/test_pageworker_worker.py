@@ -18,7 +18,7 @@ from webspider.mirror.links import convert
 from webspider.mirror.paths import url_path
 from webspider.mirror.state import MirrorState
 from webspider.page.links import LINK_RULES, extract_page
-from webspider.page.scan import pack_spans
+from webspider.page.spans import pack_spans
 from webspider.pageworker.worker import (
     FrameError,
     FrameReader,

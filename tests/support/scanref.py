@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 
 from webspider.page import scan as htmlscan
+from webspider.page import tags
 from webspider.page.links import LINK_RULES
 
 
 class ReferenceScanner(htmlscan._Scanner):
     def run(self):
         body = self.body
-        names = set(self.table.by_tag) | htmlscan.RAW_TEXT | {b"base", b"meta"}
+        names = set(self.table.by_tag) | tags.RAW_TEXT | {b"base", b"meta"}
         jump = re.compile(
             rb"<!--|<(?:"
             + b"|".join(sorted(names, key=len, reverse=True))
@@ -50,4 +51,4 @@ class ReferenceScanner(htmlscan._Scanner):
 
 
 def reference_scan(body, rules=LINK_RULES):
-    return ReferenceScanner(body, "utf-8", htmlscan._table(tuple(rules)), False).run()
+    return ReferenceScanner(body, "utf-8", tags.rule_table(tuple(rules)), False).run()

@@ -30,7 +30,8 @@ from webspider.mirror.entry import Entry
 from webspider.mirror.links import fix_up, needs_fix_up
 from webspider.mirror.pending import spans_of, unpack_pending
 from webspider.mirror.safefs import refusal_error, refusal_json
-from webspider.page.scan import ascii_compatible, pack_spans, unpack_spans
+from webspider.page.encoding import ascii_compatible
+from webspider.page.spans import pack_spans, unpack_spans
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:

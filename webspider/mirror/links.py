@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from webspider.mirror.paths import relative_href, url_path
 from webspider.mirror.rewrite import rewrite_css, rewrite_html, rewrite_spans
-from webspider.page.scan import ascii_compatible
+from webspider.page.encoding import ascii_compatible
 from webspider.utils.url import canonical_url, is_fetchable, url_scheme
 from webspider.utils.urljoin import UrlJoiner
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from webspider.mirror.entry import Entry
     from webspider.mirror.rewrite import Resolve
     from webspider.page.links import ParsedPage
-    from webspider.page.scan import Span
+    from webspider.page.spans import Span
 
 Segments = tuple[str, ...]
 

@@ -21,15 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable
 
+from webspider.page.encoding import ascii_compatible
 from webspider.page.linkrules import LINK_RULES, LinkRule
-from webspider.page.scan import (
-    BASE,
-    ESCAPED,
-    Span,
-    ascii_compatible,
-    scan,
-    scan_css,
-)
+from webspider.page.scan import scan, scan_css
+from webspider.page.spans import BASE, ESCAPED, Span
 
 __all__ = ["ascii_compatible", "rewrite_css", "rewrite_html", "rewrite_spans"]
 

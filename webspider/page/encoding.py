@@ -20,6 +20,9 @@ are neither ASCII nor UTF-8 and declare nothing).
 
 from __future__ import annotations
 
+import codecs
+from functools import lru_cache
+
 from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
@@ -65,3 +68,20 @@ def _auto_detect(body: bytes) -> str | None:
 
     match = from_bytes(body).best()
     return resolve_encoding(match.encoding) if match else None
+
+
+@lru_cache(maxsize=64)
+def ascii_compatible(encoding: str | None) -> bool:
+    """Whether a page in ``encoding`` can be scanned and rewritten in place:
+    ASCII text is the same bytes in it (not so in UTF-16 or UTF-32)."""
+    if not encoding:
+        return True
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        return False
+    probe = "<a href='x'>"
+    try:
+        return codec.encode(probe)[0] == probe.encode("ascii")
+    except UnicodeError:
+        return False

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from time import thread_time
 from urllib.parse import urljoin
 
+from webspider.page.encoding import ascii_compatible
 from webspider.page.linkrules import (
     LINK_RULES,
     PAGE,
@@ -27,15 +28,8 @@ from webspider.page.linkrules import (
     REQUISITE_RELS,
     LinkRule,
 )
-from webspider.page.scan import (
-    LIMIT_LINKS,
-    LIMIT_TIME,
-    Found,
-    Span,
-    ascii_compatible,
-    scan,
-    scan_css,
-)
+from webspider.page.scan import LIMIT_LINKS, LIMIT_TIME, Found, scan, scan_css
+from webspider.page.spans import Span
 from webspider.utils.url import canonical_url, is_fetchable
 from webspider.utils.urljoin import UrlJoiner
 

@@ -21,23 +21,31 @@ What one page may cost is bounded: the scan stops collecting once it holds
 ``max_links`` links (the rest of the page is not read), and stops reading
 once its thread has spent ``budget`` seconds of CPU on the page; either way
 ``HtmlScan.limited`` says which bound bit, and what was found before stays.
+
+This module walks the page and takes the links (``_Scanner``); beside it,
+the tags' tokenizer and the rules' regexes (webspider.page.tags), the spans
+it records (webspider.page.spans), character references
+(webspider.page.charrefs), an ``<a>``'s text read later
+(webspider.page.linktext), and whether an encoding is read in place
+(webspider.page.encoding.ascii_compatible).
 """
 
 from __future__ import annotations
 
-import codecs
 import heapq
 import html
 import re
-from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
-from html.entities import html5 as _HTML5_REFS
+from functools import partial
 from time import thread_time
 from typing import TYPE_CHECKING
 
+from webspider.page.charrefs import unescape_attribute
 from webspider.page.linkrules import REQUISITE, LinkRule, link_kind
+from webspider.page.linktext import link_text
+from webspider.page.spans import BASE, ESCAPED, Span
+from webspider.page.tags import QUOTES, RAW_TEXT, RuleTable, attributes, rule_table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -49,73 +57,12 @@ LIMIT_TIME = "time"
 #: (a compare per tag in between: the check itself costs a clock reading)
 _CHECK_EVERY = 64 * 1024
 
-#: Span flags. BASE: the value is ``<base href>`` (not a link to follow);
-#: ESCAPED: the value is in an HTML attribute, so character references apply
-#: (not in ``<style>`` text).
-BASE = 1
-ESCAPED = 2
-
-#: (start, end, value, flags): one link value at ``body[start:end]``.
-Span = tuple[int, int, str, int]
-
 #: One link in page order: (value, kind, tag, text, nofollow). ``kind`` is
 #: PAGE or REQUISITE (webspider.page.linkrules); ``text`` is the link text,
 #: or for an ``<a>`` the offset where its content starts (see
 #: HtmlScan.text_at: most links never need their text).
 Found = tuple[str, str, str, "str | int", bool]
 
-# A start tag's attributes. The fast path is one regex match per tag (see
-# _reader): lookaheads find the first value of each attribute the scan
-# wants, and the match itself checks that the tag is a plain sequence of
-# attributes (every quote closed, no stray "=", a closing ">"), all inside
-# the regex engine. Possessive quantifiers and atomic groups make it
-# tokenize exactly as _attributes_slow's loop does; a tag it does not match
-# goes to that loop. Both run on the lower-cased page (same offsets), so
-# names need no case folding.
-_VALUE = rb"""(?:"[^"]*+"|'[^']*+'|(?!["'])[^\s>]*+)"""
-_STEP = rb"(?>[\s/]*+[^\s/>=]++(?:\s*+=\s*+" + _VALUE + rb"|(?!\s*=)))"
-
-
-@dataclass(frozen=True)
-class _Reader:
-    """Reads the start tags of one element (or of any, ``name`` None)."""
-
-    regex: re.Pattern[bytes]
-    #: the attributes read, in the order of their groups (2, 3, …)
-    attrs: tuple[bytes, ...]
-
-
-def _looks(attrs: Iterable[bytes]) -> bytes:
-    """One group per attribute: (?=(?:STEP)*?[\\s/]*+NAME=(VALUE)), after as
-    few whole attributes as possible, NAME with a value; optional, so a tag
-    without it matches."""
-    return b"".join(
-        rb"(?:(?=(?:"
-        + _STEP
-        + rb")*?[\s/]*+"
-        + re.escape(attr)
-        + rb"\s*+=\s*+("
-        + _VALUE
-        + rb"))|)"
-        for attr in attrs
-    )
-
-
-def _reader(name: bytes | None, attrs: Iterable[bytes]) -> _Reader:
-    attrs = tuple(sorted(attrs))
-    head = re.escape(name) if name else rb"[a-z][a-z0-9:_-]*+"
-    regex = re.compile(rb"<(" + head + rb")" + _looks(attrs) + _STEP + rb"*+[\s/]*+>")
-    return _Reader(regex, attrs)
-
-
-_TAG_RE = re.compile(rb"<([A-Za-z][A-Za-z0-9:_-]*)")
-_SPACE_RE = re.compile(rb"[\s/]*")
-_NAME_RE = re.compile(rb"[^\s/>=][^\s/>=]*")
-_EQ_RE = re.compile(rb"\s*=\s*")
-_UNQUOTED_RE = re.compile(rb"[^\s>]*")
-
-#: elements whose content is text, not markup (a "<img" inside is no tag)
-RAW_TEXT = frozenset({b"script", b"style", b"textarea", b"title", b"xmp", b"plaintext"})
 _NOSCRIPT_RE = re.compile(rb"<noscript")
 _NOSCRIPT_END_RE = re.compile(rb"</noscript")
 _CLOSE_RE = {t: re.compile(rb"</" + t + rb"[\s/>]", re.IGNORECASE) for t in RAW_TEXT}
@@ -128,157 +75,6 @@ _CSS_IMPORT_RE = re.compile(
 )
 _CSS_COMMENT_RE = re.compile(rb"/\*.*?(?:\*/|$)", re.DOTALL)
 _QUOTE_REFS = (b"&quot;", b"&#34;", b"&#x22;", b"&#39;", b"&#x27;", b"&apos;")
-
-# Where an <a>'s text ends: its end tag, or the next <a> (which closes it).
-_A_END_RE = re.compile(rb"</a[\s/>]|<a[\s/>]", re.IGNORECASE)
-_MARKUP_RE = re.compile(rb"<!--.*?(?:-->|$)|<[^>]*(?:>|$)", re.DOTALL)
-#: how far an <a>'s text is looked for, and how long it is kept
-_TEXT_WINDOW = 4096
-TEXT_LIMIT = 200
-
-# Character references in attribute values, as HTML reads them: a named
-# reference without ";" followed by "=" or a letter or digit is text
-# (``?a=1&copy=2`` keeps "&copy").
-_REF_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|([A-Za-z][A-Za-z0-9]*)(;?))")
-
-
-@lru_cache(maxsize=64)
-def ascii_compatible(encoding: str | None) -> bool:
-    """Whether a page in ``encoding`` can be scanned and rewritten in place:
-    ASCII text is the same bytes in it (not so in UTF-16 or UTF-32)."""
-    if not encoding:
-        return True
-    try:
-        codec = codecs.lookup(encoding)
-    except LookupError:
-        return False
-    probe = "<a href='x'>"
-    try:
-        return codec.encode(probe)[0] == probe.encode("ascii")
-    except UnicodeError:
-        return False
-
-
-def _ref(match: re.Match[str]) -> str:
-    name = match.group(1)
-    if name is None or match.group(2):
-        return html.unescape(match.group(0))
-    # no ";": only a legacy name, whole, and not followed by "="
-    end = match.end()
-    if name in _HTML5_REFS and match.string[end : end + 1] != "=":
-        return _HTML5_REFS[name]
-    return match.group(0)
-
-
-def unescape_attribute(value: str) -> str:
-    """An attribute value with its character references undone."""
-    return _REF_RE.sub(_ref, value) if "&" in value else value
-
-
-@dataclass(frozen=True)
-class _Table:
-    """The link rules as the scan uses them, worked out once per rule set."""
-
-    #: tag → ((attribute, rule), ...)
-    by_tag: dict[bytes, tuple[tuple[bytes, LinkRule], ...]]
-    #: what the scan jumps to in the lower-cased page
-    master: re.Pattern[bytes]
-    #: tag → the reader of the attributes the scan wants of it
-    readers: dict[bytes, _Reader]
-    #: the reader of any other tag (its style)
-    any_tag: _Reader
-    #: the rule of ``<a href>`` when it is the only rule for <a> (as in
-    #: LINK_RULES): most tags of most pages are such links, and ``master``
-    #: reads them whole (groups 2-4: href, rel, style; 5: empty, there when
-    #: the tag closes)
-    anchor: LinkRule | None = None
-
-
-#: attributes read besides the rules' own: what decides a link's kind,
-#: nofollow and text, and what <base> and <meta> say
-_CONTEXT = {
-    b"a": (b"rel",),
-    b"area": (b"rel", b"alt"),
-    b"img": (b"alt",),
-    b"link": (b"rel",),
-    b"input": (b"type",),
-    b"base": (b"href",),
-    b"meta": (b"name", b"http-equiv", b"content"),
-}
-_OTHER_TAGS = frozenset({b"base", b"meta"})
-#: what the master regex reads of a plain <a> (groups 2-4)
-_ANCHOR_ATTRS = (b"href", b"rel", b"style")
-
-
-@lru_cache(maxsize=16)
-def _table(rules: tuple[LinkRule, ...]) -> _Table:
-    by_tag: dict[bytes, list[tuple[bytes, LinkRule]]] = {}
-    for rule in rules:
-        by_tag.setdefault(rule.tag.lower().encode(), []).append(
-            (rule.attr.lower().encode(), rule)
-        )
-    names = sorted(set(by_tag) | RAW_TEXT | _OTHER_TAGS, key=len, reverse=True)
-    alternation = b"|".join(re.escape(n) for n in names)
-    # (It also stops at any "style": an attribute of any tag may hold url();
-    # run() finds those with bytes.find, since an alternation starting with
-    # "s" or "<" under IGNORECASE made the regex engine try every byte.)
-    readers = {
-        tag: _reader(
-            tag,
-            {attr for attr, _ in by_tag.get(tag, ())}
-            | set(_CONTEXT.get(tag, ()))
-            | {b"style"},
-        )
-        for tag in names
-    }
-    anchor_rules = by_tag.get(b"a", [])
-    anchor = anchor_rules[0][1] if len(anchor_rules) == 1 else None
-    a_reader = readers.get(b"a")
-    if (
-        a_reader is None
-        or a_reader.attrs != _ANCHOR_ATTRS
-        or anchor_rules[0][0] != b"href"
-    ):
-        anchor = None  # run() knows these groups only
-    # A page's other tags (<span>, <div>, every end tag: 1.9 million of
-    # python3.11-doc's 2.1 million "<") are refused on their first byte, before
-    # the alternation's branches are tried one by one.
-    first = (
-        rb"<(?=[!"
-        + b"".join(re.escape(n[:1]) for n in sorted({n[:1] for n in names}))
-        + rb"])"
-    )
-    if anchor is None:
-        # group 1: the element's name (None: a comment)
-        master = re.compile(first + rb"(?:!--|(" + alternation + rb")(?=[\s/>]))")
-    else:
-        # One pass over an <a>: each attribute step takes href, rel or style
-        # into its group, or skips any other attribute. A repeated group
-        # keeps the last value where HTML keeps the first, so run() sends a
-        # tag that may say href or rel twice down the long path.
-        others = b"|".join(re.escape(n) for n in names if n != b"a")
-        step = b"".join(
-            (
-                rb"(?>[\s/]*+(?:",
-                *(attr + rb"\s*+=\s*+(" + _VALUE + rb")|" for attr in _ANCHOR_ATTRS),
-                rb"[^\s/>=]++(?:\s*+=\s*+" + _VALUE + rb"|(?!\s*=))))",
-            )
-        )
-        master = re.compile(
-            first
-            + rb"(?:!--|(a)(?=[\s/>])(?:"
-            + step
-            + rb"*+[\s/]*+>())?|("
-            + others
-            + rb")(?=[\s/>]))"
-        )
-    return _Table(
-        {tag: tuple(pairs) for tag, pairs in by_tag.items()},
-        master,
-        readers,
-        _reader(None, {b"style"}),
-        anchor,
-    )
 
 
 @dataclass
@@ -302,77 +98,6 @@ class HtmlScan:
     limited: str | None = None
 
 
-def _attributes_slow(
-    body: bytes, lt: int
-) -> tuple[bytes, dict[bytes, tuple[int, int]], int] | None:
-    """attributes() for the tags its fast path does not take: unclosed quotes, stray
-    "=", a tag cut off by the end of the page. None: no tag here."""
-    size = len(body)
-    match = _TAG_RE.match(body, lt)
-    if match is None:
-        return None
-    attrs: dict[bytes, tuple[int, int]] = {}
-    pos = match.end()
-    while True:
-        pos = _SPACE_RE.match(body, pos).end()  # type: ignore[union-attr]
-        if pos >= size or body[pos] == ord(">"):
-            pos += 1
-            break
-        name_match = _NAME_RE.match(body, pos)
-        if name_match is None:  # a stray '=': skip it
-            pos += 1
-            continue
-        name = name_match.group(0).lower()
-        pos = name_match.end()
-        eq = _EQ_RE.match(body, pos)
-        if eq is None:
-            continue  # attribute without a value
-        pos = eq.end()
-        quote = body[pos : pos + 1]
-        if quote in (b'"', b"'"):
-            close = body.find(quote, pos + 1)
-            if close < 0:  # the quote never closes: the rest is no tag
-                return match.group(1).lower(), attrs, size
-            start, end, pos = pos + 1, close, close + 1
-        else:
-            unquoted = _UNQUOTED_RE.match(body, pos)
-            start = pos
-            end = pos = unquoted.end() if unquoted else pos
-        if name not in attrs:
-            attrs[name] = (start, end)
-    return match.group(1).lower(), attrs, min(pos, size)
-
-
-def attributes(
-    low: bytes,
-    lt: int,
-    table: _Table,
-    name: bytes | None = None,
-    fast: bool = True,
-) -> tuple[bytes, dict[bytes, tuple[int, int]], int] | None:
-    """The start tag at ``low[lt]`` (the lower-cased page; ``name`` when
-    known): its name, the value spans of the attributes the scan wants of it
-    (or of all, off the fast path), and where it ends; None when there is no
-    tag there."""
-    if fast:
-        reader = table.readers.get(name, table.any_tag) if name else table.any_tag
-        match = reader.regex.match(low, lt)
-        if match is not None:
-            regs = match.regs
-            attrs: dict[bytes, tuple[int, int]] = {}
-            for group, attr in enumerate(reader.attrs, 2):
-                start, end = regs[group]
-                if start >= 0:
-                    if end > start and low[start] in _QUOTES:
-                        start, end = start + 1, end - 1
-                    attrs[attr] = (start, end)
-            return match.group(1), attrs, match.end()
-    return _attributes_slow(low, lt)
-
-
-_QUOTES = frozenset(b"\"'")
-
-
 class _Scanner:
     __slots__ = (
         "body",
@@ -391,7 +116,7 @@ class _Scanner:
         self,
         body: bytes,
         encoding: str,
-        table: _Table,
+        table: RuleTable,
         fast: bool,
         *,
         max_links: int | None = None,
@@ -483,9 +208,9 @@ class _Scanner:
                     and (regs[2][0] < 0 or low.count(b"href", at, end) == 1)
                     and (regs[3][0] < 0 or low.count(b"rel", at, end) == 1)
                 ):
-                    # a plain <a> without a style (see _Table.anchor): its href
+                    # a plain <a> without a style (see RuleTable.anchor): its href
                     start, stop = regs[2]
-                    if stop > start and low[start] in _QUOTES:
+                    if stop > start and low[start] in QUOTES:
                         start, stop = start + 1, stop - 1
                     if stop > start:
                         value = body[start:stop].decode(encoding, "replace")
@@ -539,7 +264,7 @@ class _Scanner:
         low = self.low
         if b"nofollow" not in low[start:end]:
             return False
-        if low[start] in _QUOTES:
+        if low[start] in QUOTES:
             start, end = start + 1, end - 1
         return "nofollow" in self.attr(start, end).lower().split()
 
@@ -729,24 +454,6 @@ def _match_start(match: re.Match[bytes]) -> int:
     return match.start()
 
 
-def link_text(body: bytes, encoding: str, pos: int) -> str:
-    """The text of the ``<a>`` whose content starts at ``body[pos]``: up to
-    its end tag or the next ``<a>``, markup dropped, whitespace collapsed."""
-    end_match = _A_END_RE.search(body, pos, pos + _TEXT_WINDOW)
-    end = end_match.start() if end_match else min(len(body), pos + _TEXT_WINDOW)
-    chunk = body[pos:end]
-    if b"<" in chunk:
-        chunk = _MARKUP_RE.sub(b"", chunk)
-    text = chunk.decode(encoding, "replace")
-    return collapse(html.unescape(text) if "&" in text else text)
-
-
-def collapse(text: str) -> str:
-    """Whitespace runs as one space, at most TEXT_LIMIT characters (str.split()
-    and the regex's \\s are both str.isspace())."""
-    return " ".join(text.split())[:TEXT_LIMIT] if text else ""
-
-
 def _strip_quote_refs(chunk: bytes, start: int, end: int) -> tuple[int, int]:
     """``url(&quot;x&quot;)`` in a style attribute: the quotes are
     character references; the URL is between them."""
@@ -773,36 +480,14 @@ def scan(
     ``fast=False`` reads every tag with the plain attribute loop (tests
     compare both). At most ``max_links`` links are collected; the scan stops
     when ``time.thread_time()`` passes ``deadline`` (None: no bound)."""
-    table = _table(tuple(rules))
+    table = rule_table(tuple(rules))
     return _Scanner(
         body, encoding, table, fast, max_links=max_links, deadline=deadline
     ).run()
 
 
-def pack_spans(spans: Iterable[Span]) -> array[int]:
-    """Spans without their values, 24 bytes each (to keep many): the values
-    are read again from the bytes by unpack_spans."""
-    packed = array("q")
-    for start, end, _, flags in spans:
-        packed.extend((start, end, flags))
-    return packed
-
-
-def unpack_spans(body: bytes, packed: array[int], encoding: str) -> list[Span]:
-    """The spans pack_spans kept, with their values read from ``body`` as the
-    scan reads them."""
-    spans: list[Span] = []
-    for i in range(0, len(packed), 3):
-        start, end, flags = packed[i], packed[i + 1], packed[i + 2]
-        value = body[start:end].decode(encoding, "replace")
-        if flags & ESCAPED:
-            value = unescape_attribute(value)
-        spans.append((start, end, value, flags))
-    return spans
-
-
 def scan_css(body: bytes, encoding: str, max_links: int | None = None) -> HtmlScan:
     """The URLs of a stylesheet (at most ``max_links``), with their spans."""
-    scanner = _Scanner(body, encoding, _table(()), True, max_links=max_links)
+    scanner = _Scanner(body, encoding, rule_table(()), True, max_links=max_links)
     scanner.css(0, len(body), escaped=False)
     return scanner.result

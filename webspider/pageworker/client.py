@@ -50,9 +50,9 @@ from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, refusal_error
 from webspider.mirror.store import MirrorStore
 from webspider.page.links import LINK_RULES, LinkRule, ParsedPage, scannable
+from webspider.page.linktext import link_text
 from webspider.page.options import PageOptions
 from webspider.page.response import parsed_page
-from webspider.page.scan import link_text
 from webspider.pageworker.options import PageWorkerOptions
 from webspider.pageworker.worker import (
     FrameError,

@@ -59,7 +59,7 @@ from webspider.page.links import (
     extract_css,
     extract_page,
 )
-from webspider.page.scan import pack_spans
+from webspider.page.spans import pack_spans
 from webspider.utils.digests import sha256_hex
 from webspider.utils.memory import release_free_memory
 from webspider.utils.url import canonical_url
