@@ -243,7 +243,7 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     assert again == {"id": 7, "missing": True}
 
 
-def store_entry(w, ident, body, targets, fields, path=None):
+def store_entry(w, ident, body, targets, fields, *, path=None):
     """parse_and_store, the store carrying the index record's fields
     (worker.ENTRY_FIELDS) as the crawl sends them."""
     w.handle(
@@ -278,7 +278,9 @@ def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, conve
         "etag": '"5f5e1000-1a2"',
         "last_modified": "Sun, 13 Sep 2020 12:26:40 GMT",
     }
-    targets = state.targets([URL, "http://site.test/base/x.html"]) if converted else None
+    targets = (
+        state.targets([URL, "http://site.test/base/x.html"]) if converted else None
+    )
     answer, _ = store_entry(w, 9, PAGE, targets, fields)
     here = Entry(url=URL, path=tuple(answer["used"]), kind="html", **fields)
     if converted:
@@ -288,7 +290,7 @@ def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, conve
     assert answer["record"] == here.index_json()
     assert Entry.from_json(answer["record"], URL).path == url_path(URL)
     # a file written elsewhere than url_path says: the record names its path
-    answer, _ = store_entry(w, 10, PAGE, targets, fields, ("other", "p.html"))
+    answer, _ = store_entry(w, 10, PAGE, targets, fields, path=("other", "p.html"))
     other = Entry.from_json(answer["record"], URL)
     assert other.path == ("other", "p.html")
     assert (other.hash, other.size, other.etag) == (here.hash, here.size, here.etag)

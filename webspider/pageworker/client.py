@@ -91,10 +91,14 @@ JOIN_BELOW = 64 * 1024
 _LATE = 1.0
 
 
+#: the module the worker's process runs
+WORKER_MODULE = "webspider.pageworker.worker"
+
+
 def _spawn() -> subprocess.Popen[bytes]:
     """The worker's process (OSError: it could not be started)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "webspider.pageworker.worker"],
+        [sys.executable, "-m", WORKER_MODULE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         # the modules this process imports (a scrapyd egg included)
