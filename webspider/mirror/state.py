@@ -556,10 +556,19 @@ class MirrorState:
         ``reserve`` returned, when the file is where it was reserved;
         ``fresh``: the URL has no index record yet (so no pending one);
         ``packed_restore``: see ``Entry.index_json``; ``record``: the
-        index record of ``entry``, made already (by the page worker,
-        checked by the caller: webspider.pageworker.client.record_mismatch),
-        stored as it is."""
+        index record of ``entry``, made already (by the page worker; its
+        fields checked by webspider.pageworker.client.record_mismatch),
+        stored as it is unless it says the file is elsewhere (then made
+        here, with a warning)."""
         value = self._place(entry.url, entry.path) if placed is None else placed
+        if record is not None and record_where(record, entry.url) != value:
+            logger.warning(
+                "Mirror: the index record the page worker made for %s does not "
+                "say where its file is (%s); made here",
+                entry.url,
+                where_path(entry.url, value),
+            )
+            record = None
         if record is None:
             record = entry.index_json(value == 1, packed_restore)
         self.index.put(entry.url, record, value)

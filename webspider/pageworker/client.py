@@ -45,7 +45,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 
 from webspider.internals import give_encoding, given_encoding
-from webspider.mirror.entry import RECORD_FIELDS, record_where
+from webspider.mirror.entry import RECORD_FIELDS
 from webspider.mirror.links import Conversion
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, refusal_error
@@ -177,26 +177,20 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
-def record_mismatch(
-    record: Any, entry: Entry, used: Any, plain: str | None
-) -> str | None:
-    """What is wrong with the index record the worker made for ``entry``,
-    whose file it wrote at ``used`` (None: nothing this process can see
-    cheaply). ``plain``: the path a ``where_value`` of 1 stands for, as the
-    worker worked it out when it read the page. A page's record is read for
-    every link to it (MirrorState.targets): one that is not a record, or
-    says another size, run or place, is not stored."""
+def record_mismatch(record: Any, entry: Entry) -> str | None:
+    """What is wrong with the index record the worker made for ``entry``
+    (None: nothing this process can see cheaply; where it says the file is
+    is checked where that is known: MirrorState.put). A page's record is
+    read for every link to it (MirrorState.targets): one that is not a
+    record, or says another size or run, is not stored."""
     if type(record) is not list or not 2 <= len(record) <= RECORD_FIELDS:
         return "is not an index record"
-    if type(record[0]) is not str or record[1] != entry.size:
+    if (
+        type(record[0]) is not str
+        or record[1] != entry.size
+        or (record[2] if len(record) > 2 else 0) != entry.run
+    ):
         return "does not match the page"
-    if (record[2] if len(record) > 2 else 0) != entry.run:
-        return "does not match the page"
-    path = "/".join(used) if type(used) in (list, tuple) else None
-    if path is None or plain is None:
-        return "does not match the page"
-    if record_where(record, entry.url) != (1 if path == plain else path):
-        return "does not say where its file is"
     return None
 
 
@@ -689,10 +683,7 @@ class PageWorker:
             raise refusal_error(answer)
         record = answer.get("record")
         if record is not None:
-            paths = self._paths.get(response)
-            wrong = record_mismatch(
-                record, entry, answer["used"], paths[1] if paths else None
-            )
+            wrong = record_mismatch(record, entry)
             if wrong is not None:
                 # written by the worker, but not recorded as it says: this
                 # process stores the page itself, and every page from now on
