@@ -130,6 +130,11 @@ def pages(result):
     return sorted(lines, key=lambda line: line["url"])
 
 
+def mirror_state(result):
+    """mirror-state.jsonl's lines but its header (which names the folder)."""
+    return (result.output / "mirror-state.jsonl").read_text("utf-8").splitlines()[1:]
+
+
 class WorkerFirstSpider(WebSpider):
     """Asks for its first page once the page worker is up (a fixed delay of
     the first page was not enough on a loaded machine: the worker took longer
@@ -163,6 +168,8 @@ async def test_the_worker_writes_what_the_crawl_would(tmp_path, server):
     assert not any(key.startswith("webspider/page_worker") for key in off.stats)
     files = mirror(on)
     assert files == mirror(off)
+    # the index records the worker made are the ones the crawl makes
+    assert mirror_state(on) == mirror_state(off)
     host = f"site.test_{server.port}"
     assert b'href="dir/index.html"' in files[f"{host}/a.html"]
     assert b"url(img.png)" in files[f"{host}/s.css"]
@@ -367,6 +374,34 @@ async def test_a_dead_or_stuck_worker_loses_nothing(tmp_path, server, caplog, ca
     assert mirror(lost) == mirror(off)
     assert pages(lost) == pages(off)
     assert lost.stats.get("webspider/page_worker/stored_count", 0) == 0
+
+
+@deferred_f_from_coro_f
+async def test_an_index_record_that_does_not_match_the_page_is_refused(
+    tmp_path, server, caplog, monkeypatch
+):
+    # a worker whose store answers carry a record of another size: the first
+    # is refused with one line (the worker is lost), and that page and the
+    # rest are stored by the crawl's process; nothing of it is recorded
+    monkeypatch.setattr(client, "WORKER_MODULE", "tests.support.garbling_worker")
+    site(server)
+    bad = await crawl(
+        tmp_path / "bad", WorkerFirstSpider, WORKER_ON, start_urls=server.url("/")
+    )
+    off = await crawl(
+        tmp_path / "off",
+        settings={"WEBSPIDER_PAGE_WORKER": False},
+        start_urls=server.url("/"),
+    )
+    lost = [r.getMessage() for r in caplog.records if "Page worker lost" in r.message]
+    assert len(lost) == 1, lost
+    assert "its index record of http" in lost[0]
+    assert lost[0].endswith("does not match the page): pages are read here now")
+    assert bad.stats["webspider/page_worker/fallback_count/store"] == 1
+    assert bad.stats.get("webspider/page_worker/stored_count", 0) == 0
+    assert mirror_state(bad) == mirror_state(off)
+    assert mirror(bad) == mirror(off)
+    assert pages(bad) == pages(off)
 
 
 def children(pid: int) -> list[int]:

@@ -175,6 +175,30 @@ def test_a_files_place_is_read_from_its_index_record(store):
     } == set()
 
 
+def test_a_record_made_elsewhere_is_stored_as_it_is_unless_its_place_is_wrong(
+    store, caplog
+):
+    # the page worker's record (Entry.index_json of the page as it wrote it)
+    # is stored as it comes; one that says the file is elsewhere than it was
+    # put is refused with a warning, and the record made here
+    state = MirrorState(store, "/m")
+    page = entry("http://h/a", "h/a.html", etag='"1"')
+    made = page.index_json()
+    made[1] = 99  # not what this process would make: stored as it is
+    state.put(page, record=made)
+    assert state.index.get("http://h/a") == made
+    assert state.entry("http://h/a").size == 99
+    assert not caplog.records
+    moved = entry("http://h/b", "h/x/b.html")
+    state.put(moved, record=entry("http://h/b", "h/b.html").index_json())
+    assert state.index.get("http://h/b") == moved.index_json()
+    assert state.get("http://h/b").path == ("h", "x", "b.html")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Mirror: the index record the page worker made for http://h/b does not "
+        "say where its file is (h/x/b.html); made here"
+    ]
+
+
 def test_a_remembered_place_follows_the_index(store):
     # where_many remembers what it read (a link every page repeats is read
     # once): what the index says next must still be what was written last

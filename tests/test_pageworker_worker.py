@@ -20,6 +20,7 @@ from webspider.mirror.state import MirrorState
 from webspider.page.links import LINK_RULES, extract_page
 from webspider.page.spans import pack_spans
 from webspider.pageworker.worker import (
+    ENTRY_FIELDS,
     FrameError,
     FrameReader,
     Worker,
@@ -240,6 +241,62 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     # stored once: a second store of the same page is refused
     again = ask(w, {"op": "store", "id": 7, "key": URL, "path": ["p"]})
     assert again == {"id": 7, "missing": True}
+
+
+def store_entry(w, ident, body, targets, fields, *, path=None):
+    """parse_and_store, the store carrying the index record's fields
+    (worker.ENTRY_FIELDS) as the crawl sends them."""
+    w.handle(
+        {"op": "parse", "id": ident, "url": URL, "encoding": "utf-8", "keep": True},
+        body,
+    )
+    store = {
+        "op": "store",
+        "id": ident,
+        "key": URL,
+        "path": list(path or url_path(URL)),
+        "kind": "html",
+        "targets": None if targets is None else targets.to_json(),
+        "entry": tuple(fields[name] for name in ENTRY_FIELDS),
+    }
+    return w.handle(store, b"")
+
+
+@pytest.mark.parametrize("converted", [True, False])
+def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, converted):
+    # the worker makes the page's index record (Entry.index_json) from the
+    # fields the crawl sends and what it wrote: the crawl stores it as it is
+    state = MirrorState(MemoryRecordStore(), str(tmp_path / "m"))
+    state.put(Entry(url="http://site.test/base/x.html", path=("x",), hash="", size=0))
+    w = worker(tmp_path / "w")
+    fields = {
+        "hash": hashlib.sha256(PAGE).hexdigest(),
+        "size": len(PAGE),
+        "run": 3,
+        "content_type": "text/html; charset=utf-8",
+        "encoding": "utf-8",
+        "etag": '"5f5e1000-1a2"',
+        "last_modified": "Sun, 13 Sep 2020 12:26:40 GMT",
+    }
+    targets = (
+        state.targets([URL, "http://site.test/base/x.html"]) if converted else None
+    )
+    answer, _ = store_entry(w, 9, PAGE, targets, fields)
+    here = Entry(url=URL, path=tuple(answer["used"]), kind="html", **fields)
+    if converted:
+        conversion = converted_here(PAGE, state)
+        here.converted, here.restore = conversion.count > 0, conversion.restore
+        assert here.converted and here.restore
+    assert answer["record"] == here.index_json()
+    assert Entry.from_json(answer["record"], URL).path == url_path(URL)
+    # a file written elsewhere than url_path says: the record names its path
+    answer, _ = store_entry(w, 10, PAGE, targets, fields, path=("other", "p.html"))
+    other = Entry.from_json(answer["record"], URL)
+    assert other.path == ("other", "p.html")
+    assert (other.hash, other.size, other.etag) == (here.hash, here.size, here.etag)
+    # a store without the fields (an older crawl's) gets no record
+    answer, _ = parse_and_store(w, 11, PAGE, state.targets([URL]))
+    assert "record" not in answer
 
 
 def test_targets_named_by_their_place_come_back_whole(tmp_path):

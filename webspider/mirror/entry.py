@@ -241,6 +241,8 @@ _POSITIONS = (
     "restore",
 )
 _POSITION_DEFAULTS: tuple[Any, ...] = (None, None, 0, 0, None, None, "", *[None] * 5)
+#: the most fields an index record has
+RECORD_FIELDS = len(_POSITIONS)
 #: where the content type is in the record, and the path
 _RUN_AT = 2
 _FLAGS_AT = 3

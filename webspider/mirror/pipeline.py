@@ -156,8 +156,9 @@ class MirrorPipeline:
             try:
                 targets = store.targets(response, entry)
                 stored = await store.store_in_worker(response, entry, targets)
+                record = None
                 if stored is not None:
-                    used, conversion = stored
+                    used, conversion, record = stored
                 elif len(response.body) > store.thread_size:
                     # converting and writing a large body would hold the reactor
                     used, conversion = await maybe_deferred_to_future(
@@ -173,7 +174,7 @@ class MirrorPipeline:
                     raise
                 store.refused(response.url, exc)
                 return item
-            store.written(entry, used, change, conversion)
+            store.written(entry, used, change, conversion, record)
         for redirect in adapter.get("redirects") or ():
             store.alias(redirect, entry.url)
         adapter["path"] = "/".join(entry.path)

@@ -263,11 +263,15 @@ class _Index(_BySite):
                 return None
         return super().get(url)
 
-    def put(self, url: str, value: Any) -> None:
+    def put(self, url: str, value: Any, where: str | int | None = None) -> None:
+        """Put ``url``'s record ``value``; ``where``: the ``where_value`` it
+        says, when known (else read from it)."""
         if self.recent is not None:
             # where the record says the file is, remembered: the links to
             # the page read from here (a dict look-up) rather than the file
-            self.recent.keep(((url, record_where(value, url)),))
+            if where is None:
+                where = record_where(value, url)
+            self.recent.keep(((url, where),))
         super().put(url, value)
 
     def delete(self, urls: Sequence[str]) -> None:
@@ -544,15 +548,30 @@ class MirrorState:
         *,
         fresh: bool = False,
         packed_restore: Mapping[str, Any] | None = None,
+        record: list[Any] | None = None,
     ) -> None:
         """Record ``entry``, whose file is written, with what the fix-up must
         look at in it (``pending``, ``kept``, where their links are:
         ``spans``; ``plain``: see ``put_pending``). ``placed``: what
         ``reserve`` returned, when the file is where it was reserved;
         ``fresh``: the URL has no index record yet (so no pending one);
-        ``packed_restore``: see ``Entry.index_json``."""
+        ``packed_restore``: see ``Entry.index_json``; ``record``: the
+        index record of ``entry``, made already (by the page worker; its
+        fields checked by webspider.pageworker.client.record_mismatch),
+        stored as it is unless it says the file is elsewhere (then made
+        here, with a warning)."""
         value = self._place(entry.url, entry.path) if placed is None else placed
-        self.index.put(entry.url, entry.index_json(value == 1, packed_restore))
+        if record is not None and record_where(record, entry.url) != value:
+            logger.warning(
+                "Mirror: the index record the page worker made for %s does not "
+                "say where its file is (%s); made here",
+                entry.url,
+                where_path(entry.url, value),
+            )
+            record = None
+        if record is None:
+            record = entry.index_json(value == 1, packed_restore)
+        self.index.put(entry.url, record, value)
         self.reserved.pop(entry.url, None)
         self.put_pending(entry, spans, plain=plain, fresh=fresh)
         if value == 1:

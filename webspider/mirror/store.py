@@ -132,6 +132,11 @@ def change_line(url: str, change: str, path: Segments | None) -> str:
     return f'{{"url": {text(url)}, "change": {text(change)}, "path": {where}}}\n'
 
 
+#: a page stored by a PageWriter: the path written, the conversion, and
+#: the page's index record when the writer made it
+Stored = tuple[Segments, "Conversion | None", "list[Any] | None"]
+
+
 class PageWriter(Protocol):
     """Another writer of the mirror's pages: one that read a page may hold
     it and write it itself, so its bytes need not cross again (the page
@@ -166,11 +171,12 @@ class PageWriter(Protocol):
         response: Response,
         entry: Entry,
         targets: TargetIndex | None,
-    ) -> tuple[Segments, Conversion | None] | None:
+    ) -> Stored | None:
         """Convert (with ``targets``, when given) and write the page it holds
-        for ``response`` at ``entry.path``: the path written and the
-        conversion, or None (store it here). Raises UnsafePathError or
-        OSError when the write was refused."""
+        for ``response`` at ``entry.path``: the path written, the
+        conversion, and the page's index record (``Entry.index_json`` of
+        ``entry`` as written, or None: made here), or None (store it here).
+        Raises UnsafePathError or OSError when the write was refused."""
 
     def forget(self, response: Response) -> None:
         """``response``'s page need not be kept any longer."""
@@ -775,7 +781,7 @@ class MirrorStore:
 
     async def store_in_worker(
         self, response: Response, entry: Entry, targets: TargetIndex | None
-    ) -> tuple[Segments, Conversion | None] | None:
+    ) -> Stored | None:
         """``store_file`` by the attached writer, when it holds the page (it
         read it): the page's bytes and scan need not cross again. None:
         store it here."""
@@ -807,9 +813,15 @@ class MirrorStore:
         )
 
     def written(
-        self, entry: Entry, used: Segments, change: str, conversion: Conversion | None
+        self,
+        entry: Entry,
+        used: Segments,
+        change: str,
+        conversion: Conversion | None,
+        record: list[Any] | None = None,
     ) -> None:
-        """Record a file ``store_file`` wrote (on the reactor thread)."""
+        """Record a file ``store_file`` wrote (on the reactor thread);
+        ``record``: its index record, when the page worker made it."""
         assert self.state is not None
         old = self._replacing.pop(entry.url, None)
         if used != entry.path:
@@ -840,7 +852,13 @@ class MirrorStore:
                 spans = packed_spans(conversion)
         packed = conversion.packed_restore if conversion is not None else None
         self.state.put(
-            entry, spans, plain, placed, fresh=old is None, packed_restore=packed
+            entry,
+            spans,
+            plain,
+            placed,
+            fresh=old is None,
+            packed_restore=packed,
+            record=record,
         )
         self._inc(STATS_WRITTEN)
         self._inc(STATS_BYTES, entry.size)

@@ -45,6 +45,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 
 from webspider.internals import give_encoding, given_encoding
+from webspider.mirror.entry import RECORD_FIELDS
 from webspider.mirror.links import Conversion
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.safefs import Segments, refusal_error
@@ -90,10 +91,14 @@ JOIN_BELOW = 64 * 1024
 _LATE = 1.0
 
 
+#: the module the worker's process runs
+WORKER_MODULE = "webspider.pageworker.worker"
+
+
 def _spawn() -> subprocess.Popen[bytes]:
     """The worker's process (OSError: it could not be started)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "webspider.pageworker.worker"],
+        [sys.executable, "-m", WORKER_MODULE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         # the modules this process imports (a scrapyd egg included)
@@ -170,6 +175,23 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
+
+
+def record_mismatch(record: Any, entry: Entry) -> str | None:
+    """What is wrong with the index record the worker made for ``entry``
+    (None: nothing this process can see cheaply; where it says the file is
+    is checked where that is known: MirrorState.put). A page's record is
+    read for every link to it (MirrorState.targets): one that is not a
+    record, or says another size or run, is not stored."""
+    if type(record) is not list or not 2 <= len(record) <= RECORD_FIELDS:
+        return "is not an index record"
+    if (
+        type(record[0]) is not str
+        or record[1] != entry.size
+        or (record[2] if len(record) > 2 else 0) != entry.run
+    ):
+        return "does not match the page"
+    return None
 
 
 class _Answers(asyncio.Protocol):
@@ -612,7 +634,7 @@ class PageWorker:
 
     async def store(
         self, response: Response, entry: Entry, targets: TargetIndex | None
-    ) -> tuple[Segments, Conversion | None] | None:
+    ) -> tuple[Segments, Conversion | None, list[Any] | None] | None:
         """Have the worker convert (with ``targets``, where the files of the
         page's links are, when given) and write the page it holds for
         ``response`` at ``entry.path`` (webspider.mirror.store's
@@ -621,7 +643,11 @@ class PageWorker:
         ``pending``/``kept`` (the kept links not in ``plain``)/``plain``/
         ``packed`` (``restore`` as the index record keeps it) and ``crc``,
         with the packed spans of the links the fix-up may change (when the
-        page keeps some not in ``plain``) as bytes; or ``refused``."""
+        page keeps some not in ``plain``) as bytes, and ``record``, the
+        page's index record (``Entry.index_json``: the third item returned,
+        the crawl's process stores it as it is; refused, and the worker
+        taken as lost, when ``record_mismatch`` finds it does not describe
+        the page); or ``refused``."""
         ident = self._held.pop(response, None)
         if ident is None:
             return None
@@ -635,15 +661,36 @@ class PageWorker:
                 "targets": None
                 if targets is None
                 else self._targets(response, targets),
+                # what the worker needs to make the page's index record
+                # (worker.ENTRY_FIELDS, by position)
+                "entry": (
+                    entry.hash,
+                    entry.size,
+                    entry.run,
+                    entry.content_type,
+                    entry.encoding,
+                    entry.etag,
+                    entry.last_modified,
+                ),
             }
         )
         if reply is None or reply[0].get("missing"):
             self._inc(f"{STATS_FALLBACK}/store")
             return None
-        self._inc(STATS_STORED)
         answer, spans_bytes = reply
         if "refused" in answer:
+            self._inc(STATS_STORED)
             raise refusal_error(answer)
+        record = answer.get("record")
+        if record is not None:
+            wrong = record_mismatch(record, entry)
+            if wrong is not None:
+                # written by the worker, but not recorded as it says: this
+                # process stores the page itself, and every page from now on
+                self.lost(f"its index record of {entry.url} {wrong}")
+                self._inc(f"{STATS_FALLBACK}/store")
+                return None
+        self._inc(STATS_STORED)
         conversion = None
         if "count" in answer:
             # ``restore`` comes packed (the index record's form: all the
@@ -662,7 +709,7 @@ class PageWorker:
                 spans: array[int] = array("q")
                 spans.frombytes(spans_bytes)
                 conversion.packed_spans = answer["crc"], spans
-        return tuple(answer["used"]), conversion
+        return tuple(answer["used"]), conversion, record
 
     def _targets(self, response: Response, targets: TargetIndex) -> dict[str, Any]:
         """``targets`` as JSON, the URLs the page links to (those the worker

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webspider.mirror.entry import pack_restore
+from webspider.mirror.entry import Entry, pack_restore
 from webspider.mirror.fixup import fix_job, keeps_spans
 from webspider.mirror.links import convert
 from webspider.mirror.paths import original_path, url_path
@@ -238,6 +238,22 @@ class _Held:
     body: bytes
     encoding: str | None
     page: ParsedPage
+    #: ``"/".join(url_path(canonical_url(url)))``, the path a record's
+    #: ``where_value`` of 1 stands for (None: not worked out)
+    plain: str | None = None
+
+
+#: a store message's ``entry``: the fields of the page's index record that
+#: the crawl knows and this process does not (Entry's names), by position
+ENTRY_FIELDS = (
+    "hash",
+    "size",
+    "run",
+    "content_type",
+    "encoding",
+    "etag",
+    "last_modified",
+)
 
 
 class Worker:
@@ -323,7 +339,7 @@ class Worker:
         if found is not None:
             answer["encoding"] = found
         if header.get("keep") and self.tree is not None:
-            self.held[ident] = _Held(url, body, encoding, page)
+            held = self.held[ident] = _Held(url, body, encoding, page)
             self.held_bytes += len(body)
             while len(self.held) > self.keep or self.held_bytes > HELD_BYTES:
                 self.held_bytes -= len(self.held.popitem(last=False)[1].body)
@@ -334,7 +350,7 @@ class Worker:
                 answer["path"] = path
                 # and what its index record's path is compared with
                 # (webspider.mirror.entry.where_value)
-                answer["plain"] = "/".join(url_path(canonical_url(url)))
+                answer["plain"] = held.plain = "/".join(url_path(canonical_url(url)))
                 planned = self.plan(path)
                 if planned is not None:
                     # true: as ``path`` (nearly always; not sent twice)
@@ -397,6 +413,7 @@ class Worker:
             self.tree.forget_plans()
         reply: dict[str, Any] = {"id": ident, "used": used}
         packed = b""
+        packed_restore: dict[str, Any] | None = None
         if conversion is not None:
             # the kept links by target (``plain``) need no expected path, nor
             # spans but a large page's: they are forgotten when their file is
@@ -417,7 +434,8 @@ class Worker:
                     # the index record's form of it, worked out here, off the
                     # crawl's core (the page's canonical URL is its key): the
                     # crawl needs no other (Entry.index_json)
-                    reply["packed"] = pack_restore(header["key"], conversion.restore)
+                    packed_restore = pack_restore(header["key"], conversion.restore)
+                    reply["packed"] = packed_restore
                 else:
                     reply["restore"] = conversion.restore
             if conversion.spans and keeps_spans(
@@ -427,6 +445,21 @@ class Worker:
                 # (MirrorStore remembers them: the fix-up then needs no scan)
                 reply["crc"] = zlib.crc32(conversion.data)
                 packed = pack_spans(conversion.spans).tobytes()
+        fields = header.get("entry")
+        if fields is not None and "key" in header and held.plain is not None:
+            # the page's index record (Entry.index_json), made here, off the
+            # crawl's core: the crawl stores it as it comes (bench/README.md,
+            # "The mirror's index record made by the page worker")
+            entry = Entry(
+                url=header["key"],
+                path=tuple(used),
+                kind=header.get("kind") or "",
+                converted=conversion is not None and conversion.count > 0,
+                **dict(zip(ENTRY_FIELDS, fields, strict=True)),
+            )
+            reply["record"] = entry.index_json(
+                "/".join(used) == held.plain, packed_restore
+            )
         return reply, packed
 
     def fix_up(self, header: dict[str, Any]) -> dict[str, Any]:
