@@ -43,7 +43,7 @@ def scrapy_crawl(url: str, out: Path, jobdir: Path) -> subprocess.Popen[bytes]:
     command = scrapy_command(
         *("-a", f"start_urls={url}", "-a", "max_depth=1", "-a", f"output={out}"),
         *("-s", f"JOBDIR={jobdir}", "-s", "CONCURRENT_REQUESTS=2"),
-        *("-s", "RETRY_TIMES=0"),
+        *("-s", "RETRY_TIMES=0", "-a", "log_skipped=1"),
         # the tree's /0/0/0/… are repeated path segments, a trap to that rule
         *("-s", "WEBSPIDER_TRAPS_MAX_REPEATS=0"),
     )
@@ -77,6 +77,17 @@ def test_pause_in_round_2_and_resume(tmp_path, server):
     part1 = Counter(server.requested_pages())
     assert round_2 - set(part1), "paused too late: round 2 was over"
     assert set(predicted.fetched) - set(part1), "nothing left to resume"
+    # paused: what is still deferred is skipped (for now), none of it fetched
+    paused = json.loads((out / "summary.json").read_text())
+    left = paused["deferred_remaining"]  # (0 if no level-5 page was parsed)
+    assert paused["skipped"]["by_reason"] == ({"depth": left} if left else {})
+    depth_lines = [
+        line["url"][len(server.base) :]
+        for line in map(json.loads, (out / "skipped.jsonl").read_text().splitlines())
+        if line["reason"] == "depth"
+    ]
+    assert len(depth_lines) == left
+    assert not set(depth_lines) & set(part1)
 
     second = scrapy_crawl(server.url("/"), out, jobdir)
     log2 = second.communicate(timeout=60)[0].decode()
@@ -100,3 +111,8 @@ def test_pause_in_round_2_and_resume(tmp_path, server):
     # the URLs seen over both runs, each once (the rounds' deferred ones too)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["urls_seen"] == len(predicted.fetched)
+    # the pause's leftovers were fetched: neither counted nor listed as skips
+    assert summary["skipped"] == {"total": 0, "by_reason": {}}
+    assert summary["deferred_remaining"] == 0
+    skipped = (out / "skipped.jsonl").read_text().splitlines()
+    assert [line for line in skipped if '"depth"' in line] == []

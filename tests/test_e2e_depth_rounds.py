@@ -118,7 +118,8 @@ async def test_max_depth_2_fetches_every_page_once_in_rounds(tmp_path, server):
     stats = result.stats
     assert stats["webspider/depth/round_completed_count"] == 5
     assert stats["webspider/depth/deferred_count"] == predicted.deferred
-    assert stats["webspider/skipped/url_count/depth"] == predicted.deferred
+    # every deferred URL was fetched in a later round: none was skipped
+    assert "webspider/skipped/url_count/depth" not in stats
     assert stats["webspider/depth/seed_already_fetched_count"] == 1
     assert stats["webspider/depth/deferred_left_count"] == 0
     assert stats["webspider/depth/deepest"] == 4  # /bg.png, a requisite
@@ -175,6 +176,7 @@ async def test_max_rounds_stops_and_writes_the_rest(tmp_path, server):
     assert left == predicted.left
     assert left == {"/chain/5": (3, "/chain/4", 1)}
     assert result.stats["webspider/depth/deferred_left_count"] == 1
+    assert result.stats["webspider/skipped/url_count/depth"] == 1
     assert result.stats["webspider/depth/round_completed_count"] == 2
 
     # a later crawl into the same output starts from deferred.jsonl; when it
@@ -202,6 +204,7 @@ async def test_closespider_leaves_deferred_jsonl(tmp_path, server):
     assert left
     assert all(path_of(server, d["url"]) not in requested for d in left)
     assert result.stats["webspider/depth/deferred_left_count"] == len(left)
+    assert result.stats["webspider/skipped/url_count/depth"] == len(left)
 
 
 @deferred_f_from_coro_f

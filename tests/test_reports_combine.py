@@ -213,3 +213,53 @@ def test_bad_inputs_and_outputs(workers: Path, tmp_path: Path) -> None:
     assert (tmp_path / "other/notes.txt").read_text() == "mine"
     # the same folder given twice (or as itself and as its parent) is read once
     assert worker_folders([workers, workers / "worker-1"]) == inputs
+
+
+def test_urls_left_deferred_are_skipped_once(tmp_path: Path) -> None:
+    """Each worker records what the shared frontier still holds as it ends:
+    the combination counts it once (the newest worker's deferred_remaining),
+    and lists it once, less what another worker fetched after one paused."""
+    out = tmp_path / "out"
+    one, two = out / "worker-1", out / "worker-2"
+    write(one / "pages.jsonl", lines(page("/", "2026-01-01T00:00:01")))
+    write(two / "pages.jsonl", lines(page("/a", "2026-01-01T00:00:02")))
+    # worker 1 paused early, with /a and /b deferred; worker 2 fetched /a
+    # and ended with /b and /c deferred
+    write(
+        one / "summary.json",
+        summary(
+            finish_reason="shutdown",
+            finished_at="2026-01-01T00:00:30+00:00",
+            skipped={"total": 3, "by_reason": {"robots": 1, "depth": 2}},
+            deferred_remaining=2,
+        ),
+    )
+    write(
+        two / "summary.json",
+        summary(
+            skipped={"total": 3, "by_reason": {"robots": 1, "depth": 2}},
+            deferred_remaining=2,
+        ),
+    )
+
+    def skip(path: str, reason: str) -> dict[str, object]:
+        return {"url": f"{SITE}{path}", "reason": reason, "referer": f"{SITE}/"}
+
+    write(
+        one / "skipped.jsonl",
+        lines(skip("/r", "robots"), skip("/a", "depth"), skip("/b", "depth")),
+    )
+    write(
+        two / "skipped.jsonl",
+        lines(skip("/r", "robots"), skip("/b", "depth"), skip("/c", "depth")),
+    )
+    target = tmp_path / "combined"
+    combine(worker_folders([out]), target)
+    data = json.loads((target / "summary.json").read_text())
+    assert data["skipped"] == {"total": 4, "by_reason": {"robots": 2, "depth": 2}}
+    assert data["deferred_remaining"] == 2
+    listed = [
+        (r["url"][len(SITE) :], r["reason"])
+        for r in map(json.loads, (target / "skipped.jsonl").read_text().splitlines())
+    ]
+    assert listed == [("/r", "robots"), ("/b", "depth"), ("/c", "depth")]

@@ -45,7 +45,8 @@ logger = logging.getLogger("scrapy.utils.signal")
 
 #: A URL the crawl found but will not request (now). Sent with ``url``,
 #: ``reason`` (one of the reason constants in webspider.skips) and ``referer``
-#: (or None).
+#: (or None). Reason ``depth`` is sent when the crawl ends or pauses, for the
+#: URLs still deferred then (a deferral is no skip: a later round fetches it).
 url_skipped = object()
 
 #: URLs the crawl found but will not request, recorded together (e.g. the

@@ -3,9 +3,11 @@
 Replaces Scrapy's DepthMiddleware. A request found on a page of depth d has
 depth d + 1 (0 with ``depth_reset``, as in Scrapy 2.18+) and the page's round.
 With a cap (``-a max_depth=N``), a link beyond it is not requested in this
-round: it is deferred to the scheduler's frontier (reason ``depth``, once per
-URL), from which a later round starts at depth 0 — or, with ``-a defer=0``,
-dropped (reason ``depth_limit``, as Scrapy's DEPTH_LIMIT does). Page
+round: it is deferred to the scheduler's frontier (counted once per URL),
+from which a later round starts at depth 0 — or, with ``-a defer=0``,
+dropped (reason ``depth_limit``, as Scrapy's DEPTH_LIMIT does). A deferral
+is not a skip: only the URLs still deferred when the crawl ends are
+recorded as skipped (reason ``depth``, by the scheduler). Page
 requisites of the pages fetched (images, stylesheets, scripts, frames) are
 never deferred: they belong to their page. Deferred URLs do not enter the
 seen-set, so a URL deferred here is still fetched in this round if it is met
@@ -17,7 +19,7 @@ passed on for the scope middleware to skip rather than deferred.
 
 Settings: WEBSPIDER_DEPTH_ENABLED, WEBSPIDER_DEPTH_MAX, WEBSPIDER_DEPTH_DEFER.
 Meta keys: depth, depth_reset (popped), webspider_round, webspider_link_kind.
-Stats: webspider/depth/* (STATS_* below), webspider/skipped/url_count/depth*.
+Stats: webspider/depth/* (STATS_* below), webspider/skipped/url_count/depth_limit.
 """
 
 from __future__ import annotations
@@ -133,10 +135,11 @@ class DepthMiddleware(OutputFilter, BaseSpiderMiddleware):
         stats = self.crawler.stats
         scheduler = self.scheduler
         if self.defer and scheduler is not None and scheduler.deferring:
-            if scheduler.defer(request):
-                if stats is not None:
-                    stats.inc_value(STATS_DEFERRED)
-                skips.skip_request(self.crawler, request, skips.DEPTH)
+            # Not a skip: a later round fetches it. What is still deferred
+            # when the crawl ends is recorded as skipped then (reason depth,
+            # by the scheduler, from the frontier).
+            if scheduler.defer(request) and stats is not None:
+                stats.inc_value(STATS_DEFERRED)
         else:
             if stats is not None:
                 stats.inc_value(STATS_DROPPED)

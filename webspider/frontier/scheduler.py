@@ -33,7 +33,9 @@ depth calls ``defer``). When a round is over, webspider.frontier.rounds calls
 in one transaction with the round number (a URL deferred and then fetched
 within the cap meanwhile is no longer deferred: it is not fetched again).
 When the crawl ends (not when Ctrl-C pauses it) with URLs still deferred,
-they are written to ``<output>/deferred.jsonl``.
+they are written to ``<output>/deferred.jsonl``; when it ends or pauses,
+they are recorded as skipped (reason ``depth``): a deferral is no skip
+until then, a later round fetches the URL.
 
 Requests that cannot be stored as data (webspider.frontier.requestdata: a
 custom callback, a body, meta JSON cannot write) are kept in memory, served
@@ -78,7 +80,7 @@ import logging
 import sqlite3
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
@@ -87,6 +89,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.task import LoopingCall
 
+from webspider import skips
 from webspider.config import ConfigError, get_output_dir
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
 from webspider.frontier.holding import OriginHolds
@@ -123,7 +126,6 @@ from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -155,6 +157,8 @@ def _on_event_loop() -> bool:
 
 #: new requests of a shared state sent in one round trip at most
 ADD_BATCH = 1000
+#: deferred URLs left at the end recorded as skipped in one call at most
+SKIP_BATCH = 1000
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
@@ -381,6 +385,12 @@ class StateScheduler(BaseScheduler):
         # the requests done are acknowledged before the features finish:
         # what they keep until an acknowledgement is in their last figures
         self._acknowledge()
+        if self.deferring:
+            # before the features finish too: the reports' last figures
+            # count what is left deferred as skipped
+            self._end_frontier(reason)
+            if self.stopped:  # deferred.jsonl could not be written
+                return
         # the features finish what they keep in the state while it is open;
         # a long piece of work commits as it goes (with pages.jsonl's
         # length, like any commit), so that a kill during it loses little
@@ -393,24 +403,7 @@ class StateScheduler(BaseScheduler):
         if self.stopped:  # one of their writes failed: nothing more
             return
         self._release_all()
-        left = self.deferred_left()
         self.stats.set_value(STATS_FILTERED, self.filtered)
-        if self.deferring:
-            self.stats.set_value(STATS_DEFERRED_LEFT, left)
-            # A crawl stopped by Ctrl-C is paused, not over: the frontier
-            # waits in the crawl state for the same command to resume it.
-            # Written before the commit that marks a crawl finished: a kill
-            # after it left no deferred.jsonl (or an earlier crawl's) for a
-            # crawl the next run takes as finished.
-            paused = reason == "shutdown"
-            if not paused:
-                path = self.output / DEFERRED_FILE
-                if left:
-                    self.write_deferred(path)
-                else:  # not a leftover of an earlier crawl into this output
-                    path.unlink(missing_ok=True)
-        if self.stopped:  # deferred.jsonl could not be written
-            return
         if reason == "finished":
             # the next run of the same command is a new (update) crawl
             state.set_meta(META_FINISHED, "1")
@@ -861,14 +854,47 @@ class StateScheduler(BaseScheduler):
         """Deferred URLs not fetched."""
         return self.deferred_count()
 
-    def write_deferred(self, path: Path) -> int:
-        """Write the deferred URLs not fetched as JSON lines (url, depth,
-        referer, round) — a URL list for ``-a start_urls=@<path>``."""
-        assert self.state is not None
-        written = 0
+    def _end_frontier(self, reason: str) -> None:
+        """The URLs still deferred as the crawl ends (or pauses): counted in
+        STATS_DEFERRED_LEFT, recorded as skipped (reason ``depth``, with the
+        page each was found on) and, unless paused, written to
+        deferred.jsonl. A deferral itself is no skip (a later round fetches
+        the URL); these never were fetched. Skips are stats a resumed crawl
+        does not carry for this reason (webspider.reports.crawlreport), so
+        a paused or killed crawl's leftovers are not counted twice.
+
+        A crawl stopped by Ctrl-C is paused, not over: the frontier waits in
+        the crawl state for the same command to resume it, and no
+        deferred.jsonl is written. Written before the commit that marks a
+        crawl finished: a kill after it left no deferred.jsonl (or an
+        earlier crawl's) for a crawl the next run takes as finished."""
+        left = self.deferred_left()
+        self.stats.set_value(STATS_DEFERRED_LEFT, left)
+        paused = reason == "shutdown"
+        path = self.output / DEFERRED_FILE
+        if not left:
+            if not paused:  # not a leftover of an earlier crawl into this output
+                path.unlink(missing_ok=True)
+            return
+        if paused:
+            self._record_deferred(None)
+            return
         # streamed (the frontier can hold millions), and never left half-written
         with open_atomic(path) as fh:
-            for entry in self.state.iter_deferred():
+            written = self._record_deferred(fh)
+        logger.info("%d deferred URLs not crawled, written to %s", written, path)
+
+    def _record_deferred(self, fh: IO[str] | None) -> int:
+        """Record every deferred URL as skipped (reason ``depth``), a batch
+        a referring page, and write its line (url, depth, referer, round: a
+        URL list for ``-a start_urls=@<path>``) to ``fh``; their number."""
+        assert self.state is not None
+        crawler = self.crawler
+        written = 0
+        batch: list[tuple[str, str]] = []
+        referer: str | None = None
+        for entry in self.state.iter_deferred():
+            if fh is not None:
                 record: dict[str, Any] = {
                     "url": entry.url,
                     "depth": entry.depth,
@@ -876,8 +902,13 @@ class StateScheduler(BaseScheduler):
                     "round": entry.round,
                 }
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                written += 1
-        logger.info("%d deferred URLs not crawled, written to %s", written, path)
+            if batch and (entry.referer != referer or len(batch) >= SKIP_BATCH):
+                skips.record_skips(crawler, batch, referer)
+                batch = []
+            referer = entry.referer
+            batch.append((entry.url, skips.DEPTH))
+            written += 1
+        skips.record_skips(crawler, batch, referer)
         return written
 
 

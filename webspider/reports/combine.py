@@ -16,14 +16,18 @@ folder what one process crawling alone would have written:
 - ``broken-links.jsonl``: every worker writes it from the shared ledger, a
   killed worker's is older: per broken URL, the record with the most
   referring pages; in URL order.
-- ``changes.jsonl``, ``skipped.jsonl``: each URL once (the first line).
-  ``deferred.jsonl``: the newest worker's (the deferred frontier is shared).
+- ``changes.jsonl``, ``skipped.jsonl``: each URL once (the first line);
+  skipped.jsonl's ``depth`` lines (URLs left deferred) only of URLs no
+  worker fetched. ``deferred.jsonl``: the newest worker's (the deferred
+  frontier is shared).
 - ``summary.json`` and ``report.html`` (webspider.reports.html): pages,
   distinct URLs, broken links, duplicates, pages per depth and round and the
   largest files recomputed from the combined files; requests, bytes, links,
   status codes, skipped and limits added up from the workers'
   ``summary.json`` (what each worker did, so a page fetched twice after a
-  kill is counted twice there).
+  kill is counted twice there); the skips for reason ``depth`` are the
+  newest worker's ``deferred_remaining`` (each worker counts the shared
+  frontier's leftovers).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from webspider import skips
 from webspider.config import ConfigError
 from webspider.keys import (
     BROKEN_LINKS_FILE,
@@ -62,7 +67,7 @@ from webspider.reports.summary import Summary
 from webspider.utils.atomic import open_atomic, write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Set
 
 logger = logging.getLogger(__name__)
 
@@ -234,9 +239,11 @@ def _pages(inputs: list[Path], out: IO[str], result: Combined) -> list[dict[str,
     return pages
 
 
-def _first_per_url(inputs: list[Path], name: str, output: Path) -> bool:
-    """``name`` from every input, each URL once (the first line); False when
-    no input has it."""
+def _first_per_url(
+    inputs: list[Path], name: str, output: Path, fetched: Set[str] = frozenset()
+) -> bool:
+    """``name`` from every input, each URL once (the first line), less the
+    ``depth`` lines of URLs ``fetched``; False when no input has it."""
     files = [f / name for f in inputs if (f / name).is_file()]
     if not files:
         return False
@@ -247,6 +254,9 @@ def _first_per_url(inputs: list[Path], name: str, output: Path) -> bool:
                 if data is None or not isinstance(data.get("url"), str):
                     continue
                 if data["url"] in seen:
+                    continue
+                if data.get("reason") == skips.DEPTH and data["url"] in fetched:
+                    # left deferred when a worker paused, fetched by another
                     continue
                 seen.add(data["url"])
                 out.write(line)
@@ -416,6 +426,13 @@ def summarize(
         ),
     )
     limits = counters("limits")
+    skipped = dict(counters("skipped", "by_reason"))
+    # Every worker records the URLs the shared frontier still holds as it
+    # ends: the crawl's are the newest's (as deferred.jsonl), not the sum.
+    skipped.pop(skips.DEPTH, None)
+    left = int(newest.get("deferred_remaining") or 0)
+    if left:
+        skipped[skips.DEPTH] = left
     return Summary(
         start_urls=list(
             next((s["start_urls"] for s in summaries if s.get("start_urls")), [])
@@ -436,7 +453,7 @@ def summarize(
         missing_anchors=anchors,
         duplicates_exact=len(duplicates) - normalized,
         duplicates_normalized=normalized,
-        skipped=dict(counters("skipped", "by_reason")),
+        skipped=skipped,
         rounds=max((int(s.get("rounds") or 0) for s in summaries), default=0),
         deferred_remaining=int(newest.get("deferred_remaining") or 0),
         status_codes={
@@ -521,8 +538,8 @@ def combine(
         if index:
             result.fixed = fix_up_combined(mirror, output / MIRROR_STATE_FILE)
     broken = _broken_links(inputs, output)
-    for name in (CHANGES_FILE, SKIPPED_FILE):
-        _first_per_url(inputs, name, output)
+    _first_per_url(inputs, CHANGES_FILE, output)
+    _first_per_url(inputs, SKIPPED_FILE, output, {p["url"] for p in pages})
     deferred = _newest(inputs, DEFERRED_FILE)
     if deferred is not None:
         shutil.copyfile(deferred, output / DEFERRED_FILE)

@@ -133,13 +133,25 @@ _RESPONSE_COUNT = "downloader/response_count"
 _RECEIVED_COUNT = "response_received_count"
 
 
+#: skips recorded when a crawl ends or pauses, for what it left undone (the
+#: URLs still deferred: webspider.frontier.scheduler): not carried, the run
+#: that ends the crawl records them again, those it fetched left out
+_END_SKIPS = f"{skips.STATS_PREFIX}/{skips.DEPTH}"
+
+
 def carried(stats: dict[str, Any]) -> dict[str, int]:
     """The counters of ``stats`` a resumed crawl continues."""
-    return {
+    kept = {
         key: value
         for key, value in stats.items()
         if isinstance(value, int) and key.startswith(CARRIED_STATS)
     }
+    at_end = kept.pop(_END_SKIPS, 0)
+    if at_end and skips.STATS_PREFIX in kept:
+        kept[skips.STATS_PREFIX] -= at_end
+        if kept[skips.STATS_PREFIX] <= 0:
+            del kept[skips.STATS_PREFIX]
+    return kept
 
 
 def deferred_waiting(crawler: Crawler) -> int:
@@ -249,7 +261,10 @@ class CrawlReport:
             self._totals.clear()
             self.pages = 0
             return
-        for key, value in (self._totals.get("stats" + self._own) or {}).items():
+        # (filtered again: an earlier version, of the same state format,
+        # kept its deferrals there as skips)
+        kept = carried(self._totals.get("stats" + self._own) or {})
+        for key, value in kept.items():
             stats.inc_value(key, int(value))
         largest = self._totals.get("largest" + self._own) or ()
         self.largest = [tuple(entry) for entry in largest]

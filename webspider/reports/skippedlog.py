@@ -8,7 +8,10 @@ counted. Every skip is counted in the stats by webspider.skips. With
 ``WEBSPIDER_LOG_SKIPPED`` (``-a log_skipped=1``) it also writes one JSON line
 per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
 ``wget --rejected-log`` gives its users. A resumed crawl appends to the file
-its earlier parts wrote (each URL still once).
+its earlier parts wrote (each URL still once), less their ``depth`` lines:
+those are the URLs still deferred when a part ended (paused), which the
+resumed crawl may fetch; what is still deferred at its own end is recorded
+then (webspider.frontier.scheduler).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from webspider import signals
 from webspider.config import get_output_dir
 from webspider.keys import SKIPPED_FILE, STATS_STATE_RESUMED
 from webspider.reports.options import ReportOptions
-from webspider.skips import STATS_PREFIX
+from webspider.skips import DEPTH, STATS_PREFIX
 from webspider.storage import stop_crawl
+from webspider.utils.atomic import write_atomic
 from webspider.utils.url import host_of
 
 if TYPE_CHECKING:
@@ -73,9 +77,20 @@ class SkippedLog:
         except FileNotFoundError:
             kept = b""
         kept = kept[: kept.rfind(b"\n") + 1]
-        for line in kept.splitlines():
+        lines = []
+        for line in kept.splitlines(keepends=True):
             with contextlib.suppress(ValueError, KeyError, TypeError):
-                self._written.add(json.loads(line)["url"])
+                record = json.loads(line)
+                if record["reason"] == DEPTH:
+                    continue
+                self._written.add(record["url"])
+            lines.append(line)
+        if len(lines) < len(kept.splitlines()):
+            # The URLs an earlier part left deferred when it paused: this
+            # run fetches them or, at its end, records them again (the
+            # scheduler records what is still deferred then).
+            kept = b"".join(lines)
+            write_atomic(self.path, kept.decode("utf-8", "replace"))
         file = self.path.open("a", encoding="utf-8", buffering=1)
         file.truncate(len(kept))
         return file
