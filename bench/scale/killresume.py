@@ -34,8 +34,10 @@ URL, since which of several is first depends on timing), broken-links.jsonl
 (with the referrers), the duplicates, summary.json's figures about the site
 (``requests``, ``bytes`` and times are the work done, not compared),
 report.html's text (its times and bytes downloaded aside),
-mirror-state.jsonl and changes.jsonl, deferred.jsonl and skipped.jsonl, and
-the mirror tree (names and bytes). Exit status 1 when anything is lost,
+mirror-state.jsonl and changes.jsonl, deferred.jsonl and skipped.jsonl
+(their ``referer`` checked as pages.jsonl's: the page that first defers or
+skips a URL depends on the order pages are read, in an uninterrupted crawl
+too), and the mirror tree (names and bytes). Exit status 1 when anything is lost,
 duplicated, invalid, different or refetched beyond what was in flight.
 """
 
@@ -415,7 +417,8 @@ def compare(ref: Path, got: Path, site_links: dict[str, list[str]]) -> Report:
     ):
         _compare_keyed(report, name, ref / name, got / name, key)
     for name in ("deferred.jsonl", "skipped.jsonl"):
-        _compare_keyed(report, name, ref / name, got / name, None)
+        _compare_keyed(report, name, ref / name, got / name, None, ignored=("referer",))
+        _check_referers(report, name, got / name, origin, site_links)
     ref_tree, got_tree = tree(ref / "mirror"), tree(got / "mirror")
     report.figures["mirror_files"] = len(got_tree)
     missing = sorted(set(ref_tree) - set(got_tree))
@@ -556,12 +559,23 @@ def _compare_report_html(report: Report, ref: Path, got: Path) -> None:
 
 
 def _compare_keyed(
-    report: Report, name: str, ref: Path, got: Path, keys: tuple[str, ...] | None
+    report: Report,
+    name: str,
+    ref: Path,
+    got: Path,
+    keys: tuple[str, ...] | None,
+    *,
+    ignored: tuple[str, ...] = (),
 ) -> None:
+    """``name``'s lines in both, as multisets (``keys``: only the URL and
+    those fields; ``ignored``: all but those fields)."""
+
     def rows(path: Path) -> Counter[str]:
         out: Counter[str] = Counter()
         for obj in read_jsonl(path)[0]:
             kept = obj if keys is None else {k: obj.get(k) for k in ("url", *keys)}
+            for key in ignored:
+                kept.pop(key, None)
             out[json.dumps(kept, sort_keys=True)] += 1
         return out
 
@@ -573,6 +587,27 @@ def _compare_keyed(
             f"{sum((b - a).values())} not in the reference",
             list((a - b) or (b - a))[:3],
         )
+
+
+def _check_referers(
+    report: Report,
+    name: str,
+    got: Path,
+    origin: str,
+    site_links: dict[str, list[str]],
+) -> None:
+    """Each of ``name``'s referers is a page of the site that links to the
+    line's URL (or the line has none)."""
+    bad = []
+    for obj in read_jsonl(got)[0]:
+        referer, url = obj.get("referer"), obj["url"]
+        if referer is None or not url.startswith(origin):
+            continue
+        path = url[len(origin) :] or "/"
+        if path not in site_links.get(referer[len(origin) :] or "/", ()):
+            bad.append(f"{url} <- {referer}")
+    if bad:
+        report.differ(name, f"{len(bad)} referers that do not link to the URL", bad)
 
 
 # --- the run ---------------------------------------------------------------------
