@@ -58,7 +58,7 @@ from webspider.mirror.changes import (
 from webspider.mirror.entry import Entry
 from webspider.mirror.finish import end, end_shared, fix_up, fix_up_shared
 from webspider.mirror.fixup import keeps_spans, packed_spans
-from webspider.mirror.links import Conversion, convert, unconvert
+from webspider.mirror.links import Conversion, convert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.pending import split_kept
@@ -68,7 +68,6 @@ from webspider.mirror.state import MirrorState
 from webspider.mirror.stats import (
     STATS_BYTES,
     STATS_CONVERTED,
-    STATS_NOT_MODIFIED,
     STATS_REFUSED,
     STATS_WRITTEN,
 )
@@ -343,17 +342,17 @@ class MirrorStore:
                 raise named(exc, self.changes_path) from None
         self.inc(CHANGE_KEYS.get(change) or f"{STATS_CHANGES}/{change}")
 
-    # -- update crawls -----------------------------------------------------------
+    # -- update crawls (a 304 becomes the stored page: webspider.mirror.update) --
     def stored(self, url: str) -> Entry | None:
         """The stored copy of ``url`` if its file is still there."""
         if self.state is None or self.tree is None:
             return None
         entry = self.state.entry(canonical_url(url))
-        if entry is None or self._holder(entry) is None:
+        if entry is None or self.holder(entry) is None:
             return None
         return entry
 
-    def _holder(self, entry: Entry) -> SafeTree | None:
+    def holder(self, entry: Entry) -> SafeTree | None:
         """The mirror holding ``entry``'s file: this worker's, or (a shared
         crawl's update) the mirror of the worker on this machine that wrote
         it, which is kept there (``scrapy combine`` takes the union)."""
@@ -361,39 +360,6 @@ class MirrorStore:
             if tree is not None and tree.exists(entry.path):
                 return tree
         return None
-
-    def stored_body(self, entry: Entry, url: str) -> bytes:
-        """The stored bytes of ``entry`` as the site sent them, near enough
-        to extract the same links: converted links are turned back into the
-        absolute URLs they stand for. Empty for what has no links."""
-        assert self.tree is not None and self.state is not None
-        if not entry.kind:
-            return b""  # nothing with links: the spider needs no body
-        tree = self._holder(entry) or self.tree
-        body = tree.read(entry.path) or b""
-        if not entry.converted:
-            return body
-        original = tree.read(original_path(entry.path))
-        if original is not None:
-            return original
-        return unconvert(
-            body,
-            entry,
-            self.state,
-            page_url=url,
-            encoding=entry.encoding,
-            html=entry.kind == HTML,
-        )
-
-    def not_modified(self, response: Response, entry: Entry) -> None:
-        """A 304: keep the stored file, refresh its validators."""
-        assert self.state is not None
-        etag = _header(response, b"ETag") or entry.etag
-        modified = _header(response, b"Last-Modified") or entry.last_modified
-        if (etag, modified) != (entry.etag, entry.last_modified):
-            entry.etag, entry.last_modified = etag, modified
-            self.state.update(entry)
-        self.inc(STATS_NOT_MODIFIED)
 
     # -- storing -----------------------------------------------------------------
     def claim(self, url: str, path: Segments, owner: str | None = "") -> Segments:
@@ -420,9 +386,9 @@ class MirrorStore:
         kind = kind_of(response)
         old = self.state.entry(url)
         headers: dict[str, str | None] = {
-            "content_type": _header(response, b"Content-Type"),
-            "etag": _header(response, b"ETag"),
-            "last_modified": _header(response, b"Last-Modified"),
+            "content_type": header(response, b"Content-Type"),
+            "etag": header(response, b"ETag"),
+            "last_modified": header(response, b"Last-Modified"),
         }
         body = response.body
         if old is not None and old.hash == digest and self.tree.exists(old.path):
@@ -679,6 +645,6 @@ class MirrorStore:
         logger.warning("Mirror refused %s: %s", url, error)
 
 
-def _header(response: Response, name: bytes) -> str | None:
+def header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
