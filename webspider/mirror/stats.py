@@ -1,6 +1,7 @@
 """The mirror's stats keys (README, "## Stats"), but for the changes'
-(webspider.mirror.changes): counted by the store as pages are written and
-by the fix-up at the crawl's end (webspider.mirror.finish)."""
+(webspider.mirror.changes): counted by the store as pages are written, by
+the update middleware (a 304: webspider.mirror.update) and by the fix-up at
+the crawl's end (webspider.mirror.finish)."""
 
 from __future__ import annotations
 
