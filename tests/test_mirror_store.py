@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from webspider.mirror.store import change_line, last_export, sibling_outputs
+from webspider.mirror.changes import change_line
+from webspider.mirror.siblings import last_export, sibling_outputs
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -6,9 +6,12 @@ This extension is the crawl-wide service the mirror pipeline
 (webspider.mirror.safefs.SafeTree, which never writes outside it nor through
 a symlink), the state of what was stored (webspider.mirror.state: records in
 the crawl state, exported to ``<output>/mirror-state.jsonl`` when a crawl
-ends) and ``<output>/changes.jsonl``. It converts links as each page is
-written, fixes up at the end of the crawl the links to files that were
-mirrored later, and reports URLs that are gone when a crawl finishes.
+ends) and ``<output>/changes.jsonl`` (webspider.mirror.changes). It decides
+where each page goes, converts its links as it is written (here, or by the
+page worker: webspider.mirror.writer), and records what it wrote; at the
+end of the crawl (webspider.mirror.finish) it fixes up the links to files
+that were mirrored later, and reports URLs that are gone when a crawl
+finishes.
 
 The mirror's records are committed with the crawl state's acknowledgements
 (a page's records before its acknowledgement), so after a kill the state
@@ -18,28 +21,17 @@ it goes; a kill during it leaves the crawl unfinished, and the same command
 finishes it. Without a crawl state (another SCHEDULER) the records are kept
 in memory and the work runs on ``spider_closed``.
 
-``changes.jsonl`` is crash-safe as ``pages.jsonl`` is: its length is
-committed with the records its lines describe (a record of namespace
-``mirror.outputs`` keyed by the file's absolute path, as each worker of a
-shared state writes its own, written on ``crawl_state_committing`` after the
-file is flushed and fsynced), and a resumed crawl cuts it back to that
-length, so the lines of pages that will be fetched again (their records were
-not committed) are not there twice.
-
 Settings: ``WEBSPIDER_MIRROR`` (folder, ``0`` = off), ``WEBSPIDER_MIRROR_*``;
-see docs/mirror.md. Stats: ``webspider/mirror/*``.
+see docs/mirror.md. Stats: ``webspider/mirror/*`` (webspider.mirror.stats,
+webspider.mirror.changes).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import os
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -51,22 +43,36 @@ from webspider.keys import (
     PAGES_FILE,
     STATS_STATE_RESUMED,
 )
-from webspider.mirror.entry import Entry
-from webspider.mirror.fixup import (
-    FIX_UP_COMMIT,
-    FileFixer,
-    FixedUp,
-    FixUp,
-    keeps_spans,
-    packed_spans,
+from webspider.mirror.changes import (
+    CHANGE_KEYS,
+    CHANGED,
+    NEW,
+    NS_OUTPUTS,
+    SAME,
+    STATS_CHANGES,
+    UNCHANGED,
+    ChangesFile,
+    change_line,
+    named,
 )
-from webspider.mirror.links import Conversion, convert, unconvert
+from webspider.mirror.entry import Entry
+from webspider.mirror.finish import end, end_shared, fix_up, fix_up_shared
+from webspider.mirror.fixup import keeps_spans, packed_spans
+from webspider.mirror.links import Conversion, convert
 from webspider.mirror.options import MirrorOptions
 from webspider.mirror.paths import conflict_name, original_path, url_path
 from webspider.mirror.pending import split_kept
 from webspider.mirror.safefs import SafeTree, Segments, UnsafePathError
+from webspider.mirror.siblings import last_export, sibling_outputs, sibling_trees
 from webspider.mirror.state import MirrorState
+from webspider.mirror.stats import (
+    STATS_BYTES,
+    STATS_CONVERTED,
+    STATS_REFUSED,
+    STATS_WRITTEN,
+)
 from webspider.mirror.targets import TargetIndex
+from webspider.mirror.writer import PageWriter, Stored
 from webspider.page.response import CSS_TYPES, is_html, media_type, parsed_page
 from webspider.records import MemoryRecordStore
 from webspider.signals import (
@@ -75,121 +81,29 @@ from webspider.signals import (
     crawl_state_finishing,
     crawl_state_opened,
 )
-from webspider.storage import crawl_stop, stop_crawl
+from webspider.storage import stop_crawl
 from webspider.utils.url import canonical_url
 
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Callable
-    from concurrent.futures import Future
 
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
+    from webspider.mirror.fixup import FileFixer
     from webspider.page.links import ParsedPage
-    from webspider.records import Records, RecordStore
+    from webspider.records import RecordStore
 
 logger = logging.getLogger(__name__)
 
-
-NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
-#: unchanged, and reported already by this run (a later round fetched it
-#: again, or a resumed crawl): no line in changes.jsonl
-SAME = "same"
-
-STATS_WRITTEN = "webspider/mirror/written_count"
-STATS_BYTES = "webspider/mirror/written_bytes_count"
-STATS_NOT_MODIFIED = "webspider/mirror/not_modified_count"
-STATS_CONVERTED = "webspider/mirror/converted_links_count"
-STATS_FIXED = "webspider/mirror/fixed_up_count"
-STATS_REFUSED = "webspider/mirror/refused_count"
 #: a client error asked again after a Retry-After pause
 #: (webspider.politeness), whatever RETRY_HTTP_CODES says
 _PAUSED = 429
-STATS_CHANGES = "webspider/mirror/change_count"  # /<new|changed|unchanged|gone>
-_CHANGE_KEYS = {
-    change: f"{STATS_CHANGES}/{change}" for change in (NEW, CHANGED, UNCHANGED, GONE)
-}
-
-#: how far the outputs the mirror writes got, committed with its records
-NS_OUTPUTS = "mirror.outputs"
-
 
 HTML, CSS = "html", "css"
-
-#: a string as ``json.dumps(value, ensure_ascii=False)`` writes it
-_encode_text = json.encoder.encode_basestring
-
-
-def change_line(url: str, change: str, path: Segments | None) -> str:
-    """changes.jsonl's line: ``json.dumps({"url": url, "change": change,
-    "path": "/".join(path) or None}, ensure_ascii=False)`` and a newline,
-    the same text without the dict and the encoder's walk (a line a page)."""
-    where = _encode_text("/".join(path)) if path else "null"
-    text = _encode_text
-    return f'{{"url": {text(url)}, "change": {text(change)}, "path": {where}}}\n'
-
-
-#: a page stored by a PageWriter: the path written, the conversion, and
-#: the page's index record when the writer made it
-Stored = tuple[Segments, "Conversion | None", "list[Any] | None"]
-
-
-class PageWriter(Protocol):
-    """Another writer of the mirror's pages: one that read a page may hold
-    it and write it itself, so its bytes need not cross again (the page
-    worker, webspider.pageworker, attaches itself as one). It converts links
-    with the snapshot of the mirror's state each store hands it, so it keeps
-    nothing per page."""
-
-    def start_mirror(self, root: str, forbidden: list[Segments]) -> bool:
-        """Write the mirror at ``root`` from now on; whether it will."""
-
-    def holds(self, response: Response) -> bool:
-        """Whether it holds ``response``'s page, and can store it."""
-
-    def url_path(self, response: Response) -> Segments | None:
-        """``url_path`` of ``response``'s URL (an HTML page's or a
-        stylesheet's) if it worked it out already, else None."""
-
-    def plain_path(self, response: Response) -> str | None:
-        """``"/".join(url_path(canonical_url(response.url)))`` (the path a
-        ``where_value`` of 1 stands for) if it worked it out already,
-        else None."""
-
-    def planned_path(self, response: Response) -> Segments | None:
-        """``SafeTree.plan`` of ``url_path(response)`` in its own tree of
-        the mirror, if it planned it already, else None."""
-
-    def forget_plans(self) -> None:
-        """A write of the crawl's found the tree changed: plan anew."""
-
-    async def store(
-        self,
-        response: Response,
-        entry: Entry,
-        targets: TargetIndex | None,
-    ) -> Stored | None:
-        """Convert (with ``targets``, when given) and write the page it holds
-        for ``response`` at ``entry.path``: the path written, the
-        conversion, and the page's index record (``Entry.index_json`` of
-        ``entry`` as written, or None: made here), or None (store it here).
-        Raises UnsafePathError or OSError when the write was refused."""
-
-    def forget(self, response: Response) -> None:
-        """``response``'s page need not be kept any longer."""
-
-    async def fix_files(
-        self, jobs: list[dict[str, Any]], targets: dict[str, Any]
-    ) -> list[dict[str, Any]] | None:
-        """Fix up the files of ``jobs`` (webspider.mirror.fixup.FileFixer)
-        at the end of the crawl; None: the fix-up does them itself."""
-
-    def mirror_done(self) -> None:
-        """The crawl ends and its fix-up is over: the mirror asks nothing
-        more of it."""
 
 
 def kind_of(response: Response) -> str:
@@ -236,9 +150,6 @@ class MirrorStore:
         self.thread_size = options.thread_size
         self.state_path = output / MIRROR_STATE_FILE
         self.changes_path = output / CHANGES_FILE
-        #: its record in NS_OUTPUTS: the file's absolute path, as the
-        #: workers of a shared state each write their own
-        self._changes_key = str(self.changes_path.resolve())
         own = [
             str(self.state_path),
             str(self.changes_path),
@@ -255,17 +166,16 @@ class MirrorStore:
         self.state: MirrorState | None = None
         #: the crawl state's records (crawl_state_opened), else memory
         self.records: RecordStore | None = None
-        self._changes: IO[bytes] | None = None
-        #: the thread changes.jsonl's fsyncs run in (state_committing)
-        self._fsync: ThreadPoolExecutor | None = None
+        self.changes = ChangesFile(self.changes_path)
         #: this crawl's run number (kept when an interrupted crawl goes on)
         self.run = 0
-        self._finished = False
+        #: the end of the mirror is done or under way (webspider.mirror.finish)
+        self.ended = False
         #: URL → the entry it had, while its new file is being written
         self._replacing: dict[str, Entry | None] = {}
         #: URL → where it was reserved (path, its ``where_value``)
         self._placed: dict[str, tuple[Segments, str | int]] = {}
-        #: the crawler's stats collector, once read (``_inc``)
+        #: the crawler's stats collector, once read (``inc``)
         self._stats: StatsCollector | None = None
         #: another writer of pages it read (see attach and store_in_worker)
         self.writer: PageWriter | None = None
@@ -315,7 +225,7 @@ class MirrorStore:
         export = self.state_path
         if shared:
             others = sibling_outputs(self.output)
-            self.siblings = self._sibling_trees(others)
+            self.siblings = sibling_trees(self.root, self.output, others)
             export = last_export(
                 [self.state_path, *(o / MIRROR_STATE_FILE for o in others)]
             )
@@ -329,74 +239,14 @@ class MirrorStore:
             # a kill between a file's temporary write and its rename left
             # the temporary name in the mirror; the write is done again
             self.tree.remove_temporaries()
-        self.changes_path.parent.mkdir(parents=True, exist_ok=True)
-        self._changes = self._open_changes(resumed, records.records(NS_OUTPUTS), shared)
+        self.changes.open(resumed, records.records(NS_OUTPUTS), shared)
         self._start_writer()
-
-    def _sibling_trees(self, others: list[Path]) -> list[SafeTree]:
-        """The mirrors of the other workers writing into the same output
-        folder (``others``), when the mirror is in the worker's folder."""
-        try:
-            inside = self.root.resolve().relative_to(self.output.resolve())
-        except ValueError:
-            return []
-        return [SafeTree(o / inside) for o in others if (o / inside).is_dir()]
-
-    def _open_changes(
-        self, resumed: bool, outputs: Records, shared: bool = False
-    ) -> IO[bytes]:
-        """changes.jsonl, cut back to its committed length when resumed."""
-        path = self.changes_path
-        committed = outputs.get(self._changes_key) if resumed else 0
-        if committed is None and shared:
-            # a worker joining a shared crawl's run it wrote nothing for yet:
-            # its file holds an earlier run's changes, as pages.jsonl does
-            committed = 0
-        if committed is None or not path.exists():  # from before the record
-            return path.open("ab")
-        fh = path.open("r+b")
-        fh.truncate(min(int(committed), fh.seek(0, os.SEEK_END)))
-        fh.seek(0, os.SEEK_END)
-        outputs.put(self._changes_key, fh.tell())
-        return fh
 
     def state_committing(self, records: RecordStore) -> None:
         """Write what the mirror's state buffers, and commit changes.jsonl's
-        length with the records its lines describe."""
-        fh = self._changes
-        syncing: Future[None] | None = None
-        if fh is not None:
-            try:
-                fh.flush()
-            except OSError as exc:
-                raise self._named(exc, self.changes_path) from None
-            # the fsync waits for the disk (1-10 ms, without the GIL) in a
-            # thread while the state's buffers are written here, as
-            # pages.jsonl's (webspider.frontier.pages)
-            if self._fsync is None:
-                self._fsync = ThreadPoolExecutor(
-                    1, thread_name_prefix="webspider-mirror"
-                )
-            syncing = self._fsync.submit(os.fsync, fh.fileno())
-        try:
-            if self.state is not None:
-                self.state.flush()
-        finally:
-            if syncing is not None:
-                try:
-                    syncing.result()
-                except OSError as exc:
-                    raise self._named(exc, self.changes_path) from None
-        if fh is not None:
-            records.records(NS_OUTPUTS).put(self._changes_key, fh.tell())
-
-    @staticmethod
-    def _named(exc: OSError, path: Path) -> OSError:
-        """``exc`` naming ``path`` (a write's error names no file): the line
-        that stops the crawl says which (webspider.storage)."""
-        if exc.filename is None:
-            exc.filename = str(path)
-        return exc
+        length with the records its lines describe (fsynced meanwhile)."""
+        state = self.state
+        self.changes.commit(records, state.flush if state is not None else None)
 
     def _start_writer(self) -> None:
         writer, state = self._attached, self.state
@@ -411,26 +261,10 @@ class MirrorStore:
         records: RecordStore,
         commit: Callable[[], None] | None = None,
     ) -> None:
-        """The crawl ends, on the event loop: the fix-up shares its files'
-        work with the page worker when it writes the mirror (its core is
-        idle by now), and the rest of ``finish`` follows."""
-        state, writer = self.state, self.writer
-        if state is None or self._finished or writer is None or reason == "shutdown":
-            return  # finished on crawl_state_closing
-        self._finished = True
-        try:
-            state.flush()
-            started = time.monotonic()
-            fixed = await self.fix_up_pages_shared(writer, commit)
-            # before the mirror's index is written and the state closes (this
-            # process's last work, some 0.05 s on python3.11-doc): the page
-            # worker stops meanwhile, on its own core
-            writer.mirror_done()
-            self._finish(reason, commit, fixed, started)
-        except Exception as exc:
-            # an async receiver's error would be logged with its traceback
-            if not stop_crawl(self.crawler, exc):
-                raise
+        """The crawl ends, on the event loop: the end of the mirror, its
+        fix-up shared with the page worker when it writes the mirror
+        (webspider.mirror.finish.end_shared)."""
+        await end_shared(self, reason, commit)
 
     def state_closing(
         self,
@@ -440,87 +274,25 @@ class MirrorStore:
     ) -> None:
         """The crawl state closes: finish what the mirror keeps in it (done
         already when the crawl's end was sent on the event loop)."""
-        self.finish(reason, commit)
+        end(self, reason, commit)
 
     def spider_closed(self, reason: str) -> None:
-        self.finish(reason, None)  # done already when the crawl state closed
+        end(self, reason, None)  # done already when the crawl state closed
         for tree in (self.tree, *self.siblings):
             if tree is not None:
                 tree.close()
 
-    def finish(self, reason: str, commit: Callable[[], None] | None) -> None:
-        """The end of the crawl: the fix-up, what is gone, the export.
+    def fix_up_pages(self, commit: Callable[[], None] | None = None) -> int:
+        """Fix the links of stored pages that depend on what was mirrored
+        after them (webspider.mirror.finish.fix_up); how many were
+        rewritten."""
+        return fix_up(self, commit)
 
-        A crawl paused by Ctrl-C (``shutdown``) is not over: the same command
-        goes on with it, and the run that finishes it fixes the links up.
-        Fixed up now, a link to a file not mirrored yet would become
-        absolute, and then relative again (as the path the fix-up computes,
-        not as the page wrote it) once its file is written: the mirror of a
-        paused and resumed crawl would differ from an uninterrupted one's.
-        Meanwhile such links lead where their files are expected."""
-        state = self.state
-        if state is None or self._finished:
-            return
-        self._finished = True
-        if crawl_stop(self.crawler) is not None:
-            # a write the disk refused stopped the crawl: its end is the
-            # resumed crawl's (the crawl state closed without a commit)
-            self._close_changes()
-            return
-        state.flush()
-        started = time.monotonic()
-        fixed = 0 if reason == "shutdown" else self.fix_up_pages(commit)
-        self._finish(reason, commit, fixed, started)
-
-    def _finish(
-        self,
-        reason: str,
-        commit: Callable[[], None] | None,
-        fixed: int,
-        started: float,
-    ) -> None:
-        """``finish`` after the fix-up (``fixed`` pages since ``started``)."""
-        state = self.state
-        assert state is not None
-        if crawl_stop(self.crawler) is not None:
-            self._close_changes()
-            return
-        if fixed:
-            logger.info(
-                "Mirror: links fixed up in %d pages in %.2f s",
-                fixed,
-                time.monotonic() - started,
-            )
-        finished = reason == "finished"
-        if finished:
-            for gone, entry in enumerate(state.unseen(self.run), 1):
-                entry.gone = True
-                state.update(entry)
-                self.record_change(entry.url, GONE, entry.path)
-                if commit is not None and gone % FIX_UP_COMMIT == 0:
-                    commit()
-        state.end(finished)
-        try:
-            state.export(self.state_path)
-        except OSError as exc:
-            if not stop_crawl(self.crawler, exc, self.state_path):
-                logger.error("Mirror: could not write %s: %s", self.state_path, exc)
-        if commit is not None:
-            commit()
-        self._close_changes()
-
-    def _close_changes(self) -> None:
-        if self._fsync is not None:
-            self._fsync.shutdown()
-            self._fsync = None
-        fh, self._changes = self._changes, None
-        if fh is None:
-            return
-        try:
-            fh.close()
-        except OSError as exc:
-            if not stop_crawl(self.crawler, exc, self.changes_path):
-                raise
+    async def fix_up_pages_shared(
+        self, fixer: FileFixer, commit: Callable[[], None] | None = None
+    ) -> int:
+        """``fix_up_pages``, with ``fixer`` (the page worker)."""
+        return await fix_up_shared(self, fixer, commit)
 
     def unchanged(self, entry: Entry) -> None:
         """``entry`` was found unchanged (a 304) by this crawl."""
@@ -544,7 +316,7 @@ class MirrorStore:
         it goes out without validators, as in the crawl that stored it."""
         return entry.run == self.run and not entry.gone and not entry.revalidated
 
-    def _inc(self, key: str, count: int = 1) -> None:
+    def inc(self, key: str, count: int = 1) -> None:
         # the collector read once (Crawler.stats is a descriptor that checks
         # it is set: ~0.4 µs a read, four times a page)
         stats = self._stats
@@ -561,25 +333,26 @@ class MirrorStore:
         not reported twice."""
         if change == SAME or (again and change == UNCHANGED):
             return
-        if self._changes is not None:
+        fh = self.changes.fh
+        if fh is not None:
             line = change_line(url, change, path)
             try:
-                self._changes.write(line.encode("utf-8"))
+                fh.write(line.encode("utf-8"))
             except OSError as exc:
-                raise self._named(exc, self.changes_path) from None
-        self._inc(_CHANGE_KEYS.get(change) or f"{STATS_CHANGES}/{change}")
+                raise named(exc, self.changes_path) from None
+        self.inc(CHANGE_KEYS.get(change) or f"{STATS_CHANGES}/{change}")
 
-    # -- update crawls -----------------------------------------------------------
+    # -- update crawls (a 304 becomes the stored page: webspider.mirror.update) --
     def stored(self, url: str) -> Entry | None:
         """The stored copy of ``url`` if its file is still there."""
         if self.state is None or self.tree is None:
             return None
         entry = self.state.entry(canonical_url(url))
-        if entry is None or self._holder(entry) is None:
+        if entry is None or self.holder(entry) is None:
             return None
         return entry
 
-    def _holder(self, entry: Entry) -> SafeTree | None:
+    def holder(self, entry: Entry) -> SafeTree | None:
         """The mirror holding ``entry``'s file: this worker's, or (a shared
         crawl's update) the mirror of the worker on this machine that wrote
         it, which is kept there (``scrapy combine`` takes the union)."""
@@ -587,39 +360,6 @@ class MirrorStore:
             if tree is not None and tree.exists(entry.path):
                 return tree
         return None
-
-    def stored_body(self, entry: Entry, url: str) -> bytes:
-        """The stored bytes of ``entry`` as the site sent them, near enough
-        to extract the same links: converted links are turned back into the
-        absolute URLs they stand for. Empty for what has no links."""
-        assert self.tree is not None and self.state is not None
-        if not entry.kind:
-            return b""  # nothing with links: the spider needs no body
-        tree = self._holder(entry) or self.tree
-        body = tree.read(entry.path) or b""
-        if not entry.converted:
-            return body
-        original = tree.read(original_path(entry.path))
-        if original is not None:
-            return original
-        return unconvert(
-            body,
-            entry,
-            self.state,
-            page_url=url,
-            encoding=entry.encoding,
-            html=entry.kind == HTML,
-        )
-
-    def not_modified(self, response: Response, entry: Entry) -> None:
-        """A 304: keep the stored file, refresh its validators."""
-        assert self.state is not None
-        etag = _header(response, b"ETag") or entry.etag
-        modified = _header(response, b"Last-Modified") or entry.last_modified
-        if (etag, modified) != (entry.etag, entry.last_modified):
-            entry.etag, entry.last_modified = etag, modified
-            self.state.update(entry)
-        self._inc(STATS_NOT_MODIFIED)
 
     # -- storing -----------------------------------------------------------------
     def claim(self, url: str, path: Segments, owner: str | None = "") -> Segments:
@@ -646,9 +386,9 @@ class MirrorStore:
         kind = kind_of(response)
         old = self.state.entry(url)
         headers: dict[str, str | None] = {
-            "content_type": _header(response, b"Content-Type"),
-            "etag": _header(response, b"ETag"),
-            "last_modified": _header(response, b"Last-Modified"),
+            "content_type": header(response, b"Content-Type"),
+            "etag": header(response, b"ETag"),
+            "last_modified": header(response, b"Last-Modified"),
         }
         body = response.body
         if old is not None and old.hash == digest and self.tree.exists(old.path):
@@ -844,7 +584,7 @@ class MirrorStore:
             else:
                 entry.kept = conversion.kept
             entry.restore = conversion.restore
-            self._inc(STATS_CONVERTED, conversion.count)
+            self.inc(STATS_CONVERTED, conversion.count)
             # the spans are kept with a page's own record (the links kept by
             # target are forgotten when it is written, most of them), and
             # with a large page's (its rescan would cost more)
@@ -860,8 +600,8 @@ class MirrorStore:
             packed_restore=packed,
             record=record,
         )
-        self._inc(STATS_WRITTEN)
-        self._inc(STATS_BYTES, entry.size)
+        self.inc(STATS_WRITTEN)
+        self.inc(STATS_BYTES, entry.size)
         # written again after a kill, by the run that wrote it: reported then
         again = old is not None and old.run == self.run and old.hash == entry.hash
         self.record_change(entry.url, change, used, again=again)
@@ -901,86 +641,10 @@ class MirrorStore:
         webspider.storage)."""
         if stop_crawl(self.crawler, error):
             return
-        self._inc(STATS_REFUSED)
+        self.inc(STATS_REFUSED)
         logger.warning("Mirror refused %s: %s", url, error)
 
-    # -- the fix-up ----------------------------------------------------------------
-    def fix_up_pages(self, commit: Callable[[], None] | None = None) -> int:
-        """Fix the links of stored pages that depend on what was mirrored
-        after them (webspider.mirror.fixup), committing (``commit``) as it
-        goes. Returns how many pages were rewritten."""
-        fix_up = self._fix_up(commit)
-        return 0 if fix_up is None else self._fixed_up(fix_up.run(commit))
 
-    async def fix_up_pages_shared(
-        self, fixer: FileFixer, commit: Callable[[], None] | None = None
-    ) -> int:
-        """``fix_up_pages``, the files read, rewritten and written by this
-        process and by ``fixer`` (the page worker) together."""
-        fix_up = self._fix_up(commit)
-        if fix_up is None:
-            return 0
-        return self._fixed_up(await fix_up.run_shared(fixer, commit))
-
-    def _fix_up(self, commit: Callable[[], None] | None) -> FixUp | None:
-        """The fix-up of the pages waiting for one, or None (none waits, or
-        no mirror converts links)."""
-        state, tree = self.state, self.tree
-        if state is None or tree is None or not self.convert:
-            return None
-        state.gather(commit)
-        waiting = state.pending.count()
-        if not waiting:
-            return None
-        logger.info("Mirror: fixing up the links of up to %d pages", waiting)
-        return FixUp(state, tree, self.refused)
-
-    def _fixed_up(self, done: FixedUp) -> int:
-        self._inc(STATS_CONVERTED, done.links)
-        self._inc(STATS_FIXED, done.pages)
-        return done.pages
-
-
-def sibling_outputs(folder: Path) -> list[Path]:
-    """The other workers' folders beside ``folder`` when it is a shared
-    crawl's worker folder (``<output>/worker-<n>``, held through
-    ``worker-<n>.lock``: webspider.frontier.workers), else none."""
-    folder = folder.resolve()
-    parent = folder.parent
-    if not (parent / f"{folder.name}.lock").is_file():
-        return []
-    return sorted(
-        p
-        for p in parent.glob("worker-*")
-        if p != folder and p.name[len("worker-") :].isdigit() and p.is_dir()
-    )
-
-
-def last_export(paths: list[Path]) -> Path:
-    """Of the exports ``paths`` (the first when none exists), the one of the
-    latest run, a finished crawl's first, then the newest: every worker of
-    a shared crawl exports the shared index when it stops, so the one that
-    stopped last holds what the others wrote (webspider.reports.combine
-    picks the same way)."""
-
-    def rank(path: Path) -> tuple[int, bool, int]:
-        try:
-            with path.open("rb") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, size - 256))
-                last = json.loads(fh.read().splitlines()[-1])
-                return (
-                    int(last["run"]),
-                    bool(last["finished"]),
-                    os.fstat(fh.fileno()).st_mtime_ns,
-                )
-        except (OSError, ValueError, KeyError, IndexError, TypeError):
-            return -1, False, 0
-
-    found = [p for p in paths if p.is_file()]
-    return max(found, key=rank) if found else paths[0]
-
-
-def _header(response: Response, name: bytes) -> str | None:
+def header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None

@@ -23,13 +23,18 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 
 from webspider.keys import META_CONDITIONAL, META_DONT_MIRROR, NOT_MODIFIED_FLAG
-from webspider.mirror.store import MirrorStore
+from webspider.mirror.links import unconvert
+from webspider.mirror.paths import original_path
+from webspider.mirror.stats import STATS_NOT_MODIFIED
+from webspider.mirror.store import HTML, MirrorStore, header
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from webspider.mirror.entry import Entry
 
 STATS_CONDITIONAL = "webspider/mirror/conditional_count"
 
@@ -92,11 +97,11 @@ class MirrorUpdateMiddleware:
         entry = self.store.stored(request.url)
         if entry is None:  # deleted since the request went out
             return response
-        self.store.not_modified(response, entry)
+        self.not_modified(response, entry)
         headers = Headers(response.headers)
         if entry.content_type:
             headers[b"Content-Type"] = entry.content_type
-        body = self.store.stored_body(entry, response.url)
+        body = self.stored_body(entry, response.url)
         cls = responsetypes.from_args(headers=headers, url=response.url, body=body)
         return cls(
             url=response.url,
@@ -107,4 +112,39 @@ class MirrorUpdateMiddleware:
             request=request,
             protocol=response.protocol,
             ip_address=response.ip_address,
+        )
+
+    def not_modified(self, response: Response, entry: Entry) -> None:
+        """A 304: keep the stored file, refresh its validators."""
+        store = self.store
+        assert store.state is not None
+        etag = header(response, b"ETag") or entry.etag
+        modified = header(response, b"Last-Modified") or entry.last_modified
+        if (etag, modified) != (entry.etag, entry.last_modified):
+            entry.etag, entry.last_modified = etag, modified
+            store.state.update(entry)
+        store.inc(STATS_NOT_MODIFIED)
+
+    def stored_body(self, entry: Entry, url: str) -> bytes:
+        """The stored bytes of ``entry`` as the site sent them, near enough
+        to extract the same links: converted links are turned back into the
+        absolute URLs they stand for. Empty for what has no links."""
+        store = self.store
+        assert store.tree is not None and store.state is not None
+        if not entry.kind:
+            return b""  # nothing with links: the spider needs no body
+        tree = store.holder(entry) or store.tree
+        body = tree.read(entry.path) or b""
+        if not entry.converted:
+            return body
+        original = tree.read(original_path(entry.path))
+        if original is not None:
+            return original
+        return unconvert(
+            body,
+            entry,
+            store.state,
+            page_url=url,
+            encoding=entry.encoding,
+            html=entry.kind == HTML,
         )

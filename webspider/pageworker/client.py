@@ -637,7 +637,7 @@ class PageWorker:
     ) -> tuple[Segments, Conversion | None, list[Any] | None] | None:
         """Have the worker convert (with ``targets``, where the files of the
         page's links are, when given) and write the page it holds for
-        ``response`` at ``entry.path`` (webspider.mirror.store's
+        ``response`` at ``entry.path`` (webspider.mirror.writer's
         PageWriter): the path written and the conversion, or None (store it
         here). The worker answers ``used``, the conversion's ``count``/
         ``pending``/``kept`` (the kept links not in ``plain``)/``plain``/
