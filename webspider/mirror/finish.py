@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from webspider.mirror.fixup import FileFixer, FixedUp
     from webspider.mirror.store import MirrorStore
 
-#: the store's logger: the crawl's log names the mirror's lines as before
-logger = logging.getLogger("webspider.mirror.store")
+logger = logging.getLogger(__name__)
 
 
 def fix_up(store: MirrorStore, commit: Callable[[], None] | None = None) -> int:
