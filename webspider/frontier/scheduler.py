@@ -32,10 +32,9 @@ depth calls ``defer``). When a round is over, webspider.frontier.rounds calls
 ``start_round``: the state queues every URL deferred before it at depth 0,
 in one transaction with the round number (a URL deferred and then fetched
 within the cap meanwhile is no longer deferred: it is not fetched again).
-When the crawl ends (not when Ctrl-C pauses it) with URLs still deferred,
-they are written to ``<output>/deferred.jsonl``; when it ends or pauses,
-they are recorded as skipped (reason ``depth``): a deferral is no skip
-until then, a later round fetches the URL.
+The URLs still deferred when the crawl ends or pauses are recorded as
+skipped and, unless paused, written to ``<output>/deferred.jsonl``
+(webspider.frontier.deferredleft).
 
 Requests that cannot be stored as data (webspider.frontier.requestdata: a
 custom callback, a body, meta JSON cannot write) are kept in memory, served
@@ -75,12 +74,11 @@ JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 import time
 from collections import deque
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
@@ -89,8 +87,8 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.task import LoopingCall
 
-from webspider import skips
 from webspider.config import ConfigError, get_output_dir
+from webspider.frontier.deferredleft import end_frontier
 from webspider.frontier.dupefilter import dupefilter_urls, request_key
 from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
@@ -102,7 +100,6 @@ from webspider.internals import requests_in_progress, wake_engine
 from webspider.keys import (
     DEFERRED_FILE,
     PAGES_FILE,
-    STATS_DEFERRED_LEFT,
     STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
 )
@@ -122,7 +119,6 @@ from webspider.storage import (
     state_opened,
     stop_crawl,
 )
-from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -157,8 +153,6 @@ def _on_event_loop() -> bool:
 
 #: new requests of a shared state sent in one round trip at most
 ADD_BATCH = 1000
-#: deferred URLs left at the end recorded as skipped in one call at most
-SKIP_BATCH = 1000
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
@@ -388,7 +382,13 @@ class StateScheduler(BaseScheduler):
         if self.deferring:
             # before the features finish too: the reports' last figures
             # count what is left deferred as skipped
-            self._end_frontier(reason)
+            end_frontier(
+                self.crawler,
+                state,
+                self.output / DEFERRED_FILE,
+                reason,
+                self.deferred_left(),
+            )
             if self.stopped:  # deferred.jsonl could not be written
                 return
         # the features finish what they keep in the state while it is open;
@@ -853,63 +853,6 @@ class StateScheduler(BaseScheduler):
     def deferred_left(self) -> int:
         """Deferred URLs not fetched."""
         return self.deferred_count()
-
-    def _end_frontier(self, reason: str) -> None:
-        """The URLs still deferred as the crawl ends (or pauses): counted in
-        STATS_DEFERRED_LEFT, recorded as skipped (reason ``depth``, with the
-        page each was found on) and, unless paused, written to
-        deferred.jsonl. A deferral itself is no skip (a later round fetches
-        the URL); these never were fetched. Skips are stats a resumed crawl
-        does not carry for this reason (webspider.reports.crawlreport), so
-        a paused or killed crawl's leftovers are not counted twice.
-
-        A crawl stopped by Ctrl-C is paused, not over: the frontier waits in
-        the crawl state for the same command to resume it, and no
-        deferred.jsonl is written. Written before the commit that marks a
-        crawl finished: a kill after it left no deferred.jsonl (or an
-        earlier crawl's) for a crawl the next run takes as finished."""
-        left = self.deferred_left()
-        self.stats.set_value(STATS_DEFERRED_LEFT, left)
-        paused = reason == "shutdown"
-        path = self.output / DEFERRED_FILE
-        if not left:
-            if not paused:  # not a leftover of an earlier crawl into this output
-                path.unlink(missing_ok=True)
-            return
-        if paused:
-            self._record_deferred(None)
-            return
-        # streamed (the frontier can hold millions), and never left half-written
-        with open_atomic(path) as fh:
-            written = self._record_deferred(fh)
-        logger.info("%d deferred URLs not crawled, written to %s", written, path)
-
-    def _record_deferred(self, fh: IO[str] | None) -> int:
-        """Record every deferred URL as skipped (reason ``depth``), a batch
-        a referring page, and write its line (url, depth, referer, round: a
-        URL list for ``-a start_urls=@<path>``) to ``fh``; their number."""
-        assert self.state is not None
-        crawler = self.crawler
-        written = 0
-        batch: list[tuple[str, str]] = []
-        referer: str | None = None
-        for entry in self.state.iter_deferred():
-            if fh is not None:
-                record: dict[str, Any] = {
-                    "url": entry.url,
-                    "depth": entry.depth,
-                    "referer": entry.referer,
-                    "round": entry.round,
-                }
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            if batch and (entry.referer != referer or len(batch) >= SKIP_BATCH):
-                skips.record_skips(crawler, batch, referer)
-                batch = []
-            referer = entry.referer
-            batch.append((entry.url, skips.DEPTH))
-            written += 1
-        skips.record_skips(crawler, batch, referer)
-        return written
 
 
 def check_scheduler(settings: BaseSettings) -> None:
