@@ -84,12 +84,11 @@ from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
-from scrapy.utils.misc import load_object
 from twisted.internet.task import LoopingCall
 
-from webspider.config import ConfigError, get_output_dir
+from webspider.config import get_output_dir
 from webspider.frontier.deferredleft import end_frontier
-from webspider.frontier.dupefilter import dupefilter_urls, request_key
+from webspider.frontier.dupefilter import request_key
 from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
@@ -126,14 +125,12 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
     from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
     from webspider.frontier.redisstate import RedisState
-    from webspider.frontier.seen import SeenKeys
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
     from webspider.utils.url import Origin
@@ -174,30 +171,6 @@ WAKE_MAX = 0.2
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
 LEASE_SECONDS = 3600.0
-
-
-def round_scheduler(crawler: Crawler) -> StateScheduler | None:
-    """The crawl's StateScheduler (None before the engine opens, or when
-    SCHEDULER is another class)."""
-    engine = crawler.engine
-    scheduler = engine.scheduler if engine is not None else None
-    return scheduler if isinstance(scheduler, StateScheduler) else None
-
-
-def seen_urls(crawler: Crawler) -> SeenKeys | None:
-    """The canonical URLs the crawl has requested with GET (fetched, queued
-    or filtered on the way), for the spider and the reports: the crawl
-    state's seen-set, or with another SCHEDULER webspider's DUPEFILTER_CLASS
-    (None before the engine opens the scheduler, or when neither is
-    webspider's: nothing is known then)."""
-    try:
-        engine = crawler.engine
-    except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
-        return None
-    scheduler = engine.scheduler if engine is not None else None
-    if isinstance(scheduler, StateScheduler):
-        return scheduler.state
-    return dupefilter_urls(getattr(scheduler, "df", None))
 
 
 class StateScheduler(BaseScheduler):
@@ -853,16 +826,3 @@ class StateScheduler(BaseScheduler):
     def deferred_left(self) -> int:
         """Deferred URLs not fetched."""
         return self.deferred_count()
-
-
-def check_scheduler(settings: BaseSettings) -> None:
-    """Deferring over-depth links to later rounds needs this scheduler."""
-    options = DepthOptions.of(settings)
-    if options.max_depth is None or not options.defer:
-        return
-    scheduler = load_object(settings["SCHEDULER"])
-    if StateScheduler not in getattr(scheduler, "__mro__", ()):
-        raise ConfigError(
-            "max_depth defers links to later rounds, which needs SCHEDULER = "
-            "webspider.frontier.scheduler.StateScheduler (or -a defer=0)"
-        )

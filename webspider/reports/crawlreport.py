@@ -52,7 +52,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import signals, skips
 from webspider.config import get_output_dir
-from webspider.frontier.scheduler import round_scheduler
+from webspider.frontier.schedulerlookup import round_scheduler
 from webspider.internals import requests_in_progress
 from webspider.items import PageItem
 from webspider.keys import (
