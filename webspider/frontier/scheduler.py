@@ -46,20 +46,17 @@ The state is ``<output>/.webspider-state.sqlite3``, or
 an interrupted crawl from it (webspider.frontier.resume).
 
 Shared state (``WEBSPIDER_STATE``, a Redis URL: many workers, one crawl).
-Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds; a timer renews
-this worker's every quarter of that and expires the late leases of workers
-that died, so their requests go back to the queue. Acks are sent with the
+Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds, renewed by a
+timer (webspider.frontier.sharedtimers). Acks are sent with the
 commit, after pages.jsonl's lines are on disk and its length recorded: a
 worker killed in between fetches those pages again (another worker does),
 rather than losing their lines. A worker with nothing to lease while other
 workers hold leases waits (``has_pending_requests``): those may come back or
 bring new links; the crawl ends when nothing is queued or leased anywhere.
-What ends the wait (another worker's ack opening a level, its new links)
-happens in another process, unseen by Scrapy's engine, which asks again
-only when a request of its own finishes or on its 5-second heartbeat: so
-the scheduler of an idle worker (no request out) wakes the engine itself
-(WAKE_FIRST, doubling to WAKE_MAX), and a worker whose pages are all done
-first sends its own acks, which may be what holds the level.
+The scheduler of an idle worker (no request out) wakes the engine itself,
+which does not see what ends the wait (sharedtimers), and a worker whose
+pages are all done first sends its own acks, which may be what holds the
+level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
@@ -84,7 +81,6 @@ from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
-from twisted.internet.task import LoopingCall
 
 from webspider.config import get_output_dir
 from webspider.frontier.deferredleft import end_frontier
@@ -94,8 +90,9 @@ from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import mark_damaged, open_crawl_state, state_path
+from webspider.frontier.sharedtimers import WAKE_FIRST, EngineWaker, LeaseHeartbeat
 from webspider.frontier.state import META_FINISHED, StoredRequest
-from webspider.internals import requests_in_progress, wake_engine
+from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
     PAGES_FILE,
@@ -126,7 +123,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
@@ -161,13 +157,6 @@ STATS_PUT_BACK = "webspider/scheduler/put_back_count"
 #: the state's meta holding STATS_URLS_SEEN as of the last commit
 META_URLS_SEEN = "urls_seen"
 
-#: seconds after which a shared state's worker that got nothing to lease
-#: asks again, doubling up to WAKE_MAX while it gets nothing (another worker
-#: may open a level or add requests any moment: polling the state costs one
-#: small script a worker every WAKE_MAX at most)
-WAKE_FIRST = 0.025
-WAKE_MAX = 0.2
-
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
 LEASE_SECONDS = 3600.0
@@ -194,7 +183,8 @@ class StateScheduler(BaseScheduler):
         self._commit_pages = StateOptions.of(settings).commit_pages
         #: acknowledged here, sent to a shared state with the next commit
         self._to_ack: list[int] = []
-        self._heartbeat: LoopingCall | None = None
+        #: renews this worker's leases of a shared state (sharedtimers.py)
+        self._heartbeat: LeaseHeartbeat | None = None
         #: a shared state's new requests, sent together (see enqueue_request)
         self._adds: list[tuple[Request, StoredRequest]] = []
         self._flush_soon: Callable[[], Any] | None = None
@@ -211,8 +201,7 @@ class StateScheduler(BaseScheduler):
         self._leased: deque[Lease] = deque()
         self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
         #: a shared state's worker asks again this soon when it got nothing
-        self._wake: CallLaterResult | None = None
-        self._wake_delay = WAKE_FIRST
+        self._waker = EngineWaker(crawler)
         #: requests of delayed origins held (a shared state's workers only)
         self.holds = OriginHolds(settings.getfloat("DOWNLOAD_DELAY"))
         self.filtered = 0
@@ -254,8 +243,7 @@ class StateScheduler(BaseScheduler):
         state_opened(self.crawler, getattr(state, "path", None) or state.where)  # type: ignore[union-attr]
         if self.shared:
             self.lease_seconds = self._shared_lease_seconds
-            self._heartbeat = LoopingCall(self.heartbeat)
-            self._heartbeat.start(self.lease_seconds / 4, now=False)
+            self._heartbeat = LeaseHeartbeat(state, self.lease_seconds)  # type: ignore[arg-type]
             self._flush_soon = lambda: call_later(0, self._flush_adds)
             self.crawler.signals.connect(self.crawl_delay_found, crawl_delay_found)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
@@ -300,12 +288,10 @@ class StateScheduler(BaseScheduler):
         state = self.state
         if state is None:
             return None
-        if self._heartbeat is not None and self._heartbeat.running:
+        if self._heartbeat is not None:
             self._heartbeat.stop()
-        self._heartbeat = None
-        if self._wake is not None:
-            self._wake.cancel()
-            self._wake = None
+            self._heartbeat = None
+        self._waker.cancel()
         if self.stopped:
             # a write the disk refused or a damaged state stopped the crawl:
             # the features do not finish (their end writes too), the state
@@ -462,18 +448,6 @@ class StateScheduler(BaseScheduler):
     def crawl_delay_found(self, origin: Origin, delay: float) -> None:
         self.holds.crawl_delay(origin, delay)
 
-    def heartbeat(self) -> None:
-        """Renew this worker's leases, and put back those of dead workers
-        (a shared state only; run by a timer)."""
-        state = self.state
-        if state is None:
-            return
-        now = time.time()
-        held = list(state.held)  # type: ignore[union-attr]
-        if held:
-            state.renew(held, now + self.lease_seconds)
-        state.expire(now)
-
     def enqueue_request(self, request: Request) -> bool:
         if self.state is None:  # not opened (a full disk): the crawl stops
             return False
@@ -604,11 +578,11 @@ class StateScheduler(BaseScheduler):
                     # idle: nothing of its own will make the engine ask again
                     # (with requests out, it asks when one is done, and a
                     # poll would only hold the reactor up)
-                    self._wake_later()
+                    self._waker.later()
                 if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
                 return None
-            self._wake_delay = WAKE_FIRST
+            self._waker.delay = WAKE_FIRST
         taken = leased.popleft()
         request = from_stored(taken.request, self.crawler.spider)
         self._hand_out(request, taken.ticket)
@@ -633,20 +607,6 @@ class StateScheduler(BaseScheduler):
                 state.release(back)
                 self.stats.inc_value(STATS_PUT_BACK, len(back))
         return got
-
-    def _wake_later(self) -> None:
-        """Have the engine ask again soon (a shared state's worker with
-        nothing to lease now): what opens a level or brings new requests may
-        happen in another worker, which the engine here does not see — it
-        would ask again only on its 5-second heartbeat."""
-        if self._wake is not None:
-            return
-        self._wake = call_later(self._wake_delay, self._wake_up)
-        self._wake_delay = min(self._wake_delay * 2, WAKE_MAX)
-
-    def _wake_up(self) -> None:
-        self._wake = None
-        wake_engine(self.crawler.engine)
 
     def _dequeued(self, where: str) -> None:
         self.stats.inc_value("scheduler/dequeued")
