@@ -11,7 +11,8 @@ from scrapy.utils.test import get_crawler
 from webspider.config import ConfigError
 from webspider.frontier.depth import DepthMiddleware
 from webspider.frontier.options import get_depth_options
-from webspider.frontier.scheduler import StateScheduler, check_scheduler
+from webspider.frontier.scheduler import StateScheduler
+from webspider.frontier.schedulerlookup import check_scheduler
 
 SETTINGS = {
     "SCHEDULER": "webspider.frontier.scheduler.StateScheduler",

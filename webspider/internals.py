@@ -119,7 +119,7 @@ INTERNALS: tuple[Internal, ...] = (
         "when it begins",
         used_in=(
             "politeness/waiting.py",
-            "frontier/scheduler.py",
+            "frontier/sharedtimers.py",
             "frontier/rounds.py",
         ),
     ),

@@ -32,7 +32,7 @@ from webspider.directives.options import DirectivesOptions
 from webspider.download.options import DownloadOptions
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.resume import check_crawl_state
-from webspider.frontier.scheduler import check_scheduler
+from webspider.frontier.schedulerlookup import check_scheduler
 from webspider.frontier.sqlitelock import StateLockedError, hold_lock
 from webspider.keys import OUTPUT_STATE_FILE
 from webspider.mirror.options import MirrorOptions, get_mirror_dir

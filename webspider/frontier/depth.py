@@ -33,11 +33,8 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from webspider import skips
 from webspider.frontier.options import DepthOptions
-from webspider.frontier.scheduler import (
-    StateScheduler,
-    check_scheduler,
-    round_scheduler,
-)
+from webspider.frontier.scheduler import StateScheduler
+from webspider.frontier.schedulerlookup import check_scheduler, round_scheduler
 from webspider.keys import META_LINK_KIND, META_ROUND
 from webspider.page.links import REQUISITE
 from webspider.scope.middleware import ScopeMiddleware

@@ -31,7 +31,8 @@ from webspider.frontier.depth import (
     STATS_PAGES,
 )
 from webspider.frontier.options import DepthOptions
-from webspider.frontier.scheduler import StateScheduler, round_scheduler
+from webspider.frontier.scheduler import StateScheduler
+from webspider.frontier.schedulerlookup import round_scheduler
 from webspider.internals import wake_engine
 from webspider.keys import STATS_DEFERRED_LEFT, STATS_ROUNDS
 

@@ -32,10 +32,9 @@ depth calls ``defer``). When a round is over, webspider.frontier.rounds calls
 ``start_round``: the state queues every URL deferred before it at depth 0,
 in one transaction with the round number (a URL deferred and then fetched
 within the cap meanwhile is no longer deferred: it is not fetched again).
-When the crawl ends (not when Ctrl-C pauses it) with URLs still deferred,
-they are written to ``<output>/deferred.jsonl``; when it ends or pauses,
-they are recorded as skipped (reason ``depth``): a deferral is no skip
-until then, a later round fetches the URL.
+The URLs still deferred when the crawl ends or pauses are recorded as
+skipped and, unless paused, written to ``<output>/deferred.jsonl``
+(webspider.frontier.deferredleft).
 
 Requests that cannot be stored as data (webspider.frontier.requestdata: a
 custom callback, a body, meta JSON cannot write) are kept in memory, served
@@ -47,20 +46,17 @@ The state is ``<output>/.webspider-state.sqlite3``, or
 an interrupted crawl from it (webspider.frontier.resume).
 
 Shared state (``WEBSPIDER_STATE``, a Redis URL: many workers, one crawl).
-Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds; a timer renews
-this worker's every quarter of that and expires the late leases of workers
-that died, so their requests go back to the queue. Acks are sent with the
+Leases then last ``WEBSPIDER_STATE_LEASE_TIMEOUT`` seconds, renewed by a
+timer (webspider.frontier.sharedtimers). Acks are sent with the
 commit, after pages.jsonl's lines are on disk and its length recorded: a
 worker killed in between fetches those pages again (another worker does),
 rather than losing their lines. A worker with nothing to lease while other
 workers hold leases waits (``has_pending_requests``): those may come back or
 bring new links; the crawl ends when nothing is queued or leased anywhere.
-What ends the wait (another worker's ack opening a level, its new links)
-happens in another process, unseen by Scrapy's engine, which asks again
-only when a request of its own finishes or on its 5-second heartbeat: so
-the scheduler of an idle worker (no request out) wakes the engine itself
-(WAKE_FIRST, doubling to WAKE_MAX), and a worker whose pages are all done
-first sends its own acks, which may be what holds the level.
+The scheduler of an idle worker (no request out) wakes the engine itself,
+which does not see what ends the wait (sharedtimers), and a worker whose
+pages are all done first sends its own acks, which may be what holds the
+level.
 A worker holds at most two requests of an origin with a delay between
 starts (webspider.frontier.holding), so the others share its turns.
 
@@ -75,34 +71,31 @@ JOBDIR. Stats: see STATS_* below, and Scrapy's ``scheduler/*``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 import time
 from collections import deque
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
-from scrapy.utils.misc import load_object
-from twisted.internet.task import LoopingCall
 
-from webspider import skips
-from webspider.config import ConfigError, get_output_dir
-from webspider.frontier.dupefilter import dupefilter_urls, request_key
+from webspider.config import get_output_dir
+from webspider.frontier.deferredleft import end_frontier
+from webspider.frontier.dupefilter import request_key
 from webspider.frontier.holding import OriginHolds
 from webspider.frontier.options import DepthOptions, StateOptions
 from webspider.frontier.pages import META_PAGES_TAIL, PagesFile
 from webspider.frontier.requestdata import from_stored, to_stored
 from webspider.frontier.resume import mark_damaged, open_crawl_state, state_path
+from webspider.frontier.sharedtimers import WAKE_FIRST, EngineWaker, LeaseHeartbeat
 from webspider.frontier.state import META_FINISHED, StoredRequest
-from webspider.internals import requests_in_progress, wake_engine
+from webspider.internals import requests_in_progress
 from webspider.keys import (
     DEFERRED_FILE,
     PAGES_FILE,
-    STATS_DEFERRED_LEFT,
     STATS_STATE_RESUMED,
     STATS_URLS_SEEN,
 )
@@ -122,7 +115,6 @@ from webspider.storage import (
     state_opened,
     stop_crawl,
 )
-from webspider.utils.atomic import open_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -130,14 +122,11 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
     from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
     from webspider.frontier.redisstate import RedisState
-    from webspider.frontier.seen import SeenKeys
     from webspider.frontier.sqlite import SQLiteState
     from webspider.frontier.state import Lease
     from webspider.utils.url import Origin
@@ -157,8 +146,6 @@ def _on_event_loop() -> bool:
 
 #: new requests of a shared state sent in one round trip at most
 ADD_BATCH = 1000
-#: deferred URLs left at the end recorded as skipped in one call at most
-SKIP_BATCH = 1000
 STATS_SEED_SEEN = "webspider/depth/seed_already_fetched_count"
 STATS_BARRIER_WAIT = "webspider/depth/level_wait_count"
 STATS_FILTERED = "webspider/scheduler/duplicate_count"
@@ -170,40 +157,9 @@ STATS_PUT_BACK = "webspider/scheduler/put_back_count"
 #: the state's meta holding STATS_URLS_SEEN as of the last commit
 META_URLS_SEEN = "urls_seen"
 
-#: seconds after which a shared state's worker that got nothing to lease
-#: asks again, doubling up to WAKE_MAX while it gets nothing (another worker
-#: may open a level or add requests any moment: polling the state costs one
-#: small script a worker every WAKE_MAX at most)
-WAKE_FIRST = 0.025
-WAKE_MAX = 0.2
-
 #: a lease's deadline; the embedded state keeps leases until its holder dies,
 #: the deadline matters to a shared (distributed) state
 LEASE_SECONDS = 3600.0
-
-
-def round_scheduler(crawler: Crawler) -> StateScheduler | None:
-    """The crawl's StateScheduler (None before the engine opens, or when
-    SCHEDULER is another class)."""
-    engine = crawler.engine
-    scheduler = engine.scheduler if engine is not None else None
-    return scheduler if isinstance(scheduler, StateScheduler) else None
-
-
-def seen_urls(crawler: Crawler) -> SeenKeys | None:
-    """The canonical URLs the crawl has requested with GET (fetched, queued
-    or filtered on the way), for the spider and the reports: the crawl
-    state's seen-set, or with another SCHEDULER webspider's DUPEFILTER_CLASS
-    (None before the engine opens the scheduler, or when neither is
-    webspider's: nothing is known then)."""
-    try:
-        engine = crawler.engine
-    except RuntimeError:  # not set before the crawl starts (Scrapy 2.19)
-        return None
-    scheduler = engine.scheduler if engine is not None else None
-    if isinstance(scheduler, StateScheduler):
-        return scheduler.state
-    return dupefilter_urls(getattr(scheduler, "df", None))
 
 
 class StateScheduler(BaseScheduler):
@@ -227,7 +183,8 @@ class StateScheduler(BaseScheduler):
         self._commit_pages = StateOptions.of(settings).commit_pages
         #: acknowledged here, sent to a shared state with the next commit
         self._to_ack: list[int] = []
-        self._heartbeat: LoopingCall | None = None
+        #: renews this worker's leases of a shared state (sharedtimers.py)
+        self._heartbeat: LeaseHeartbeat | None = None
         #: a shared state's new requests, sent together (see enqueue_request)
         self._adds: list[tuple[Request, StoredRequest]] = []
         self._flush_soon: Callable[[], Any] | None = None
@@ -244,8 +201,7 @@ class StateScheduler(BaseScheduler):
         self._leased: deque[Lease] = deque()
         self._batch = max(1, min(settings.getint("CONCURRENT_REQUESTS"), 32))
         #: a shared state's worker asks again this soon when it got nothing
-        self._wake: CallLaterResult | None = None
-        self._wake_delay = WAKE_FIRST
+        self._waker = EngineWaker(crawler)
         #: requests of delayed origins held (a shared state's workers only)
         self.holds = OriginHolds(settings.getfloat("DOWNLOAD_DELAY"))
         self.filtered = 0
@@ -287,8 +243,7 @@ class StateScheduler(BaseScheduler):
         state_opened(self.crawler, getattr(state, "path", None) or state.where)  # type: ignore[union-attr]
         if self.shared:
             self.lease_seconds = self._shared_lease_seconds
-            self._heartbeat = LoopingCall(self.heartbeat)
-            self._heartbeat.start(self.lease_seconds / 4, now=False)
+            self._heartbeat = LeaseHeartbeat(state, self.lease_seconds)  # type: ignore[arg-type]
             self._flush_soon = lambda: call_later(0, self._flush_adds)
             self.crawler.signals.connect(self.crawl_delay_found, crawl_delay_found)
         self.stats.set_value(STATS_STATE_RESUMED, int(resumed))
@@ -333,12 +288,10 @@ class StateScheduler(BaseScheduler):
         state = self.state
         if state is None:
             return None
-        if self._heartbeat is not None and self._heartbeat.running:
+        if self._heartbeat is not None:
             self._heartbeat.stop()
-        self._heartbeat = None
-        if self._wake is not None:
-            self._wake.cancel()
-            self._wake = None
+            self._heartbeat = None
+        self._waker.cancel()
         if self.stopped:
             # a write the disk refused or a damaged state stopped the crawl:
             # the features do not finish (their end writes too), the state
@@ -388,7 +341,13 @@ class StateScheduler(BaseScheduler):
         if self.deferring:
             # before the features finish too: the reports' last figures
             # count what is left deferred as skipped
-            self._end_frontier(reason)
+            end_frontier(
+                self.crawler,
+                state,
+                self.output / DEFERRED_FILE,
+                reason,
+                self.deferred_left(),
+            )
             if self.stopped:  # deferred.jsonl could not be written
                 return
         # the features finish what they keep in the state while it is open;
@@ -488,18 +447,6 @@ class StateScheduler(BaseScheduler):
 
     def crawl_delay_found(self, origin: Origin, delay: float) -> None:
         self.holds.crawl_delay(origin, delay)
-
-    def heartbeat(self) -> None:
-        """Renew this worker's leases, and put back those of dead workers
-        (a shared state only; run by a timer)."""
-        state = self.state
-        if state is None:
-            return
-        now = time.time()
-        held = list(state.held)  # type: ignore[union-attr]
-        if held:
-            state.renew(held, now + self.lease_seconds)
-        state.expire(now)
 
     def enqueue_request(self, request: Request) -> bool:
         if self.state is None:  # not opened (a full disk): the crawl stops
@@ -631,11 +578,11 @@ class StateScheduler(BaseScheduler):
                     # idle: nothing of its own will make the engine ask again
                     # (with requests out, it asks when one is done, and a
                     # poll would only hold the reactor up)
-                    self._wake_later()
+                    self._waker.later()
                 if state.queued:
                     self.stats.inc_value(STATS_BARRIER_WAIT)
                 return None
-            self._wake_delay = WAKE_FIRST
+            self._waker.delay = WAKE_FIRST
         taken = leased.popleft()
         request = from_stored(taken.request, self.crawler.spider)
         self._hand_out(request, taken.ticket)
@@ -660,20 +607,6 @@ class StateScheduler(BaseScheduler):
                 state.release(back)
                 self.stats.inc_value(STATS_PUT_BACK, len(back))
         return got
-
-    def _wake_later(self) -> None:
-        """Have the engine ask again soon (a shared state's worker with
-        nothing to lease now): what opens a level or brings new requests may
-        happen in another worker, which the engine here does not see — it
-        would ask again only on its 5-second heartbeat."""
-        if self._wake is not None:
-            return
-        self._wake = call_later(self._wake_delay, self._wake_up)
-        self._wake_delay = min(self._wake_delay * 2, WAKE_MAX)
-
-    def _wake_up(self) -> None:
-        self._wake = None
-        wake_engine(self.crawler.engine)
 
     def _dequeued(self, where: str) -> None:
         self.stats.inc_value("scheduler/dequeued")
@@ -853,73 +786,3 @@ class StateScheduler(BaseScheduler):
     def deferred_left(self) -> int:
         """Deferred URLs not fetched."""
         return self.deferred_count()
-
-    def _end_frontier(self, reason: str) -> None:
-        """The URLs still deferred as the crawl ends (or pauses): counted in
-        STATS_DEFERRED_LEFT, recorded as skipped (reason ``depth``, with the
-        page each was found on) and, unless paused, written to
-        deferred.jsonl. A deferral itself is no skip (a later round fetches
-        the URL); these never were fetched. Skips are stats a resumed crawl
-        does not carry for this reason (webspider.reports.crawlreport), so
-        a paused or killed crawl's leftovers are not counted twice.
-
-        A crawl stopped by Ctrl-C is paused, not over: the frontier waits in
-        the crawl state for the same command to resume it, and no
-        deferred.jsonl is written. Written before the commit that marks a
-        crawl finished: a kill after it left no deferred.jsonl (or an
-        earlier crawl's) for a crawl the next run takes as finished."""
-        left = self.deferred_left()
-        self.stats.set_value(STATS_DEFERRED_LEFT, left)
-        paused = reason == "shutdown"
-        path = self.output / DEFERRED_FILE
-        if not left:
-            if not paused:  # not a leftover of an earlier crawl into this output
-                path.unlink(missing_ok=True)
-            return
-        if paused:
-            self._record_deferred(None)
-            return
-        # streamed (the frontier can hold millions), and never left half-written
-        with open_atomic(path) as fh:
-            written = self._record_deferred(fh)
-        logger.info("%d deferred URLs not crawled, written to %s", written, path)
-
-    def _record_deferred(self, fh: IO[str] | None) -> int:
-        """Record every deferred URL as skipped (reason ``depth``), a batch
-        a referring page, and write its line (url, depth, referer, round: a
-        URL list for ``-a start_urls=@<path>``) to ``fh``; their number."""
-        assert self.state is not None
-        crawler = self.crawler
-        written = 0
-        batch: list[tuple[str, str]] = []
-        referer: str | None = None
-        for entry in self.state.iter_deferred():
-            if fh is not None:
-                record: dict[str, Any] = {
-                    "url": entry.url,
-                    "depth": entry.depth,
-                    "referer": entry.referer,
-                    "round": entry.round,
-                }
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            if batch and (entry.referer != referer or len(batch) >= SKIP_BATCH):
-                skips.record_skips(crawler, batch, referer)
-                batch = []
-            referer = entry.referer
-            batch.append((entry.url, skips.DEPTH))
-            written += 1
-        skips.record_skips(crawler, batch, referer)
-        return written
-
-
-def check_scheduler(settings: BaseSettings) -> None:
-    """Deferring over-depth links to later rounds needs this scheduler."""
-    options = DepthOptions.of(settings)
-    if options.max_depth is None or not options.defer:
-        return
-    scheduler = load_object(settings["SCHEDULER"])
-    if StateScheduler not in getattr(scheduler, "__mro__", ()):
-        raise ConfigError(
-            "max_depth defers links to later rounds, which needs SCHEDULER = "
-            "webspider.frontier.scheduler.StateScheduler (or -a defer=0)"
-        )

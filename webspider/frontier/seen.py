@@ -20,7 +20,7 @@ as much, and even a bare ``set`` subclass 1.7 times, because set's own
 Persisting MemorySeenSet is the dupefilter's journal
 (``<JOBDIR>/webspider-seen.txt``, see webspider.frontier.dupefilter); an
 implementation backed by a store persists itself. The spider and the reports
-get the crawl's view with ``webspider.frontier.scheduler.seen_urls(crawler)``
+get the crawl's view with ``webspider.frontier.schedulerlookup.seen_urls(crawler)``
 (the crawl state's seen-set, or this dupefilter's with another SCHEDULER).
 tests/test_frontier_seen.py is the contract every implementation passes.
 """

@@ -52,7 +52,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from webspider import signals, skips
 from webspider.config import get_output_dir
-from webspider.frontier.scheduler import round_scheduler
+from webspider.frontier.schedulerlookup import round_scheduler
 from webspider.internals import requests_in_progress
 from webspider.items import PageItem
 from webspider.keys import (
@@ -134,7 +134,7 @@ _RECEIVED_COUNT = "response_received_count"
 
 
 #: skips recorded when a crawl ends or pauses, for what it left undone (the
-#: URLs still deferred: webspider.frontier.scheduler): not carried, the run
+#: URLs still deferred: webspider.frontier.deferredleft): not carried, the run
 #: that ends the crawl records them again, those it fetched left out
 _END_SKIPS = f"{skips.STATS_PREFIX}/{skips.DEPTH}"
 

@@ -11,7 +11,7 @@ per distinct URL to ``<output>/skipped.jsonl`` (url, reason, referer) — what
 its earlier parts wrote (each URL still once), less their ``depth`` lines:
 those are the URLs still deferred when a part ended (paused), which the
 resumed crawl may fetch; what is still deferred at its own end is recorded
-then (webspider.frontier.scheduler).
+then (webspider.frontier.deferredleft).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from webspider import signals, skips
 from webspider.config import CrawlConfig, apply_spider_arguments, keep_start_urls
 from webspider.exceptions import HostUnresolved
 from webspider.frontier.options import set_shared_concurrent_items
-from webspider.frontier.scheduler import seen_urls
+from webspider.frontier.schedulerlookup import seen_urls
 from webspider.frontier.seen import seen_many
 from webspider.internals import check_internals
 from webspider.items import PageItem
@@ -89,7 +89,7 @@ class WebSpider(Spider):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: canonical URLs the scheduler has seen: asked of the crawl
-        #: (webspider.frontier.scheduler.seen_urls) on the first page
+        #: (webspider.frontier.schedulerlookup.seen_urls) on the first page
         self.seen_urls: SeenKeys | None = None
         #: the crawl's host scope, for dropping outside links early (None: keep all)
         self.link_scope: HostScope | None = None
