@@ -9,14 +9,13 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from tests.support.cli import ROOT, scrapy_env, start_crawl
+from tests.support.cli import run_combine, start_crawl
 from tests.support.server import Page, SeenRequest
 from tests.support.site import Node, Site
 
@@ -67,18 +66,6 @@ def crawl(server: TestServer, out: Path, *extra: str) -> subprocess.Popen[str]:
 def finished(process: subprocess.Popen[str], status: int = 0) -> None:
     log = process.communicate(timeout=180)[0]
     assert process.returncode == status, log[-3000:]
-
-
-def combine_command(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy", "combine", *args],
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def urls(path: Path) -> list[str]:
@@ -186,7 +173,7 @@ def test_three_workers_combined_equal_one_crawl(server, redis_url, tmp_path):
     gates.release("alone")
     finished(crawl(server, alone, "-s", "USER_AGENT=alone"))
     combined = tmp_path / "combined"
-    result = combine_command(str(out), "-o", str(combined))
+    result = run_combine(str(out), "-o", str(combined))
     assert result.returncode == 0, result.stderr[-3000:]
 
     # pages: each URL once, the same URLs as one crawl's
@@ -254,7 +241,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         "overlap": [str(tmp_path / "out"), "-o", str(tmp_path / "out" / "combined")],
     }
     for expected, args in cases.items():
-        result = combine_command(*args)
+        result = run_combine(*args)
         assert result.returncode == 2, (expected, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, result.stderr

@@ -13,15 +13,13 @@ the run that resumes it, and on the Redis state with ``scrapy combine``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from tests.support.cli import ROOT, scrapy_env
+from tests.support.cli import run_combine
 from tests.support.crawl import crawl
 from tests.support.server import Page
 from tests.support.site import Node, Site
@@ -251,15 +249,7 @@ def test_redis_workers_and_combine_skip_the_leftovers_once(server, redis_url, tm
         assert depth_lines(server, folder) == left
 
     combined = tmp_path / "combined"
-    result = subprocess.run(
-        [sys.executable, "-m", "scrapy", "combine", str(out), "-o", str(combined)],
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_combine(str(out), "-o", str(combined))
     assert result.returncode == 0, result.stderr[-3000:]
     summary = summary_of(combined)
     # once, not once a worker

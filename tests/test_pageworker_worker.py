@@ -168,10 +168,12 @@ def test_the_compact_answer_keeps_every_field_and_the_links_keys(tmp_path):
     assert "path" not in answer
 
 
-def parse_and_store(w, ident, body, targets, key=URL):
+def parse_and_store(w, ident, body, targets, key=URL, *, fields=None, path=None):
     """The crawl's two messages for a page at URL: parse it, then store it
-    with ``targets`` (the state's snapshot of its links); ``key``: the
-    page's canonical URL (None: not sent)."""
+    with ``targets`` (the state's snapshot of its links, or None) at
+    ``path`` (default: URL's); ``key``: the page's canonical URL (None: not
+    sent); ``fields``: the index record's fields (worker.ENTRY_FIELDS) as
+    the crawl sends them (None: not sent)."""
     w.handle(
         {"op": "parse", "id": ident, "url": URL, "encoding": "utf-8", "keep": True},
         body,
@@ -180,12 +182,14 @@ def parse_and_store(w, ident, body, targets, key=URL):
         "op": "store",
         "id": ident,
         "key": key,
-        "path": list(url_path(URL)),
+        "path": list(path or url_path(URL)),
         "kind": "html",
-        "targets": targets.to_json(),
+        "targets": None if targets is None else targets.to_json(),
     }
     if key is None:
         del store["key"]
+    if fields is not None:
+        store["entry"] = tuple(fields[name] for name in ENTRY_FIELDS)
     return w.handle(store, b"")
 
 
@@ -243,25 +247,6 @@ def test_a_stored_page_is_converted_as_here(tmp_path):
     assert again == {"id": 7, "missing": True}
 
 
-def store_entry(w, ident, body, targets, fields, *, path=None):
-    """parse_and_store, the store carrying the index record's fields
-    (worker.ENTRY_FIELDS) as the crawl sends them."""
-    w.handle(
-        {"op": "parse", "id": ident, "url": URL, "encoding": "utf-8", "keep": True},
-        body,
-    )
-    store = {
-        "op": "store",
-        "id": ident,
-        "key": URL,
-        "path": list(path or url_path(URL)),
-        "kind": "html",
-        "targets": None if targets is None else targets.to_json(),
-        "entry": tuple(fields[name] for name in ENTRY_FIELDS),
-    }
-    return w.handle(store, b"")
-
-
 @pytest.mark.parametrize("converted", [True, False])
 def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, converted):
     # the worker makes the page's index record (Entry.index_json) from the
@@ -281,7 +266,7 @@ def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, conve
     targets = (
         state.targets([URL, "http://site.test/base/x.html"]) if converted else None
     )
-    answer, _ = store_entry(w, 9, PAGE, targets, fields)
+    answer, _ = parse_and_store(w, 9, PAGE, targets, fields=fields)
     here = Entry(url=URL, path=tuple(answer["used"]), kind="html", **fields)
     if converted:
         conversion = converted_here(PAGE, state)
@@ -290,7 +275,9 @@ def test_the_store_answers_the_index_record_the_crawl_would_make(tmp_path, conve
     assert answer["record"] == here.index_json()
     assert Entry.from_json(answer["record"], URL).path == url_path(URL)
     # a file written elsewhere than url_path says: the record names its path
-    answer, _ = store_entry(w, 10, PAGE, targets, fields, path=("other", "p.html"))
+    answer, _ = parse_and_store(
+        w, 10, PAGE, targets, fields=fields, path=("other", "p.html")
+    )
     other = Entry.from_json(answer["record"], URL)
     assert other.path == ("other", "p.html")
     assert (other.hash, other.size, other.etag) == (here.hash, here.size, here.etag)

@@ -44,6 +44,19 @@ def scrapy_command(*args: str) -> list[str]:
     ]
 
 
+def run_combine(*args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy combine *args``, run to its end, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "combine", *args],
+        cwd=ROOT,
+        env=scrapy_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def start_crawl(*args: str) -> subprocess.Popen[str]:
     """``scrapy crawl webspider *args`` started, its log (stdout and stderr
     together) on the returned process's stdout."""
