@@ -730,12 +730,6 @@ class StateScheduler(BaseScheduler):
         self._leased.clear()
         self.holds.clear()
 
-    def level_open(self, depth: int) -> bool:
-        """Whether requests of ``depth`` may leave now at all (start requests
-        still coming hold every depth but 0); the per-origin barrier is the
-        state's (CrawlState.lease)."""
-        return depth == 0 or not self.start_pending
-
     # -- deferral and rounds ------------------------------------------------------
     @property
     def round(self) -> int:
