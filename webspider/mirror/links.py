@@ -239,7 +239,7 @@ def convert(
     absent = state.absent
 
     def keep(key: str, address: str, expected: Segments) -> None:
-        kept[key] = path = intern("/".join(expected))
+        kept[key] = path = "/".join(expected)
         # the usual case (a canonical link of the page's site) costs no
         # second url_path
         if (

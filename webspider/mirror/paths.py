@@ -31,6 +31,7 @@ mistaken for a literal one.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from functools import lru_cache
 from urllib.parse import SplitResult, quote, unquote_to_bytes, urlsplit
@@ -189,9 +190,11 @@ def _host_folder(scheme: str, netloc: str) -> str:
 
 
 #: url_path's cache: python3.11-doc's pages and files are ~1,000 distinct
-#: paths. An entry (a tuple of segments) is ~550 bytes in each process;
-#: 65,536 (before) was ~36 MB a process once full on a large site.
-URL_PATH_CACHE = 1 << 13
+#: paths. An entry (a tuple of segments) is ~430 bytes in each process;
+#: 65,536 (before) was ~36 MB a process once full on a large site, 8,192
+#: ~3.5 MB in the page worker on a site of random links (synth's 10,000
+#: pages: bench/README.md, "Peak RSS on synth: the page worker's caches")
+URL_PATH_CACHE = 1 << 11
 
 
 #: an http(s) URL whose host and path ``url_path`` keeps as they are: a
@@ -257,16 +260,25 @@ def conflict_name(name: str, tag: str) -> str:
     return shorten(f"{stem}{MARK}{tag}{ext}")
 
 
-#: _href_segment's cache: a site's file and folder names (each page's name
-#: is in the links of many pages). ~140 bytes an entry besides the names the
-#: crawl holds anyway: ~1.1 MB a process once full, as url_path's
-HREF_SEGMENT_CACHE = 1 << 13
+#: _href_segment's cache, for the names with a character a link escapes
+#: (most of a site's are plain: left out, so that a site of random links,
+#: bench/scale/synth.py's, does not fill it with all its file names)
+HREF_SEGMENT_CACHE = 1 << 10
+
+#: what ``quote(segment, safe=_HREF_SAFE)`` leaves as it is
+_HREF_PLAIN = string.ascii_letters + string.digits + "_.-~" + _HREF_SAFE
 
 
-@lru_cache(maxsize=HREF_SEGMENT_CACHE)
 def _href_segment(segment: str) -> str:
     """A mirror path's segment as a relative link writes it (urllib's quote
     was most of relative_href's cost, asked for every link converted)."""
+    if not segment.strip(_HREF_PLAIN):
+        return segment
+    return _quoted_segment(segment)
+
+
+@lru_cache(maxsize=HREF_SEGMENT_CACHE)
+def _quoted_segment(segment: str) -> str:
     return quote(segment, safe=_HREF_SAFE)
 
 
