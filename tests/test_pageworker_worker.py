@@ -19,6 +19,7 @@ from webspider.mirror.paths import url_path
 from webspider.mirror.state import MirrorState
 from webspider.page.links import LINK_RULES, extract_page
 from webspider.page.spans import pack_spans
+from webspider.pageworker import client
 from webspider.pageworker.worker import (
     ENTRY_FIELDS,
     FrameError,
@@ -474,6 +475,30 @@ def test_pages_are_read_before_pages_stored_while_few_are_held(tmp_path):
     assert [a["id"] for a in answers] == [1, 2, 1, 3]
     assert all("page" in answers[i] for i in (0, 1, 3))
     assert answers[2]["used"] == ("s", "1.html")
+
+
+@pytest.mark.e2e
+def test_the_crawl_starts_its_worker_that_finds_webspider_on_its_own(
+    tmp_path, monkeypatch
+):
+    # the crawl's process found webspider by an import hook (an editable
+    # install's .pth file), not by a path: the worker, started without the
+    # site module, still imports it from the package's own folder
+    home = Path(client.__file__).resolve().parents[2]
+    here = [p for p in sys.path if Path(p or ".").resolve() != home]
+    monkeypatch.setattr(sys, "path", here)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    process = client._spawn()
+    out, err = process.communicate(
+        frame({"op": "init", "rules": None})
+        + frame({"op": "parse", "id": 1, "url": URL}, PAGE),
+        timeout=60,
+    )
+    assert process.returncode == 0, err.decode()
+    answers = [header for header, _ in FrameReader().feed(out)]
+    assert [a["id"] for a in answers] == [1]
+    assert answers[0]["page"]
 
 
 @pytest.mark.e2e
