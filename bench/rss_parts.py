@@ -3,6 +3,7 @@
     python bench/rss_parts.py                                  # synth, 10,000 pages
     python bench/rss_parts.py --contenders webspider,nomirror,baseline
     python bench/rss_parts.py --site pgdocs --project /work/main
+    python bench/rss_parts.py --site synthetic --pages 2000 --links 100   # run.py's
 
 Runs each contender once (smallpages.py's sites and commands) and samples,
 every 50 ms, /proc/PID/status of the crawl's process and of each process it
@@ -24,6 +25,7 @@ run.py sees may be missed here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -32,6 +34,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.append(str(HERE / "scale"))  # after bench/: scale/run.py is not run.py
 
+import sites  # noqa: E402
 import smallpages  # noqa: E402
 from run import TreeRss  # noqa: E402
 
@@ -257,10 +261,20 @@ def compact(run: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@contextlib.contextmanager
+def synthetic_site(pages: int, links: int) -> Iterator[smallpages.Served]:
+    """bench/run.py's synthetic site (``--quick``: 2,000 pages x 100 links)."""
+    with sites.synthetic_site(pages, links) as site:
+        yield smallpages.Served(site, [])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--site", choices=("synth", "pgdocs"), default="synth")
-    p.add_argument("--pages", type=int, default=10_000, help="synth's pages")
+    p.add_argument("--site", choices=("synth", "pgdocs", "synthetic"), default="synth")
+    p.add_argument(
+        "--pages", type=int, default=10_000, help="synth's (synthetic's) pages"
+    )
+    p.add_argument("--links", type=int, default=100, help="synthetic's links a page")
     p.add_argument("--contenders", default="webspider", help="smallpages.py's names")
     p.add_argument("--project", type=Path, default=HERE.parent)
     p.add_argument("--workdir", type=Path, default=Path("/tmp/webspider-scale"))
@@ -269,11 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "results")
     p.add_argument("--name", default="rss-parts")
     args = p.parse_args(argv)
-    site = (
-        smallpages.synth_site(args.pages, args.workdir)
-        if args.site == "synth"
-        else smallpages.pgdocs_site()
-    )
+    if args.site == "synth":
+        site = smallpages.synth_site(args.pages, args.workdir)
+    elif args.site == "synthetic":
+        site = synthetic_site(args.pages, args.links)
+    else:
+        site = smallpages.pgdocs_site()
     runs = []
     with site as served:
         for name in args.contenders.split(","):
