@@ -1,10 +1,13 @@
 import random
+from urllib.parse import quote
 
 import pytest
 
 from webspider.mirror.paths import (
+    _HREF_SAFE,
     _PLAIN_URL,
     NAME_MAX,
+    _href_segment,
     _url_path,
     conflict_name,
     host_folder,
@@ -189,6 +192,16 @@ def test_conflict_name(name, tag, expected):
 )
 def test_relative_href(source, target, expected):
     assert relative_href(source, target) == expected
+
+
+def test_a_segment_is_escaped_as_quote_escapes_it_cached_or_not():
+    # a name with nothing to escape skips the cache (str.strip of what quote
+    # keeps): every character alone, and with a plain name around it, must
+    # come out as quote writes it
+    chars = [chr(c) for c in range(1, 128)] + ["é", "\u00a0", "\U0001f600", ""]
+    for ch in chars:
+        for segment in (ch, f"a{ch}b.html", f"{ch}{ch}"):
+            assert _href_segment(segment) == quote(segment, safe=_HREF_SAFE), segment
 
 
 def test_plain_urls_take_the_short_way_to_the_same_segments():
