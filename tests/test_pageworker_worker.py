@@ -477,18 +477,9 @@ def test_pages_are_read_before_pages_stored_while_few_are_held(tmp_path):
     assert answers[2]["used"] == ("s", "1.html")
 
 
-@pytest.mark.e2e
-def test_the_crawl_starts_its_worker_that_finds_webspider_on_its_own(
-    tmp_path, monkeypatch
-):
-    # the crawl's process found webspider by an import hook (an editable
-    # install's .pth file), not by a path: the worker, started without the
-    # site module, still imports it from the package's own folder
-    home = Path(client.__file__).resolve().parents[2]
-    here = [p for p in sys.path if Path(p or ".").resolve() != home]
-    monkeypatch.setattr(sys, "path", here)
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.chdir(tmp_path)
+def spawn_and_read():
+    """The page worker the crawl starts (client._spawn) from this
+    ``sys.path``: its answer to one page."""
     process = client._spawn()
     out, err = process.communicate(
         frame({"op": "init", "rules": None})
@@ -496,7 +487,44 @@ def test_the_crawl_starts_its_worker_that_finds_webspider_on_its_own(
         timeout=60,
     )
     assert process.returncode == 0, err.decode()
-    answers = [header for header, _ in FrameReader().feed(out)]
+    return [header for header, _ in FrameReader().feed(out)]
+
+
+def _without_home():
+    home = Path(client.__file__).resolve().parents[2]
+    return [p for p in sys.path if Path(p or ".").resolve() != home]
+
+
+@pytest.mark.e2e
+def test_the_worker_finds_webspider_where_no_path_of_the_crawl_names_it(
+    tmp_path, monkeypatch
+):
+    # the crawl's process found webspider by an import hook (an editable
+    # install's .pth file), not by a path: the worker, started without the
+    # site module, imports it from the package's own folder
+    monkeypatch.setattr(sys, "path", _without_home())
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    answers = spawn_and_read()
+    assert [a["id"] for a in answers] == [1]
+    assert answers[0]["page"]
+
+
+@pytest.mark.e2e
+def test_the_worker_runs_the_crawl_s_webspider_not_another_on_its_path(
+    tmp_path, monkeypatch
+):
+    # another webspider first on the path (an older one installed, say):
+    # the worker must not speak another version's protocol
+    other = tmp_path / "other"
+    (other / "webspider").mkdir(parents=True)
+    (other / "webspider" / "__init__.py").write_text(
+        "raise SystemExit('the other webspider')\n"
+    )
+    monkeypatch.setattr(sys, "path", [str(other), *_without_home()])
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    answers = spawn_and_read()
     assert [a["id"] for a in answers] == [1]
     assert answers[0]["page"]
 

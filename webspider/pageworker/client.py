@@ -37,6 +37,7 @@ import sys
 from array import array
 from collections import deque
 from functools import partial
+from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -93,23 +94,35 @@ _LATE = 1.0
 
 #: the module the worker's process runs
 WORKER_MODULE = "webspider.pageworker.worker"
-#: the folder that holds the webspider package
+#: the folder that holds the webspider package this process runs
 _HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _worker_path() -> str:
+    """The worker's PYTHONPATH: this process's ``sys.path`` (a scrapyd egg
+    included), with webspider's own folder first when those paths alone
+    would find another webspider, or none (an editable install's is found
+    by a .pth file's import hook, not by a path): the worker runs the same
+    code as the crawl."""
+    paths = list(sys.path)
+    spec = PathFinder.find_spec("webspider", paths)
+    origin = spec.origin if spec is not None else None
+    found = os.path.dirname(os.path.dirname(origin)) if origin else None
+    if found is None or os.path.realpath(found) != os.path.realpath(_HOME):
+        paths.insert(0, _HOME)
+    return os.pathsep.join(paths)
 
 
 def _spawn() -> subprocess.Popen[bytes]:
     """The worker's process (OSError: it could not be started)."""
     process = subprocess.Popen(
-        # -S: no site module: the paths it would add are this process's
-        # (below), and what its .pth files and sitecustomize import the
-        # worker never uses (1.5 MB of RSS and more, in each crawl)
+        # -S: no site module: the paths it would add are given (below), and
+        # what this Python's .pth files and sitecustomize import the worker
+        # never uses (1.1 MB of its RSS here)
         [sys.executable, "-S", "-m", WORKER_MODULE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        # the modules this process imports (a scrapyd egg included), and
-        # webspider's own folder (an editable install's is found by a .pth
-        # file's import hook, not by a path)
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, _HOME])},
+        env={**os.environ, "PYTHONPATH": _worker_path()},
         # out of the terminal's process group: a Ctrl-C is the crawl's to
         # handle (it closes this process's stdin), and one while this
         # process still imports printed Python's KeyboardInterrupt traceback
