@@ -496,32 +496,24 @@ def _without_home():
 
 
 @pytest.mark.e2e
-def test_the_worker_finds_webspider_where_no_path_of_the_crawl_names_it(
-    tmp_path, monkeypatch
+@pytest.mark.parametrize("another_first", [False, True])
+def test_the_worker_imports_the_crawl_s_own_webspider(
+    tmp_path, monkeypatch, another_first
 ):
-    # the crawl's process found webspider by an import hook (an editable
-    # install's .pth file), not by a path: the worker, started without the
-    # site module, imports it from the package's own folder
-    monkeypatch.setattr(sys, "path", _without_home())
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.chdir(tmp_path)
-    answers = spawn_and_read()
-    assert [a["id"] for a in answers] == [1]
-    assert answers[0]["page"]
-
-
-@pytest.mark.e2e
-def test_the_worker_runs_the_crawl_s_webspider_not_another_on_its_path(
-    tmp_path, monkeypatch
-):
-    # another webspider first on the path (an older one installed, say):
-    # the worker must not speak another version's protocol
-    other = tmp_path / "other"
-    (other / "webspider").mkdir(parents=True)
-    (other / "webspider" / "__init__.py").write_text(
-        "raise SystemExit('the other webspider')\n"
-    )
-    monkeypatch.setattr(sys, "path", [str(other), *_without_home()])
+    # no path of the crawl's names webspider's folder: the crawl's process
+    # found it by an import hook (an editable install's .pth file), and the
+    # worker, started without the site module, imports it from that folder;
+    # and with another webspider first on the path (an older one installed,
+    # say), the worker must not import that one and speak its protocol
+    path = _without_home()
+    if another_first:
+        other = tmp_path / "other"
+        (other / "webspider").mkdir(parents=True)
+        (other / "webspider" / "__init__.py").write_text(
+            "raise SystemExit('the other webspider')\n"
+        )
+        path.insert(0, str(other))
+    monkeypatch.setattr(sys, "path", path)
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.chdir(tmp_path)
     answers = spawn_and_read()
