@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from tests.support.cli import ROOT, run_crawl, scrapy_command, scrapy_env, start_crawl
+from tests.support.cli import run_crawl, start_crawl
 from tests.support.redis_server import RedisServer
 from tests.support.site import Node, Site
 from webspider.frontier.redisscripts import ADD
@@ -102,17 +102,10 @@ def test_three_workers_crawl_each_page_once(server, redis_url, tmp_path):
     assert max(urls.values()) == 1
     # the same URLs as one process crawling alone (the embedded state)
     alone = tmp_path / "alone"
-    single = subprocess.run(
-        scrapy_command(
-            *("-a", f"url={server.url('/')}", "-a", f"output={alone}"),
-            *("-a", "mirror=0", "-s", "WEBSPIDER_PROGRESS=off"),
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
+    single = run_crawl(
+        *("-a", f"url={server.url('/')}", "-a", f"output={alone}"),
+        *("-a", "mirror=0", "-s", "WEBSPIDER_PROGRESS=off"),
         timeout=180,
-        check=False,
     )
     assert single.returncode == 0, single.stderr[-3000:]
     lines = (alone / "pages.jsonl").read_text().splitlines()
@@ -225,17 +218,9 @@ def test_redis_restarted_mid_crawl_loses_nothing(server, tmp_path):
 
 
 def test_a_bad_state_url_is_one_line_and_hides_the_password(tmp_path):
-    result = subprocess.run(
-        scrapy_command(
-            *("-a", "url=http://site.test/", "-a", f"output={tmp_path}"),
-            *("-s", "WEBSPIDER_STATE=http://user:s3cret@127.0.0.1:1/0"),
-        ),
-        cwd=ROOT,
-        env=scrapy_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    result = run_crawl(
+        *("-a", "url=http://site.test/", "-a", f"output={tmp_path}"),
+        *("-s", "WEBSPIDER_STATE=http://user:s3cret@127.0.0.1:1/0"),
     )
     assert result.returncode == 2
     assert result.stderr.strip().startswith("webspider: error: WEBSPIDER_STATE")
